@@ -1,0 +1,1 @@
+"""HTTP intake API and dashboard."""

@@ -1,0 +1,120 @@
+"""The `tilejudge` command: offline judging and generating, and (later) the stack and clients."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TextIO
+
+from judge import Layout, LayoutError, Lexicon, LexiconError, Report, default_layout, judge
+from judge.generator import WordIndex, generate
+from infra import lexicon_files
+
+
+class CliError(Exception):
+    """A problem the user can fix; printed as one line, exit status 2."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.run(args))
+    except (CliError, lexicon_files.LexiconNotFound, LexiconError, LayoutError) as exc:
+        print(f"tilejudge: {exc}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tilejudge", description=__doc__)
+    commands = parser.add_subparsers(required=True, metavar="COMMAND")
+
+    check = commands.add_parser("judge", help="judge submission files offline")
+    check.add_argument("files", nargs="+", metavar="FILE", help="submission files ('-' for stdin)")
+    check.add_argument("--lexicon", help="word list (default: $TILEJUDGE_LEXICON, then the cache)")
+    check.add_argument("--layout", help="layout JSON file (default: the SPEC layout)")
+    check.add_argument("--json", action="store_true", help="SPEC JSON report(s), JSON Lines")
+    check.set_defaults(run=_judge)
+
+    bot = commands.add_parser("generate", help="write a generated submission to stdout")
+    bot.add_argument("--seed", type=int, required=True)
+    bot.add_argument("--moves", type=int, required=True, help="at most this many move lines")
+    bot.add_argument("--illegal-share", type=float, default=0.0, help="share of illegal lines, 0-1")
+    bot.add_argument("--lexicon")
+    bot.add_argument("--layout")
+    bot.set_defaults(run=_generate)
+
+    lexicon = commands.add_parser("lexicon", help="word lists")
+    lexicon_commands = lexicon.add_subparsers(required=True, metavar="ACTION")
+    fetch = lexicon_commands.add_parser("fetch", help="fill the local cache (verified digests)")
+    fetch.set_defaults(run=_fetch)
+    return parser
+
+
+def _load_rules(lexicon_path: str | None, layout_path: str | None) -> tuple[Lexicon, Layout]:
+    lexicon = lexicon_files.load(lexicon_files.resolve(lexicon_path))
+    layout = Layout.from_json(_read(layout_path)) if layout_path else default_layout()
+    return lexicon, layout
+
+
+def _read(path: str) -> bytes:
+    if path == "-":
+        return sys.stdin.buffer.read()
+    try:
+        return Path(path).read_bytes()
+    except OSError as exc:
+        raise CliError(f"cannot read {path}: {exc.strerror}") from exc
+
+
+def _judge(args: argparse.Namespace) -> int:
+    lexicon, layout = _load_rules(args.lexicon, args.layout)
+    for name in args.files:
+        report = judge(_read(name), lexicon, layout)
+        if args.json:
+            line = {"file": name, **report.to_json()}
+            sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
+        else:
+            print_human(name, report, sys.stdout)
+    return 0
+
+
+def print_human(name: str, report: Report, out: TextIO) -> None:
+    legal, illegal = report.legal, report.illegal
+    out.write(f"{name}: {report.total} points from {legal} legal moves, {illegal} illegal\n")
+    out.write(f"  tiles placed {report.tiles_placed} of {report.tiles_placed + sum(report.bag_left.values())}\n")
+    for reason, count in report.reasons().items():
+        out.write(f"  {reason}: {count}\n")
+    for verdict in report.illegal_verdicts():
+        out.write(f"  line {verdict.line}: {verdict.detail} [{verdict.reason}]\n")
+
+
+def _generate(args: argparse.Namespace) -> int:
+    if not 0.0 <= args.illegal_share <= 1.0:
+        raise CliError("--illegal-share must be between 0 and 1")
+    if args.moves < 0:
+        raise CliError("--moves must be 0 or more")
+    lexicon, layout = _load_rules(args.lexicon, args.layout)
+    data = generate(
+        WordIndex.build(lexicon.words),
+        layout,
+        seed=args.seed,
+        moves=args.moves,
+        illegal_share=args.illegal_share,
+    )
+    sys.stdout.buffer.write(data)
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    for path in lexicon_files.fetch():
+        print(path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

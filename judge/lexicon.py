@@ -1,0 +1,75 @@
+"""The word list a submission is judged against: a value with a content-derived id."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+_BOM = b"\xef\xbb\xbf"
+_WORD_LIST = re.compile(rb"[a-z\n]*")
+_WORD = re.compile(rb"[a-z]+")
+
+
+class LexiconError(ValueError):
+    """The bytes given are not a word list (one lower-case a-z word per line)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Lexicon:
+    """A set of words, identified by the SHA-256 of its sorted unique words.
+
+    Only membership is ever asked of ``words``: the frozenset is built once, before a worker
+    forks, and CPython's set lookup of an exact ``str`` touches no reference count, so the
+    children share its pages copy-on-write.
+    """
+
+    words: frozenset[str] = field(repr=False)
+    id: str
+
+    @classmethod
+    def from_words(cls, words: frozenset[str] | set[str] | list[str]) -> Lexicon:
+        unique = frozenset(words)
+        for word in unique:
+            if not _WORD.fullmatch(word.encode("ascii", "replace")):
+                raise LexiconError(f"{word!r} is not a word of lower-case letters a-z")
+        return cls(words=unique, id=lexicon_id(unique))
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> Lexicon:
+        """Parse a word list: one word per line, LF or CRLF, blank lines ignored."""
+        if data.startswith(_BOM):
+            data = data[len(_BOM) :]
+        data = data.replace(b"\r\n", b"\n")
+        if not _WORD_LIST.fullmatch(data):
+            raise LexiconError(_first_bad_line(data))
+        unique = frozenset(data.decode("ascii").split("\n"))
+        unique -= {""}
+        return cls(words=unique, id=lexicon_id(unique))
+
+    def __contains__(self, word: object) -> bool:
+        return word in self.words
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+    def diff(self, newer: Lexicon) -> tuple[frozenset[str], frozenset[str]]:
+        """Words (added, removed) going from this lexicon to ``newer``."""
+        return newer.words - self.words, self.words - newer.words
+
+
+def lexicon_id(words: frozenset[str]) -> str:
+    """SPEC's id: SHA-256 of the sorted unique words, one per line, each ending in a newline."""
+    digest = hashlib.sha256()
+    for word in sorted(words):
+        digest.update(word.encode("ascii"))
+        digest.update(b"\n")
+    return digest.hexdigest()
+
+
+def _first_bad_line(data: bytes) -> str:
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if line and not _WORD.fullmatch(line):
+            shown = line[:40].decode("utf-8", "replace")
+            return f"line {number}: {shown!r} is not a word of lower-case letters a-z"
+    return "the word list is not one lower-case a-z word per line"

@@ -1,0 +1,16 @@
+"""Compiles the rules engine with mypyc when it can; the pure-Python source stays the reference.
+
+Set TILEJUDGE_PURE=1 to install without compiling. Everything else lives in pyproject.toml.
+"""
+
+import os
+
+from setuptools import setup
+
+ext_modules = []
+if os.environ.get("TILEJUDGE_PURE") != "1":
+    from mypyc.build import mypycify
+
+    ext_modules = mypycify(["judge/engine.py"], opt_level="3")
+
+setup(ext_modules=ext_modules)

@@ -1,0 +1,135 @@
+"""The local service launcher starts real Redis and SeaweedFS that persist and stay isolated."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+from contextlib import closing
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import boto3
+import pytest
+import redis
+from botocore.config import Config
+
+from infra.local_services import (
+    GRPC_PORT_OFFSET,
+    LOOPBACK,
+    Service,
+    ServiceStartError,
+    free_port,
+    start_redis,
+    start_seaweedfs,
+)
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+pytestmark = pytest.mark.integration
+
+BUCKET = "tilejudge-test"
+
+
+def s3_client(url: str) -> S3Client:
+    return boto3.client(
+        "s3",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="local",
+        aws_secret_access_key="local",
+        config=Config(s3={"addressing_style": "path"}),
+    )
+
+
+def accepts_connections(port: int) -> bool:
+    try:
+        with socket.create_connection((LOOPBACK, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def assert_fully_stopped(service: Service) -> None:
+    assert service.process.returncode is not None
+    with pytest.raises(ProcessLookupError):  # exited and reaped, not a zombie
+        os.kill(service.process.pid, 0)
+    assert not any(accepts_connections(port) for port in service.ports)
+    assert not any(path.exists() for path in service.leftovers)
+
+
+def test_free_port_with_avoid_twin_leaves_room_for_the_grpc_port() -> None:
+    port = free_port(avoid_twin=True)
+    assert port <= 65_535 - GRPC_PORT_OFFSET
+    for candidate in (port, port + GRPC_PORT_OFFSET):
+        with socket.socket() as sock:
+            sock.bind((LOOPBACK, candidate))
+
+
+def test_redis_keeps_keys_across_a_restart_on_the_same_directory(tmp_path: Path) -> None:
+    with start_redis(tmp_path) as first, redis.Redis.from_url(first.url) as client:
+        client.set("submission:1", "queued")
+    assert_fully_stopped(first)
+
+    with (
+        start_redis(tmp_path, port=first.port) as second,
+        redis.Redis.from_url(second.url) as client,
+    ):
+        assert second.url == first.url
+        assert client.get("submission:1") == b"queued"
+    assert_fully_stopped(second)
+
+
+def test_starting_on_a_taken_port_fails_clearly_and_leaves_the_owner_alone(
+    tmp_path: Path,
+) -> None:
+    with start_redis(tmp_path / "first") as first:
+        with pytest.raises(ServiceStartError, match="already in use"):
+            start_redis(tmp_path / "second", port=first.port)
+        assert first.running
+
+
+def test_seaweedfs_keeps_objects_across_a_restart_on_the_same_directory(tmp_path: Path) -> None:
+    with start_seaweedfs(tmp_path, BUCKET) as first, closing(s3_client(first.url)) as s3:
+        s3.put_object(Bucket=BUCKET, Key="boards/1.json", Body=b'{"tiles": 15}')
+    assert_fully_stopped(first)
+
+    with (
+        start_seaweedfs(tmp_path, BUCKET, s3_port=first.port) as second,
+        closing(s3_client(second.url)) as s3,
+    ):
+        assert second.url == first.url
+        body = s3.get_object(Bucket=BUCKET, Key="boards/1.json")["Body"]
+        with closing(body):
+            assert body.read() == b'{"tiles": 15}'
+    assert_fully_stopped(second)
+
+
+def test_two_seaweedfs_instances_run_side_by_side_without_sharing_ports_or_data(
+    tmp_path: Path,
+) -> None:
+    with (
+        start_seaweedfs(tmp_path / "a", BUCKET) as a,
+        start_seaweedfs(tmp_path / "b", BUCKET) as b,
+        closing(s3_client(a.url)) as s3_a,
+        closing(s3_client(b.url)) as s3_b,
+    ):
+        assert not set(a.ports) & set(b.ports)
+        s3_a.put_object(Bucket=BUCKET, Key="only-in-a", Body=b"a")
+        assert s3_b.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 0
+        assert s3_a.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 1
+    assert_fully_stopped(a)
+    assert_fully_stopped(b)
+
+
+def test_stop_kills_a_service_that_ignores_sigterm_and_cleans_up_after_it(
+    tmp_path: Path,
+) -> None:
+    service = start_seaweedfs(tmp_path, BUCKET)
+    os.kill(service.process.pid, signal.SIGSTOP)  # a frozen process cannot act on SIGTERM
+
+    service.stop(timeout=0.5)
+
+    assert service.process.returncode == -signal.SIGKILL
+    assert_fully_stopped(service)

@@ -1,0 +1,1 @@
+"""Celery app and judging tasks."""
