@@ -9,9 +9,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from infra import lexicon_files
 from judge import Layout, LayoutError, Lexicon, LexiconError, Report, default_layout, judge
 from judge.generator import WordIndex, generate
-from infra import lexicon_files
 
 
 class CliError(Exception):
@@ -53,7 +53,29 @@ def _parser() -> argparse.ArgumentParser:
     lexicon_commands = lexicon.add_subparsers(required=True, metavar="ACTION")
     fetch = lexicon_commands.add_parser("fetch", help="fill the local cache (verified digests)")
     fetch.set_defaults(run=_fetch)
+    _add_service_commands(commands)
     return parser
+
+
+def _add_service_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    url_help = "API URL (default: $TILEJUDGE_URL, then http://127.0.0.1:8000)"
+    up = commands.add_parser("up", help="run the whole stack in the foreground until Ctrl-C")
+    up.add_argument("--demo", action="store_true", help="also load a demo contest and teams")
+    up.add_argument("--no-workers", action="store_true", help="start no Celery worker")
+    up.set_defaults(run=_up)
+
+    submit = commands.add_parser("submit", help="upload a submission to a contest")
+    submit.add_argument("file", metavar="FILE", help="submission file ('-' for stdin)")
+    submit.add_argument("--contest", required=True)
+    submit.add_argument("--token", help="the team's token (default: $TILEJUDGE_TOKEN)")
+    submit.add_argument("--url", help=url_help)
+    submit.add_argument("--wait", action="store_true", help="wait for the result and print it")
+    submit.set_defaults(run=_submit)
+
+    board = commands.add_parser("leaderboard", help="print a contest's ranking")
+    board.add_argument("--contest", required=True)
+    board.add_argument("--url", help=url_help)
+    board.set_defaults(run=_leaderboard)
 
 
 def _load_rules(lexicon_path: str | None, layout_path: str | None) -> tuple[Lexicon, Layout]:
@@ -86,7 +108,9 @@ def _judge(args: argparse.Namespace) -> int:
 def print_human(name: str, report: Report, out: TextIO) -> None:
     legal, illegal = report.legal, report.illegal
     out.write(f"{name}: {report.total} points from {legal} legal moves, {illegal} illegal\n")
-    out.write(f"  tiles placed {report.tiles_placed} of {report.tiles_placed + sum(report.bag_left.values())}\n")
+    out.write(
+        f"  tiles placed {report.tiles_placed} of {report.tiles_placed + sum(report.bag_left.values())}\n"
+    )
     for reason, count in report.reasons().items():
         out.write(f"  {reason}: {count}\n")
     for verdict in report.illegal_verdicts():
@@ -114,6 +138,34 @@ def _fetch(args: argparse.Namespace) -> int:
     for path in lexicon_files.fetch():
         print(path)
     return 0
+
+
+# The service commands import their modules here, not at the top, so `tilejudge judge` does not
+# pay for httpx, boto3 and friends.
+
+
+def _up(args: argparse.Namespace) -> int:
+    from infra.settings import Settings, SettingsError
+    from infra.stack import run_stack
+
+    try:
+        settings = Settings.from_env()
+    except SettingsError as exc:
+        raise CliError(str(exc)) from exc
+    return run_stack(settings, demo=args.demo, workers=not args.no_workers)
+
+
+def _submit(args: argparse.Namespace) -> int:
+    from infra import client
+
+    data = _read(args.file)
+    return client.run_submit(data, args.contest, args.token, args.url, args.wait)
+
+
+def _leaderboard(args: argparse.Namespace) -> int:
+    from infra import client
+
+    return client.run_leaderboard(args.contest, args.url)
 
 
 if __name__ == "__main__":

@@ -51,7 +51,10 @@ def cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
 
 
 def shared_lexicons() -> Path | None:
-    for candidate in (PROJECT_ROOT.parent / "shared" / "lexicons", Path.cwd().parent / "shared" / "lexicons"):
+    for candidate in (
+        PROJECT_ROOT.parent / "shared" / "lexicons",
+        Path.cwd().parent / "shared" / "lexicons",
+    ):
         if (candidate / JUDGE_LIST.file).is_file():
             return candidate
     return None
@@ -93,10 +96,12 @@ def fetch(environ: Mapping[str, str] = os.environ) -> list[Path]:
         if shared is not None and (shared / known.file).is_file():
             data = (shared / known.file).read_bytes()
         else:
-            with urllib.request.urlopen(known.url, timeout=60) as response:  # noqa: S310 (pinned https URL)
+            with urllib.request.urlopen(known.url, timeout=60) as response:
                 data = _normalise(response.read())
         if _sha256(data) != known.sha256:
-            raise RuntimeError(f"{known.file}: sha256 {_sha256(data)} is not the pinned {known.sha256}")
+            raise RuntimeError(
+                f"{known.file}: sha256 {_sha256(data)} is not the pinned {known.sha256}"
+            )
         partial = destination.with_suffix(".partial")
         partial.write_bytes(data)
         partial.replace(destination)

@@ -279,7 +279,7 @@ def _start_with_retries(launch: Callable[[], Service], ports_were_chosen: bool) 
 
 def start_redis(data_dir: Path, port: int | None = None, timeout: float = 15.0) -> Service:
     """A redis-server keeping an append-only file in `data_dir`, so a restart on the same
-    directory has the same keys. Returns once it answers PING."""
+    directory has the same keys. Returns once it serves commands."""
     data_dir.mkdir(parents=True, exist_ok=True)
 
     def launch() -> Service:
@@ -309,20 +309,20 @@ def start_redis(data_dir: Path, port: int | None = None, timeout: float = 15.0) 
 
 
 def _redis_answers(port: int, pid: int) -> bool:
-    """True once the Redis on `port` is up and is process `pid`, not some other server that
-    happens to hold the port (then ours is about to exit with "Address already in use")."""
+    """True once the Redis on `port` is process `pid` (not some other server holding the port,
+    which ours would soon exit over) and has finished loading its append-only file."""
     # No client-side retries: the poll loop is the retry, and backoff would only add latency.
     client = redis.Redis(
         host=LOOPBACK, port=port, socket_connect_timeout=0.5, socket_timeout=1.0,
         retry=Retry(NoBackoff(), 0),
     )  # fmt: skip
     try:
-        info = client.info("server")
-    except redis.RedisError:  # refused, or still LOADING the append-only file
+        info = client.info()  # INFO, unlike most commands, is served while loading
+    except redis.RedisError:
         return False
     finally:
         client.close()
-    return bool(info.get("process_id") == pid)
+    return bool(info.get("process_id") == pid and info.get("loading") == 0)
 
 
 # --- SeaweedFS ---------------------------------------------------------------------------------
@@ -342,68 +342,73 @@ def start_seaweedfs(
     env = {k: v for k, v in os.environ.items() if k not in _WEED_ENV_OVERRIDES}
 
     def launch() -> Service:
-        # Every port is chosen: weed's defaults (9333, 8888, 8333, ...) collide between stacks.
-        to_choose = [c for c in _WEED_COMPONENTS if not (c == "s3" and s3_port is not None)]
-        fixed = [] if s3_port is None else [s3_port, s3_port + GRPC_PORT_OFFSET]
-        # The S3 gateway cannot tell us its pid, so a server already on s3_port would pass
-        # the readiness probe while our weed exits; refuse a taken port up front instead.
-        _require_free(fixed)
-        chosen = _reserve_ports(len(to_choose), avoid_twin=True, exclude=fixed)
-        http_ports = dict(zip(to_choose, chosen, strict=True))
-        if s3_port is not None:
-            http_ports["s3"] = s3_port
-        port_flags = [
-            flag
-            for component, port in http_ports.items()
-            for flag in (f"-{component}.port={port}",
-                         f"-{component}.port.grpc={port + GRPC_PORT_OFFSET}")
-        ]  # fmt: skip
-        argv = [
-            weed_binary(),
-            # Logs go to our log file rather than glog files in /tmp; toml configs are looked
-            # up in data_dir only, so a ~/.seaweedfs or /etc/seaweedfs cannot change behaviour.
-            "-logtostderr",
-            f"-config_dir={data_dir}",
-            "mini",
-            f"-dir={data_dir}",
-            f"-ip={LOOPBACK}",
-            f"-ip.bind={LOOPBACK}",
-            *port_flags,
-            # Extra listeners we do not use, each of which would otherwise bind a fixed port.
-            "-admin.ui=false",
-            "-webdav=false",
-            "-s3.port.iceberg=0",
-            "-s3.port.lance=0",
-            # No phoning home from tests.
-            "-master.telemetry=false",
-            "-volume.preStopSeconds=0",
-            f"-bucket={bucket}",
-        ]
-        grpc_sockets = [
-            _WEED_SOCKET_DIR / f"seaweedfs-{component}-grpc-{port + GRPC_PORT_OFFSET}.sock"
-            for component, port in http_ports.items()
-        ]
-        http_sockets = [
-            _WEED_SOCKET_DIR / f"seaweedfs-{component}-{http_ports[component]}.sock"
-            for component in ("filer", "s3")
-        ]
+        http_ports = _weed_ports(s3_port)
         log_path = data_dir / "weed.log"
         service = Service(
             name="seaweedfs",
             url=f"http://{LOOPBACK}:{http_ports['s3']}",
-            process=_spawn(argv, log_path, cwd=data_dir, env=env),
+            process=_spawn(_weed_argv(data_dir, http_ports, bucket), log_path, data_dir, env),
             log_path=log_path,
             ports=tuple(p for port in http_ports.values() for p in (port, port + GRPC_PORT_OFFSET)),
-            leftovers=(*grpc_sockets, *http_sockets),
+            leftovers=_weed_sockets(http_ports),
         )
         deadline = time.monotonic() + timeout
         # A bare TCP probe first: far cheaper than building a boto3 client per poll.
-        _wait_until(service, lambda: _port_accepts(http_ports["s3"]), deadline)
+        _wait_until(service, lambda: _port_accepts(service.port), deadline)
         with closing(_local_s3_client(service.url)) as s3:
             _wait_until(service, lambda: _bucket_exists(s3, bucket), deadline)
         return service
 
     return _start_with_retries(launch, ports_were_chosen=s3_port is None)
+
+
+def _weed_ports(s3_port: int | None) -> dict[str, int]:
+    """An HTTP port per component, each with its +10000 gRPC twin free: weed's defaults
+    (9333, 8888, 8333, ...) would collide between two stacks."""
+    fixed = [] if s3_port is None else [s3_port, s3_port + GRPC_PORT_OFFSET]
+    # The S3 gateway cannot tell us its pid, so a server already on s3_port would pass the
+    # readiness probe while our weed exits; refuse a taken port up front instead.
+    _require_free(fixed)
+    to_choose = [c for c in _WEED_COMPONENTS if not (c == "s3" and s3_port is not None)]
+    chosen = _reserve_ports(len(to_choose), avoid_twin=True, exclude=fixed)
+    return dict(zip(to_choose, chosen, strict=True)) | ({} if s3_port is None else {"s3": s3_port})
+
+
+def _weed_argv(data_dir: Path, http_ports: dict[str, int], bucket: str) -> list[str]:
+    port_flags = [
+        flag
+        for component, port in http_ports.items()
+        for flag in (f"-{component}.port={port}",
+                     f"-{component}.port.grpc={port + GRPC_PORT_OFFSET}")
+    ]  # fmt: skip
+    return [
+        weed_binary(),
+        # Logs go to our log file rather than glog files in /tmp; toml configs are looked up
+        # in data_dir only, so a ~/.seaweedfs or /etc/seaweedfs cannot change behaviour.
+        "-logtostderr",
+        f"-config_dir={data_dir}",
+        "mini",
+        f"-dir={data_dir}",
+        f"-ip={LOOPBACK}",
+        f"-ip.bind={LOOPBACK}",
+        *port_flags,
+        # Listeners we do not use, each of which would otherwise bind a fixed default port.
+        "-admin.ui=false",
+        "-webdav=false",
+        "-s3.port.iceberg=0",
+        "-s3.port.lance=0",
+        "-master.telemetry=false",  # no phoning home from tests
+        # The 1 s pre-stop pause lets a master steer writes to other volume servers; there are
+        # none here, and it doubles stop() time.
+        "-volume.preStopSeconds=0",
+        f"-bucket={bucket}",
+    ]
+
+
+def _weed_sockets(http_ports: dict[str, int]) -> tuple[Path, ...]:
+    grpc = [f"{c}-grpc-{port + GRPC_PORT_OFFSET}" for c, port in http_ports.items()]
+    http = [f"{c}-{http_ports[c]}" for c in ("filer", "s3")]
+    return tuple(_WEED_SOCKET_DIR / f"seaweedfs-{name}.sock" for name in (*grpc, *http))
 
 
 def _local_s3_client(endpoint_url: str) -> S3Client:

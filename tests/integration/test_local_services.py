@@ -87,7 +87,16 @@ def test_starting_on_a_taken_port_fails_clearly_and_leaves_the_owner_alone(
     with start_redis(tmp_path / "first") as first:
         with pytest.raises(ServiceStartError, match="already in use"):
             start_redis(tmp_path / "second", port=first.port)
+        with pytest.raises(ServiceStartError, match="already in use"):
+            start_seaweedfs(tmp_path / "third", BUCKET, s3_port=first.port)
         assert first.running
+
+
+def test_a_server_that_exits_during_start_up_is_reported_with_its_log(tmp_path: Path) -> None:
+    (tmp_path / "appendonly.aof").write_bytes(b"this is not an append-only file")
+
+    with pytest.raises(ServiceStartError, match=r"(?s)exited with code 1.*append only file"):
+        start_redis(tmp_path)
 
 
 def test_seaweedfs_keeps_objects_across_a_restart_on_the_same_directory(tmp_path: Path) -> None:

@@ -1,0 +1,72 @@
+"""The FastAPI application factory (`uvicorn api.app:create_app --factory`)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+
+from api import errors
+from api.intake import Intake
+from api.ratelimit import RateLimiter
+from api.routes import router
+from api.services import Services
+from infra.bootstrap import make_blobs, make_celery, make_redis, make_store
+from infra.logging import configure_logging
+from infra.publisher import CeleryPublisher
+from infra.settings import Settings
+from infra.sweeper import SweeperThread
+
+PRIVACY = Path(__file__).resolve().parents[1] / "docs" / "privacy.md"
+
+
+def build_services(settings: Settings) -> Services:
+    store = make_store(settings)
+    blobs = make_blobs(settings)
+    publisher = CeleryPublisher(make_celery(settings))
+    client = make_redis(settings)
+    return Services(
+        settings=settings, store=store, blobs=blobs, redis=client,
+        intake=Intake(store, blobs, publisher, settings.receipt_key_value()),
+        limiter=RateLimiter(client, settings.rate_limit_per_minute),
+        admin_token=settings.admin_token_value(),
+    )
+
+
+def create_app(services: Services | None = None, sweeper: bool = True) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        configure_logging()
+        svc = services or build_services(Settings.from_env())
+        app.state.services = svc
+        thread = None
+        if sweeper and services is None:
+            limit = svc.settings.task_time_limit
+            thread = SweeperThread(svc.store, svc.intake.publisher, interval=5.0, stored_for=10.0,
+                                   queued_for=svc.settings.requeue_after, judging_for=limit + 30)
+            thread.start()
+        yield
+        if thread is not None:
+            thread.stop()
+
+    app = FastAPI(
+        title="tilejudge",
+        version="0.1.0",
+        description="Intake, results and leaderboard of Wordytaire contests. "
+        "Admin calls take `Authorization: Bearer <admin token>`, team calls the team's token.",
+        lifespan=lifespan,
+    )
+    errors.install(app)
+    app.include_router(router)
+
+    @app.get("/privacy", response_class=HTMLResponse, tags=["public"])
+    def privacy() -> str:
+        """What tilejudge stores about teams and results, who reads it, how it is deleted."""
+        text = PRIVACY.read_text() if PRIVACY.is_file() else "docs/privacy.md is missing"
+        return f"<!doctype html><meta charset=utf-8><title>Privacy</title><pre>{html.escape(text)}</pre>"
+
+    return app

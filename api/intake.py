@@ -1,0 +1,77 @@
+"""Taking an upload: deadline by the server's receipt time, then S3, then SQL, then the queue.
+
+The order is what makes an acknowledged upload impossible to lose: the bytes are durable before
+the row that points at them, the row (with its event) before the 202, and the queue message is
+only an optimisation the sweeper repeats if it is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+
+import structlog
+
+from api.errors import Forbidden
+from infra import clock, receipts
+from infra.blobstore import BlobStore
+from infra.events import SubmissionState
+from infra.publisher import PublishFailed, Publisher
+from infra.sql.store import Contest, Duplicate, SqlStore, Submission, Team
+
+log = structlog.get_logger("tilejudge.intake")
+
+
+@dataclass
+class Intake:
+    store: SqlStore
+    blobs: BlobStore
+    publisher: Publisher
+    receipt_key: str
+
+    def check_window(self, contest: Contest, received_at: str) -> None:
+        if received_at < contest.opens_at:
+            raise Forbidden(f"contest {contest.id} opens at {contest.opens_at}; received at {received_at}")
+        if received_at > contest.closes_at:
+            raise Forbidden(f"contest {contest.id} closed at {contest.closes_at}; received at {received_at}")
+
+    def accept(self, team: Team, contest: Contest, data: bytes, received_at: str) -> tuple[Submission, bool]:
+        """Store and queue an upload; (submission, created). Same bytes again: the same one back."""
+        sha256 = hashlib.sha256(data).hexdigest()
+        existing = self.store.find_same_bytes(contest.id, team.id, sha256)
+        if existing is not None:
+            return existing, False
+        submission_id = uuid.uuid4().hex
+        key = f"uploads/{contest.id}/{team.id}/{submission_id}"
+        self.blobs.put(key, data, "text/plain")
+        receipt = receipts.sign(self.receipt_key, submission=submission_id, team=team.id,
+                                contest=contest.id, sha256=sha256, received_at=received_at)
+        submission = Submission(
+            id=submission_id, contest_id=contest.id, team_id=team.id, sha256=sha256,
+            size=len(data), blob_key=key, received_at=received_at, receipt=receipt,
+            state=SubmissionState.STORED, state_at=clock.now(), attempts=0, judged_at=None,
+            failure=None,
+        )
+        try:
+            self.store.store_submission(submission)
+        except Duplicate:
+            # The same team sent the same bytes twice at once: the first row wins.
+            self.blobs.delete(key)
+            winner = self.store.find_same_bytes(contest.id, team.id, sha256)
+            if winner is None:
+                raise
+            return winner, False
+        self.enqueue(submission.id)
+        return submission, True
+
+    def enqueue(self, submission_id: str) -> None:
+        try:
+            self.publisher.publish(submission_id)
+        except PublishFailed as exc:
+            log.warning("intake.broker_unavailable", submission=submission_id, error=str(exc))
+            return  # stored durably; the sweeper publishes it when the broker is back
+        try:
+            self.store.mark_queued(submission_id)
+        except Exception as exc:  # the message is out; a lost 'queued' mark costs nothing
+            log.warning("intake.mark_queued_failed", submission=submission_id, error=str(exc))

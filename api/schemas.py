@@ -1,0 +1,93 @@
+"""Request and response bodies of the HTTP contract."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+CONTEST_ID = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+
+
+class Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class LexiconOut(BaseModel):
+    id: str
+    name: str
+    words: int
+
+
+class ContestIn(Body):
+    id: str = Field(pattern=CONTEST_ID, description="lower-case letters, digits, '-' and '_'")
+    title: str = Field(min_length=1, max_length=300)
+    opens_at: str = Field(description="ISO 8601 UTC, e.g. 2026-12-01T12:00:00Z")
+    closes_at: str
+    lexicon: str = Field(min_length=1, max_length=200, description="lexicon id or name")
+    layout: str | None = Field(default=None, max_length=200, description="layout id or name")
+
+
+class ContestOut(BaseModel):
+    id: str
+    title: str
+    opens_at: str
+    closes_at: str
+    lexicon: str
+    layout: str
+
+
+class TeamIn(Body):
+    name: str = Field(min_length=1, max_length=200)
+
+
+class TeamOut(BaseModel):
+    id: str
+    name: str
+    token: str
+
+
+class SubmissionAccepted(BaseModel):
+    id: str
+    sha256: str
+    received_at: str
+    receipt: str
+
+
+class SubmissionOut(BaseModel):
+    id: str
+    contest: str
+    team: str
+    state: str
+    score: int | None
+    legal: int | None
+    illegal: int | None
+    received_at: str
+    judged_at: str | None
+    lexicon: str | None
+    layout: str | None
+    failure: str | None = None
+
+
+class LeaderboardEntry(BaseModel):
+    rank: int
+    team: str
+    score: int
+    submission: str
+    received_at: str
+
+
+class Leaderboard(BaseModel):
+    contest: str
+    entries: list[LeaderboardEntry]
+
+
+class ReceiptIn(Body):
+    id: str
+    team: str
+    contest: str
+    sha256: str
+    received_at: str
+    receipt: str
+
+
+class ReceiptCheck(BaseModel):
+    valid: bool

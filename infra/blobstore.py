@@ -1,0 +1,131 @@
+"""Blob storage port (uploads, word lists, reports) with its S3 and in-memory implementations."""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Protocol
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+if TYPE_CHECKING:
+    from mypy_boto3_s3 import S3Client
+
+    from infra.settings import Settings
+
+
+class BlobStoreUnavailable(RuntimeError):
+    """The store could not be reached or refused the request: retry later."""
+
+
+class BlobNotFound(KeyError):
+    """No object under that key."""
+
+
+class BlobStore(Protocol):
+    def put(
+        self, key: str, data: bytes, content_type: str = "application/octet-stream"
+    ) -> None: ...
+    def get(self, key: str) -> bytes: ...
+    def delete(self, key: str) -> None: ...
+    def ping(self) -> None: ...
+
+
+class S3BlobStore:
+    """One bucket of any S3-compatible endpoint (SeaweedFS locally)."""
+
+    def __init__(self, client: S3Client, bucket: str) -> None:
+        self._client = client
+        self._bucket = bucket
+
+    @classmethod
+    def from_settings(cls, settings: Settings, endpoint: str) -> S3BlobStore:
+        client = boto3.client(
+            "s3",
+            endpoint_url=endpoint,
+            region_name=settings.s3_region,
+            aws_access_key_id=settings.s3_access_key,
+            aws_secret_access_key=settings.s3_secret_key,
+            # Fail fast: intake answers 503 rather than holding the client while S3 is down.
+            config=Config(
+                connect_timeout=3,
+                read_timeout=20,
+                retries={"max_attempts": 2, "mode": "standard"},
+                max_pool_connections=64,
+                s3={"addressing_style": "path"},
+            ),
+        )
+        return cls(client, settings.s3_bucket)
+
+    def ensure_bucket(self) -> None:
+        try:
+            self._client.head_bucket(Bucket=self._bucket)
+        except ClientError:
+            self._client.create_bucket(Bucket=self._bucket)
+        except BotoCoreError as exc:
+            raise BlobStoreUnavailable(str(exc)) from exc
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        try:
+            self._client.put_object(
+                Bucket=self._bucket, Key=key, Body=data, ContentType=content_type
+            )
+        except (BotoCoreError, ClientError) as exc:
+            raise BlobStoreUnavailable(f"S3 put {key}: {exc}") from exc
+
+    def get(self, key: str) -> bytes:
+        try:
+            response = self._client.get_object(Bucket=self._bucket, Key=key)
+            return response["Body"].read()
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
+                raise BlobNotFound(key) from exc
+            raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
+        except BotoCoreError as exc:
+            raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
+
+    def delete(self, key: str) -> None:
+        try:
+            self._client.delete_object(Bucket=self._bucket, Key=key)
+        except (BotoCoreError, ClientError) as exc:
+            raise BlobStoreUnavailable(f"S3 delete {key}: {exc}") from exc
+
+    def ping(self) -> None:
+        try:
+            self._client.head_bucket(Bucket=self._bucket)
+        except (BotoCoreError, ClientError) as exc:
+            raise BlobStoreUnavailable(f"S3 bucket {self._bucket}: {exc}") from exc
+
+
+class InMemoryBlobStore:
+    """A fake for unit tests; `down = True` makes every call fail as an outage would."""
+
+    def __init__(self) -> None:
+        self.objects: dict[str, bytes] = {}
+        self.down = False
+        self._lock = threading.Lock()
+
+    def _check(self) -> None:
+        if self.down:
+            raise BlobStoreUnavailable("in-memory store is down")
+
+    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+        self._check()
+        with self._lock:
+            self.objects[key] = bytes(data)
+
+    def get(self, key: str) -> bytes:
+        self._check()
+        try:
+            return self.objects[key]
+        except KeyError:
+            raise BlobNotFound(key) from None
+
+    def delete(self, key: str) -> None:
+        self._check()
+        with self._lock:
+            self.objects.pop(key, None)
+
+    def ping(self) -> None:
+        self._check()

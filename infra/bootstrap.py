@@ -1,0 +1,45 @@
+"""Builds the clients (SQL, S3, Redis, Celery) from settings: the one place things get wired."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import redis
+
+from infra.blobstore import S3BlobStore
+from infra.settings import Settings, SettingsError
+from infra.sql.store import SqlStore
+
+if TYPE_CHECKING:
+    from celery import Celery
+
+
+def make_store(settings: Settings) -> SqlStore:
+    settings.home.mkdir(parents=True, exist_ok=True)
+    return SqlStore.from_url(settings.resolved_database_url())
+
+
+def make_blobs(settings: Settings) -> S3BlobStore:
+    if not settings.s3_endpoint:
+        raise SettingsError("TILEJUDGE_S3_ENDPOINT is not set (`tilejudge up` starts a local S3)")
+    return S3BlobStore.from_settings(settings, settings.s3_endpoint)
+
+
+def redis_url(settings: Settings) -> str:
+    if not settings.redis_url:
+        raise SettingsError("REDIS_URL is not set (`tilejudge up` starts a local Redis)")
+    return settings.redis_url
+
+
+def make_redis(settings: Settings) -> redis.Redis:
+    return redis.Redis.from_url(redis_url(settings), socket_timeout=3, socket_connect_timeout=3)
+
+
+def make_celery(settings: Settings) -> Celery:
+    from workers.config import celery_config
+
+    from celery import Celery
+
+    app = Celery("tilejudge")
+    app.conf.update(celery_config(settings))
+    return app

@@ -1,0 +1,197 @@
+"""Contestant client for the HTTP API: `tilejudge submit` and `tilejudge leaderboard`.
+
+Errors from the server are printed as it sent them (`{"error", "detail"}`) and exit with 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import httpx
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+# Generous read timeout: an upload of the 2 MiB limit over a slow link still fits.
+TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+FINAL_STATES = frozenset({"judged", "failed"})
+EXIT_OK, EXIT_NOT_JUDGED, EXIT_ERROR = 0, 1, 2
+
+
+class ClientError(Exception):
+    """Something the user can fix (bad token, closed contest, server unreachable, ...)."""
+
+
+@dataclass(frozen=True)
+class Poll:
+    """How `--wait` polls; the clock and sleep are parameters so tests need not wait."""
+
+    interval: float = 0.5
+    timeout: float = 120.0
+    sleep: Callable[[float], None] = field(default=time.sleep)
+    clock: Callable[[], float] = field(default=time.monotonic)
+
+
+def describe_error(response: httpx.Response) -> str:
+    """The server's `{"error", "detail"}` as one line, or its raw text if it sent no JSON."""
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "error" in body:
+        text = f"{body['error']}: {body.get('detail', '')}".rstrip(": ")
+    else:
+        text = response.text.strip()[:300] or response.reason_phrase
+    retry_after = response.headers.get("Retry-After")
+    suffix = f" (retry after {retry_after} s)" if retry_after else ""
+    return f"HTTP {response.status_code} {text}{suffix}"
+
+
+def open_client(url: str, transport: httpx.BaseTransport | None = None) -> httpx.Client:
+    return httpx.Client(base_url=url, timeout=TIMEOUT, transport=transport)
+
+
+class Api:
+    """The few calls a contestant makes, each returning the decoded JSON body."""
+
+    def __init__(self, http: httpx.Client) -> None:
+        self._http = http
+
+    def submit(self, contest: str, token: str, data: bytes) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {token}", "Content-Type": "text/plain"}
+        url = f"/v1/contests/{contest}/submissions"
+        return self._json(lambda: self._http.post(url, content=data, headers=headers))
+
+    def submission(self, submission_id: str, token: str) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {token}"}
+        url = f"/v1/submissions/{submission_id}"
+        return self._json(lambda: self._http.get(url, headers=headers))
+
+    def leaderboard(self, contest: str) -> dict[str, Any]:
+        return self._json(lambda: self._http.get(f"/v1/contests/{contest}/leaderboard"))
+
+    def _json(self, call: Callable[[], httpx.Response]) -> dict[str, Any]:
+        try:
+            response = call()
+        except httpx.HTTPError as exc:
+            reason = str(exc) or type(exc).__name__
+            raise ClientError(f"cannot reach {self._http.base_url}: {reason}") from exc
+        if response.is_error:
+            raise ClientError(describe_error(response))
+        try:
+            body = response.json()
+        except ValueError:
+            raise ClientError(f"HTTP {response.status_code}: the answer is not JSON") from None
+        if not isinstance(body, dict):
+            raise ClientError(f"HTTP {response.status_code}: expected a JSON object")
+        return body
+
+
+def wait_for_result(api: Api, submission_id: str, token: str, poll: Poll) -> dict[str, Any]:
+    """The submission once judged or failed; the last state seen if `poll.timeout` runs out."""
+    deadline = poll.clock() + poll.timeout
+    while True:
+        status = api.submission(submission_id, token)
+        if status.get("state") in FINAL_STATES or poll.clock() >= deadline:
+            return status
+        poll.sleep(poll.interval)
+
+
+def resolve_url(given: str | None, environ: Mapping[str, str]) -> str:
+    return (given or environ.get("TILEJUDGE_URL") or DEFAULT_URL).rstrip("/")
+
+
+def run_submit(
+    data: bytes,
+    contest: str,
+    token: str | None,
+    url: str | None,
+    wait: bool,
+    *,
+    environ: Mapping[str, str] = os.environ,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    poll: Poll = Poll(),
+    transport: httpx.BaseTransport | None = None,
+) -> int:
+    """`tilejudge submit`: upload, print the receipt, and with `wait` the result."""
+    out, err = out or sys.stdout, err or sys.stderr  # looked up late, so redirection works
+    token = token or environ.get("TILEJUDGE_TOKEN")
+    if not token:
+        return _fail(err, "no team token: pass --token or set TILEJUDGE_TOKEN")
+    with open_client(resolve_url(url, environ), transport) as http:
+        api = Api(http)
+        try:
+            receipt = api.submit(contest, token, data)
+            out.write(format_receipt(receipt))
+            out.flush()  # the receipt is proof of upload: show it even if waiting is cut short
+            if not wait:
+                return EXIT_OK
+            status = wait_for_result(api, str(receipt["id"]), token, poll)
+        except ClientError as exc:
+            return _fail(err, str(exc))
+    out.write(format_result(status))
+    if status.get("state") == "judged":
+        return EXIT_OK
+    if status.get("state") not in FINAL_STATES:
+        err.write(f"tilejudge: no result within {poll.timeout:.0f} s; it is still being judged\n")
+    return EXIT_NOT_JUDGED
+
+
+def run_leaderboard(
+    contest: str,
+    url: str | None,
+    *,
+    environ: Mapping[str, str] = os.environ,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> int:
+    """`tilejudge leaderboard`: print the contest's ranking as a table."""
+    out, err = out or sys.stdout, err or sys.stderr
+    with open_client(resolve_url(url, environ), transport) as http:
+        try:
+            board = Api(http).leaderboard(contest)
+        except ClientError as exc:
+            return _fail(err, str(exc))
+    out.write(format_leaderboard(board, contest))
+    return EXIT_OK
+
+
+def _fail(err: TextIO, message: str) -> int:
+    err.write(f"tilejudge: {message}\n")
+    return EXIT_ERROR
+
+
+def _rows(pairs: list[tuple[str, object]]) -> str:
+    return "".join(f"{name:<12}{value}\n" for name, value in pairs)
+
+
+def format_receipt(receipt: Mapping[str, Any]) -> str:
+    keys = ("id", "sha256", "received_at", "receipt")
+    return _rows([(key, receipt.get(key, "?")) for key in keys])
+
+
+def format_result(status: Mapping[str, Any]) -> str:
+    keys = ["state", "score", "legal", "illegal", "judged_at"]
+    # The contract does not name a failure field; show one if the server sends it.
+    keys += [key for key in ("failure", "reason") if status.get(key)]
+    return _rows([(key, status.get(key, "-")) for key in keys])
+
+
+def format_leaderboard(board: Mapping[str, Any], contest: str) -> str:
+    entries = board.get("entries") or []
+    if not entries:
+        return f"no judged submissions in contest {board.get('contest', contest)} yet\n"
+    header = ("rank", "team", "score", "received_at")
+    rows = [header, *[tuple(str(entry.get(key, "")) for key in header) for entry in entries]]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = [
+        # Numbers right-aligned so scores line up by magnitude; names and times left-aligned.
+        f"{rank:>{widths[0]}}  {team:<{widths[1]}}  {score:>{widths[2]}}  {received}"
+        for rank, team, score, received in rows
+    ]
+    return "\n".join(lines) + "\n"

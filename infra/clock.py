@@ -1,0 +1,29 @@
+"""UTC timestamps as fixed-width ISO 8601 text: they sort as strings and read the same everywhere."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
+
+
+def now() -> str:
+    return format_time(datetime.now(UTC))
+
+
+def format_time(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        raise ValueError("a time must carry its time zone")
+    return moment.astimezone(UTC).strftime(FORMAT)
+
+
+def parse_time(text: str) -> datetime:
+    """Any ISO 8601 time with a zone (Z or an offset), as an aware UTC datetime."""
+    moment = datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
+    if moment.tzinfo is None:
+        raise ValueError(f"{text!r} has no time zone; give UTC as ...Z")
+    return moment.astimezone(UTC)
+
+
+def ago(text_now: str, seconds: float) -> str:
+    return format_time(parse_time(text_now) - timedelta(seconds=seconds))

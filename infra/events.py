@@ -1,0 +1,28 @@
+"""Event types of the append-only log, named in the past tense, dotted and lower case."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class EventType(StrEnum):
+    LEXICON_ADDED = "lexicon.added"
+    LAYOUT_ADDED = "layout.added"
+    CONTEST_CREATED = "contest.created"
+    TEAM_CREATED = "team.created"
+    TEAM_DELETED = "team.deleted"
+    SUBMISSION_STORED = "submission.stored"
+    SUBMISSION_QUEUED = "submission.queued"
+    SUBMISSION_REQUEUED = "submission.requeued"
+    SUBMISSION_JUDGING = "submission.judging"
+    SUBMISSION_RETRYING = "submission.retrying"
+    SUBMISSION_JUDGED = "submission.judged"
+    SUBMISSION_FAILED = "submission.failed"
+
+
+class SubmissionState(StrEnum):
+    STORED = "stored"
+    QUEUED = "queued"
+    JUDGING = "judging"
+    JUDGED = "judged"
+    FAILED = "failed"

@@ -1,0 +1,15 @@
+"""Signed intake receipts: proof of what was received, from whom, when, that the server can check."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+
+def sign(key: str, *, submission: str, team: str, contest: str, sha256: str, received_at: str) -> str:
+    message = "\n".join(["tilejudge-receipt-v1", submission, team, contest, sha256, received_at])
+    return hmac.new(key.encode(), message.encode(), hashlib.sha256).hexdigest()
+
+
+def verify(key: str, receipt: str, **fields: str) -> bool:
+    return hmac.compare_digest(sign(key, **fields), receipt)

@@ -1,0 +1,124 @@
+"""Settings from an environment mapping: validated, every error names its key.
+
+Whatever is set is used as is; whatever is not (Redis, S3, SQL) is started locally by `up`.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class SettingsError(ValueError):
+    """A setting is missing or invalid; the message names the key."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    home: Path
+    api_port: int
+    admin_token: str | None
+    redis_url: str | None
+    s3_endpoint: str | None
+    s3_bucket: str
+    s3_access_key: str
+    s3_secret_key: str
+    s3_region: str
+    database_url: str | None
+    workers: int
+    max_upload_bytes: int
+    rate_limit_per_minute: int
+    receipt_key: str | None
+    visibility_timeout: int
+    task_time_limit: int
+    max_attempts: int
+    requeue_after: int
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = Config(os.environ if environ is None else environ)
+        visibility = env.integer("TILEJUDGE_VISIBILITY_TIMEOUT", 300, low=10)
+        time_limit = env.integer("TILEJUDGE_TASK_TIME_LIMIT", 120, low=5)
+        if time_limit >= visibility:
+            raise SettingsError(
+                "TILEJUDGE_TASK_TIME_LIMIT must be below TILEJUDGE_VISIBILITY_TIMEOUT, or a "
+                "running task would be delivered again"
+            )
+        return cls(
+            home=Path(env.text("TILEJUDGE_HOME", "./.tilejudge")).resolve(),
+            api_port=env.integer("TILEJUDGE_API_PORT", 8000, low=0, high=65535),
+            admin_token=env.optional("TILEJUDGE_ADMIN_TOKEN"),
+            redis_url=env.optional("REDIS_URL"),
+            s3_endpoint=env.optional("TILEJUDGE_S3_ENDPOINT"),
+            s3_bucket=env.text("TILEJUDGE_S3_BUCKET", "tilejudge"),
+            s3_access_key=env.text("TILEJUDGE_S3_ACCESS_KEY", "tilejudge"),
+            s3_secret_key=env.text("TILEJUDGE_S3_SECRET_KEY", "tilejudge-local"),
+            s3_region=env.text("TILEJUDGE_S3_REGION", "us-east-1"),
+            database_url=env.optional("TILEJUDGE_DATABASE_URL"),
+            workers=env.integer("TILEJUDGE_WORKERS", 2, low=1, high=256),
+            max_upload_bytes=env.integer("TILEJUDGE_MAX_UPLOAD_BYTES", 2 * 1024 * 1024, low=1),
+            rate_limit_per_minute=env.integer("TILEJUDGE_RATE_LIMIT", 60, low=0),
+            receipt_key=env.optional("TILEJUDGE_RECEIPT_KEY"),
+            visibility_timeout=visibility,
+            task_time_limit=time_limit,
+            max_attempts=env.integer("TILEJUDGE_MAX_ATTEMPTS", 5, low=1, high=100),
+            requeue_after=env.integer("TILEJUDGE_REQUEUE_AFTER", 120, low=1),
+        )
+
+    @property
+    def sqlite_url(self) -> str:
+        return f"sqlite:///{self.home / 'tilejudge.sqlite3'}"
+
+    def resolved_database_url(self) -> str:
+        return self.database_url or self.sqlite_url
+
+    def secret(self, name: str, given: str | None) -> str:
+        """A given secret, or one generated once and kept (mode 0600) under the home directory."""
+        if given:
+            return given
+        path = self.home / name
+        if path.is_file():
+            return path.read_text().strip()
+        self.home.mkdir(parents=True, exist_ok=True)
+        value = secrets.token_urlsafe(32)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as file:
+            file.write(value + "\n")
+        return value
+
+    def admin_token_value(self) -> str:
+        return self.secret("admin-token", self.admin_token)
+
+    def receipt_key_value(self) -> str:
+        return self.secret("receipt-key", self.receipt_key)
+
+
+class Config:
+    """Typed reads from a mapping; a bad value raises SettingsError naming the key."""
+
+    def __init__(self, environ: Mapping[str, str]) -> None:
+        self._environ = environ
+
+    def optional(self, key: str) -> str | None:
+        value = self._environ.get(key, "").strip()
+        return value or None
+
+    def text(self, key: str, default: str) -> str:
+        return self.optional(key) or default
+
+    def integer(
+        self, key: str, default: int, low: int | None = None, high: int | None = None
+    ) -> int:
+        raw = self.optional(key)
+        if raw is None:
+            return default
+        try:
+            value = int(raw)
+        except ValueError:
+            raise SettingsError(f"{key} must be a whole number, not {raw!r}") from None
+        if (low is not None and value < low) or (high is not None and value > high):
+            raise SettingsError(f"{key} must be between {low} and {high}, not {value}")
+        return value

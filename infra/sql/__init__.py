@@ -1,0 +1,1 @@
+"""SQL results store: schema, migrations and the store itself (SQLite or PostgreSQL)."""

@@ -1,0 +1,117 @@
+"""Tables of the results store. Times are ISO 8601 UTC text (fixed width, so they sort)."""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    BigInteger,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+)
+
+metadata = MetaData()
+
+ID = String(64)
+TIME = String(32)
+
+lexicons = Table(
+    "lexicons",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("name", String(200), nullable=False, index=True),
+    Column("words", Integer, nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("blob_key", String(300), nullable=False),
+    Column("source", String(300), nullable=False),
+    Column("created_by", String(100), nullable=False),
+    Column("created_at", TIME, nullable=False),
+)
+
+layouts = Table(
+    "layouts",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("name", String(200), nullable=False, index=True),
+    Column("content", Text, nullable=False),
+    Column("created_by", String(100), nullable=False),
+    Column("created_at", TIME, nullable=False),
+)
+
+contests = Table(
+    "contests",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("title", String(300), nullable=False),
+    Column("opens_at", TIME, nullable=False),
+    Column("closes_at", TIME, nullable=False),
+    Column("lexicon_id", ID, ForeignKey("lexicons.id"), nullable=False),
+    Column("layout_id", ID, ForeignKey("layouts.id"), nullable=False),
+    Column("created_at", TIME, nullable=False),
+)
+
+teams = Table(
+    "teams",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("contest_id", ID, ForeignKey("contests.id"), nullable=False),
+    Column("name", String(200), nullable=False),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("created_at", TIME, nullable=False),
+    UniqueConstraint("contest_id", "name", name="uq_teams_contest_name"),
+)
+
+submissions = Table(
+    "submissions",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("contest_id", ID, ForeignKey("contests.id"), nullable=False),
+    Column("team_id", ID, ForeignKey("teams.id"), nullable=False),
+    Column("sha256", String(64), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("blob_key", String(300), nullable=False),
+    Column("received_at", TIME, nullable=False),
+    Column("receipt", String(64), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("state_at", TIME, nullable=False),
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("judged_at", TIME),
+    Column("failure", Text),
+    UniqueConstraint("contest_id", "team_id", "sha256", name="uq_submissions_same_bytes"),
+    Index("ix_submissions_state", "state", "state_at"),
+    Index("ix_submissions_contest", "contest_id", "team_id"),
+)
+
+results = Table(
+    "results",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("submission_id", ID, ForeignKey("submissions.id"), nullable=False),
+    Column("lexicon_id", ID, nullable=False),
+    Column("layout_id", ID, nullable=False),
+    Column("judge_version", String(32), nullable=False),
+    Column("score", BigInteger, nullable=False),
+    Column("legal", Integer, nullable=False),
+    Column("illegal", Integer, nullable=False),
+    Column("tiles", Integer, nullable=False),
+    Column("report_key", String(300), nullable=False),
+    Column("judged_at", TIME, nullable=False),
+    UniqueConstraint("submission_id", "lexicon_id", "layout_id", name="uq_results_ruleset"),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("ts", TIME, nullable=False),
+    Column("type", String(64), nullable=False),
+    Column("contest_id", ID),
+    Column("team_id", ID),
+    Column("submission_id", ID),
+    Column("data", Text, nullable=False),
+)

@@ -1,0 +1,58 @@
+"""The relay/sweeper: publishes whatever is stored but not queued, or queued or judging too long.
+
+Safe to run anywhere and more than once: a worker's claim on a submission is a conditional
+update, so a duplicate message finds the submission taken or judged and does nothing.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import structlog
+
+from infra.publisher import PublishFailed, Publisher
+from infra.sql.store import SqlStore
+
+log = structlog.get_logger("tilejudge.sweeper")
+
+
+def sweep(store: SqlStore, publisher: Publisher, *, stored_for: float, queued_for: float,
+          judging_for: float) -> int:
+    """One pass; returns how many submissions were published again."""
+    published = 0
+    stuck = store.needing_attention(stored_for=stored_for, queued_for=queued_for, judging_for=judging_for)
+    for submission in stuck:
+        if not store.requeue(submission):
+            continue  # a worker or another sweeper got there first
+        try:
+            publisher.publish(submission.id)
+        except PublishFailed as exc:
+            # It stays queued with a fresh timestamp: the next pass after queued_for tries again.
+            log.warning("sweeper.broker_unavailable", error=str(exc))
+            break
+        published += 1
+    if published:
+        log.info("sweeper.republished", count=published)
+    return published
+
+
+class SweeperThread(threading.Thread):
+    """Runs `sweep` every `interval` seconds until stopped; errors are logged, never fatal."""
+
+    def __init__(self, store: SqlStore, publisher: Publisher, *, interval: float, stored_for: float,
+                 queued_for: float, judging_for: float) -> None:
+        super().__init__(name="tilejudge-sweeper", daemon=True)
+        self._args = (store, publisher)
+        self._limits = {"stored_for": stored_for, "queued_for": queued_for, "judging_for": judging_for}
+        self._interval = interval
+        self._stop = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop.wait(self._interval):
+            try:
+                sweep(*self._args, **self._limits)
+            except Exception:
+                log.exception("sweeper.pass_failed")
+
+    def stop(self) -> None:
+        self._stop.set()

@@ -1,0 +1,78 @@
+"""The Celery app of the judge workers, and the shared preloaded lexicon.
+
+The parent loads the live lexicons in `worker_init`, before the prefork pool exists, then
+`gc.freeze()`s them: children inherit the pages copy-on-write and, since set membership of an
+exact `str` touches no reference count, keep sharing them. Each child opens its own SQL and
+S3 connections in `worker_process_init` (sockets must not cross a fork).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from typing import Any
+
+import structlog
+from celery.signals import worker_init, worker_process_init
+
+from infra.bootstrap import make_blobs, make_celery, make_store
+from infra.logging import configure_logging
+from infra.publisher import JUDGE_TASK
+from infra.settings import Settings
+from workers.judging import Outcome, RetryLater, WorkerDeps, judge_submission
+from workers.rulesets import RulesetCache
+
+settings = Settings.from_env()
+app = make_celery(settings)
+log = structlog.get_logger("tilejudge.worker")
+_state: dict[str, Any] = {}
+
+
+def _rulesets() -> RulesetCache:
+    if "rulesets" not in _state:
+        _state["rulesets"] = RulesetCache(make_store(settings), make_blobs(settings), settings.home / "lexicon-cache")
+    rulesets: RulesetCache = _state["rulesets"]
+    return rulesets
+
+
+def deps() -> WorkerDeps:
+    if "deps" not in _state:
+        store, blobs = make_store(settings), make_blobs(settings)
+        rulesets = _rulesets()
+        rulesets.rebind(store, blobs)
+        _state["deps"] = WorkerDeps(
+            store=store, blobs=blobs, rulesets=rulesets, max_attempts=settings.max_attempts,
+            claim_stale_after=settings.task_time_limit + 30,
+        )
+    worker_deps: WorkerDeps = _state["deps"]
+    return worker_deps
+
+
+@worker_init.connect
+def _preload_lexicons(**_: Any) -> None:
+    configure_logging()
+    store = make_store(settings)
+    ids = sorted({contest.lexicon_id for contest in store.list_contests()})
+    rulesets = _rulesets()
+    rulesets.preload(ids)
+    store.engine.dispose()
+    gc.collect()
+    gc.freeze()  # keep the collector from touching (and so un-sharing) the preloaded pages
+    log.info("worker.lexicons_preloaded", lexicons=ids, pid=os.getpid())
+
+
+@worker_process_init.connect
+def _open_connections(**_: Any) -> None:
+    _state.pop("deps", None)
+    deps()
+
+
+@app.task(name=JUDGE_TASK, bind=True, max_retries=settings.max_attempts)
+def judge_task(self: Any, submission_id: str) -> str:
+    try:
+        outcome = judge_submission(deps(), submission_id)
+    except RetryLater as exc:
+        raise self.retry(exc=exc, countdown=min(30, 2 ** self.request.retries)) from exc
+    if outcome is not Outcome.JUDGED:
+        log.info("worker.outcome", submission=submission_id, outcome=outcome.value)
+    return outcome.value

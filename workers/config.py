@@ -1,0 +1,37 @@
+"""Celery settings, chosen together: late acks, prefetch 1, and a visibility timeout above the
+hard time limit, so a running task is never handed to a second worker while the first still runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.bootstrap import redis_url
+from infra.publisher import JUDGE_TASK, LIVE_QUEUE
+from infra.settings import Settings
+
+
+def celery_config(settings: Settings) -> dict[str, Any]:
+    transport = {"visibility_timeout": settings.visibility_timeout}
+    return {
+        "broker_url": redis_url(settings),
+        "broker_transport_options": transport,
+        "broker_connection_retry_on_startup": True,
+        "visibility_timeout": settings.visibility_timeout,
+        "task_ignore_result": True,  # the SQL store is the record, not a result backend
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "task_acks_on_failure_or_timeout": True,
+        "worker_prefetch_multiplier": 1,
+        "task_time_limit": settings.task_time_limit,
+        "task_soft_time_limit": max(1, settings.task_time_limit - 10),
+        "task_default_queue": LIVE_QUEUE,
+        "task_routes": {JUDGE_TASK: {"queue": LIVE_QUEUE}},
+        "task_serializer": "json",
+        "accept_content": ["json"],
+        "worker_send_task_events": True,  # Flower and the dashboard see task events
+        "task_send_sent_event": True,
+        "worker_hijack_root_logger": False,
+        "worker_deduplicate_successful_tasks": False,
+        "worker_cancel_long_running_tasks_on_connection_loss": True,
+    }

@@ -1,0 +1,86 @@
+"""Judging one submission: claim it, fetch its bytes, judge, store the report and the result.
+
+A plain function, called by the Celery task and directly by tests.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import StrEnum
+
+import structlog
+from sqlalchemy.exc import DBAPIError, OperationalError
+
+from infra.blobstore import BlobNotFound, BlobStore, BlobStoreUnavailable
+from infra.sql.store import SqlStore
+from judge import JUDGE_VERSION, judge
+from workers.rulesets import RulesetCache, UnknownRuleset
+
+log = structlog.get_logger("tilejudge.worker")
+
+TRANSIENT = (BlobStoreUnavailable, OperationalError, DBAPIError, ConnectionError, TimeoutError)
+
+
+class Outcome(StrEnum):
+    JUDGED = "judged"
+    SKIPPED = "skipped"  # judged already, or being judged by someone else
+    LOST_CLAIM = "lost_claim"  # the sweeper handed it on while this attempt ran too long
+    FAILED = "failed"
+
+
+class RetryLater(Exception):
+    """A transient failure: the attempt was released and should be retried with backoff."""
+
+
+@dataclass
+class WorkerDeps:
+    store: SqlStore
+    blobs: BlobStore
+    rulesets: RulesetCache
+    max_attempts: int
+    claim_stale_after: float
+
+
+def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
+    return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
+
+
+def judge_submission(deps: WorkerDeps, submission_id: str) -> Outcome:
+    claim = deps.store.claim(submission_id, stale_after=deps.claim_stale_after)
+    if claim is None:
+        return Outcome.SKIPPED
+    sub = claim.submission
+    try:
+        contest = deps.store.get_contest(sub.contest_id)
+        if contest is None:
+            raise UnknownRuleset(f"contest {sub.contest_id} is gone")
+        lexicon = deps.rulesets.lexicon(contest.lexicon_id)
+        layout = deps.rulesets.layout(contest.layout_id)
+        report = judge(deps.blobs.get(sub.blob_key), lexicon, layout)
+        key = report_key(sub.id, lexicon.id, layout.id)
+        body = {"submission": sub.id, "contest": sub.contest_id, **report.to_json()}
+        deps.blobs.put(key, json.dumps(body, separators=(",", ":")).encode(), "application/json")
+        recorded = deps.store.record_result(
+            claim, lexicon_id=lexicon.id, layout_id=layout.id, judge_version=JUDGE_VERSION,
+            score=report.total, legal=report.legal, illegal=report.illegal,
+            tiles=report.tiles_placed, report_key=key,
+        )
+    except TRANSIENT as exc:
+        give_up = claim.attempt >= deps.max_attempts
+        _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up)
+        if give_up:
+            return Outcome.FAILED
+        raise RetryLater(str(exc)) from exc
+    except (BlobNotFound, UnknownRuleset) as exc:
+        _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up=True)
+        return Outcome.FAILED
+    return Outcome.JUDGED if recorded else Outcome.LOST_CLAIM
+
+
+def _release(deps: WorkerDeps, claim: object, error: str, give_up: bool) -> None:
+    try:
+        deps.store.release(claim, error, give_up)  # type: ignore[arg-type]
+    except TRANSIENT:
+        # SQL is down too: the claim goes stale and the sweeper hands the submission on.
+        log.warning("worker.release_failed", error=error)

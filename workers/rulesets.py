@@ -1,0 +1,84 @@
+"""Lexicons and layouts by id for the workers: memory first, then a local file cache, then S3.
+
+The worker parent preloads the live lexicons before it forks its pool, so the children share
+one copy (see workers/celery_app.py); anything else is loaded lazily, at most `capacity` at once.
+"""
+
+from __future__ import annotations
+
+import os
+from collections import OrderedDict
+from pathlib import Path
+
+from infra.blobstore import BlobStore
+from infra.sql.store import SqlStore
+from judge import Layout, Lexicon
+
+
+class UnknownRuleset(LookupError):
+    """A lexicon or layout id that the store does not know."""
+
+
+class RulesetCache:
+    def __init__(self, store: SqlStore, blobs: BlobStore, directory: Path, capacity: int = 4) -> None:
+        self._store = store
+        self._blobs = blobs
+        self._directory = directory
+        self._capacity = capacity
+        self._lexicons: OrderedDict[str, Lexicon] = OrderedDict()
+        self._pinned: set[str] = set()
+        self._layouts: dict[str, Layout] = {}
+
+    def rebind(self, store: SqlStore, blobs: BlobStore) -> None:
+        """New connections after a fork; the loaded word lists stay (and stay shared)."""
+        self._store, self._blobs = store, blobs
+
+    def preload(self, lexicon_ids: list[str]) -> None:
+        for lexicon_id in lexicon_ids:
+            self.lexicon(lexicon_id)
+            self._pinned.add(lexicon_id)
+
+    def loaded(self) -> list[str]:
+        return list(self._lexicons)
+
+    def lexicon(self, lexicon_id: str) -> Lexicon:
+        found = self._lexicons.get(lexicon_id)
+        if found is not None:
+            self._lexicons.move_to_end(lexicon_id)
+            return found
+        lexicon = Lexicon.from_bytes(self._word_list_bytes(lexicon_id))
+        if lexicon.id != lexicon_id:
+            raise UnknownRuleset(f"word list stored for {lexicon_id} has id {lexicon.id}")
+        self._lexicons[lexicon_id] = lexicon
+        self._evict()
+        return lexicon
+
+    def layout(self, layout_id: str) -> Layout:
+        found = self._layouts.get(layout_id)
+        if found is None:
+            row = self._store.find_layout(layout_id)
+            if row is None:
+                raise UnknownRuleset(f"no layout {layout_id}")
+            found = self._layouts[layout_id] = Layout.from_json(row["content"])
+        return found
+
+    def _word_list_bytes(self, lexicon_id: str) -> bytes:
+        cached = self._directory / f"{lexicon_id}.txt"
+        if cached.is_file():
+            return cached.read_bytes()
+        row = self._store.find_lexicon(lexicon_id)
+        if row is None:
+            raise UnknownRuleset(f"no lexicon {lexicon_id}")
+        data = self._blobs.get(row["blob_key"])
+        self._directory.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_suffix(f".{os.getpid()}.partial")
+        partial.write_bytes(data)
+        partial.replace(cached)
+        return data
+
+    def _evict(self) -> None:
+        for lexicon_id in list(self._lexicons):
+            if len(self._lexicons) <= self._capacity:
+                return
+            if lexicon_id not in self._pinned:
+                del self._lexicons[lexicon_id]
