@@ -51,6 +51,8 @@ def deps() -> WorkerDeps:
 @worker_init.connect
 def _preload_lexicons(**_: Any) -> None:
     configure_logging()
+    if os.environ.get("TILEJUDGE_PRELOAD", "1") == "0":
+        return  # each child loads what it needs (only for measuring what preloading saves)
     store = make_store(settings)
     ids = sorted({contest.lexicon_id for contest in store.list_contests()})
     rulesets = _rulesets()
