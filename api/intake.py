@@ -62,8 +62,24 @@ class Intake:
             if winner is None:
                 raise
             return winner, False
+        except Exception:
+            self._forget(submission_id, key)
+            raise
         self.enqueue(submission.id)
         return submission, True
+
+    def _forget(self, submission_id: str, key: str) -> None:
+        """Drop the bytes of an upload whose row was refused, once sure the row is not there.
+
+        A team's deletion finds its uploads through their rows, so an orphan would outlive it;
+        but a commit whose answer was lost may have written the row, and then the bytes stay.
+        """
+        try:
+            if self.store.get_submission(submission_id) is None:
+                self.blobs.delete(key)
+                return
+        except Exception as exc:
+            log.warning("intake.orphan_upload", key=key, error=str(exc))
 
     def enqueue(self, submission_id: str) -> None:
         try:

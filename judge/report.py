@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, NamedTuple
 
 JUDGE_VERSION = "1"
+_SPEC_KEYS = ("total", "legal", "illegal", "lexicon", "layout")
 
 
 class Reason(StrEnum):
@@ -82,8 +84,24 @@ class Report:
     def illegal_verdicts(self) -> Iterator[Verdict]:
         return (verdict for verdict in self.verdicts if verdict.reason is not None)
 
-    def to_json(self) -> dict[str, Any]:
-        """SPEC's JSON report, with extra keys (which SPEC welcomes) after the fixed ones."""
+    def to_json_bytes(self) -> bytes:
+        """``to_json()`` serialised, built line by line: several times faster than json.dumps of
+        the dicts, which matters when every judged submission's report is written out.
+        """
+        lines = []
+        for v in self.verdicts:
+            if v.reason is None:
+                lines.append(f'{{"line":{v.line},"ok":true,"score":{v.score},"tiles":{v.tiles}}}')
+            else:
+                detail = json.dumps(v.detail)
+                lines.append(f'{{"line":{v.line},"ok":false,"reason":"{v.reason.value}","detail":{detail}}}')
+        summary = self._summary()
+        head = {key: summary.pop(key) for key in _SPEC_KEYS}
+        text = json.dumps(head, separators=(",", ":"))[:-1]
+        rest = json.dumps(summary, separators=(",", ":"))[1:]
+        return f'{text},"lines":[{",".join(lines)}],{rest}'.encode()
+
+    def _summary(self) -> dict[str, Any]:
         legal = self.legal
         return {
             "total": self.total,
@@ -91,10 +109,15 @@ class Report:
             "illegal": len(self.verdicts) - legal,
             "lexicon": self.lexicon,
             "layout": self.layout,
-            "lines": [verdict.to_json() for verdict in self.verdicts],
             "reasons": self.reasons(),
             "tiles_placed": self.tiles_placed,
             "bag_left": self.bag_left,
             "words": sorted(self.words),
             "judge_version": JUDGE_VERSION,
         }
+
+    def to_json(self) -> dict[str, Any]:
+        """SPEC's JSON report, with extra keys (which SPEC welcomes) after the fixed ones."""
+        summary = self._summary()
+        head = {key: summary.pop(key) for key in _SPEC_KEYS}
+        return {**head, "lines": [verdict.to_json() for verdict in self.verdicts], **summary}

@@ -8,6 +8,7 @@ S3 connections in `worker_process_init` (sockets must not cross a fork).
 
 from __future__ import annotations
 
+import base64
 import gc
 import os
 from typing import Any
@@ -30,14 +31,15 @@ _state: dict[str, Any] = {}
 
 def _rulesets() -> RulesetCache:
     if "rulesets" not in _state:
-        _state["rulesets"] = RulesetCache(make_store(settings), make_blobs(settings), settings.home / "lexicon-cache")
+        store = make_store(settings, durable=False)
+        _state["rulesets"] = RulesetCache(store, make_blobs(settings), settings.home / "lexicon-cache")
     rulesets: RulesetCache = _state["rulesets"]
     return rulesets
 
 
 def deps() -> WorkerDeps:
     if "deps" not in _state:
-        store, blobs = make_store(settings), make_blobs(settings)
+        store, blobs = make_store(settings, durable=False), make_blobs(settings)
         rulesets = _rulesets()
         rulesets.rebind(store, blobs)
         _state["deps"] = WorkerDeps(
@@ -51,16 +53,16 @@ def deps() -> WorkerDeps:
 @worker_init.connect
 def _preload_lexicons(**_: Any) -> None:
     configure_logging()
-    if os.environ.get("TILEJUDGE_PRELOAD", "1") == "0":
-        return  # each child loads what it needs (only for measuring what preloading saves)
+    rulesets = _rulesets()
     store = make_store(settings)
     ids = sorted({contest.lexicon_id for contest in store.list_contests()})
-    rulesets = _rulesets()
-    rulesets.preload(ids)
     store.engine.dispose()
+    # TILEJUDGE_PRELOAD=0 leaves each child to load its own: only for measuring what sharing saves.
+    if os.environ.get("TILEJUDGE_PRELOAD", "1") != "0":
+        rulesets.preload(ids)
     gc.collect()
     gc.freeze()  # keep the collector from touching (and so un-sharing) the preloaded pages
-    log.info("worker.lexicons_preloaded", lexicons=ids, pid=os.getpid())
+    log.info("worker.lexicons_preloaded", lexicons=rulesets.loaded(), pid=os.getpid())
 
 
 @worker_process_init.connect
@@ -70,9 +72,10 @@ def _open_connections(**_: Any) -> None:
 
 
 @app.task(name=JUDGE_TASK, bind=True, max_retries=settings.max_attempts)
-def judge_task(self: Any, submission_id: str) -> str:
+def judge_task(self: Any, submission_id: str, inline: str | None = None) -> str:
+    data = base64.b64decode(inline) if inline is not None else None
     try:
-        outcome = judge_submission(deps(), submission_id)
+        outcome = judge_submission(deps(), submission_id, data)
     except RetryLater as exc:
         raise self.retry(exc=exc, countdown=min(30, 2 ** self.request.retries)) from exc
     if outcome is not Outcome.JUDGED:

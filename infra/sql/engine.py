@@ -8,15 +8,15 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 
 
-def make_engine(url: str) -> Engine:
+def make_engine(url: str, durable: bool = True) -> Engine:
     if url.startswith("sqlite"):
-        return _sqlite(url)
+        return _sqlite(url, durable)
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
 
 
-def _sqlite(url: str) -> Engine:
+def _sqlite(url: str, durable: bool) -> Engine:
     engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
 
     @event.listens_for(engine, "connect")
@@ -25,7 +25,7 @@ def _sqlite(url: str) -> Engine:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
-        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()

@@ -1,0 +1,260 @@
+"""Pipeline figures (prints, asserts nothing): end-to-end vs judge-only throughput on the same
+two cores, upload-to-result latency at a steady load, and lexicon memory (PSS) with 4 children.
+
+    python -m benchmarks.pipeline_bench [--submissions 300] [--moves 3000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+
+from infra import clock
+from judge import Lexicon, default_layout, judge
+from judge.generator import WordIndex, generate
+from tests.conftest import shared_list
+from tests.stack_process import RunningStack, running_stack
+
+_LEXICON: Lexicon | None = None
+
+
+def _judge_total(data: bytes) -> int:
+    assert _LEXICON is not None
+    return judge(data, _LEXICON, default_layout()).total
+
+
+def judge_only(corpus: list[bytes], lexicon: Lexicon, processes: int) -> float:
+    """Submissions per second, judged by `processes` forked processes sharing the lexicon."""
+    global _LEXICON
+    _LEXICON = lexicon
+    with multiprocessing.get_context("fork").Pool(processes) as pool:
+        pool.map(_judge_total, corpus[:processes])  # warm up the children
+        start = time.perf_counter()
+        pool.map(_judge_total, corpus, chunksize=1)
+        return len(corpus) / (time.perf_counter() - start)
+
+
+def setup_contest(http: httpx.Client, stack: RunningStack, words: bytes, teams: int) -> list[str]:
+    http.post(
+        "/v1/lexicons",
+        params={"name": "words_alpha"},
+        content=words,
+        headers=stack.admin | {"content-type": "text/plain"},
+    ).raise_for_status()
+    now = datetime.now(UTC)
+    contest = {
+        "id": "bench",
+        "title": "Bench",
+        "lexicon": "words_alpha",
+        "opens_at": clock.format_time(now - timedelta(hours=1)),
+        "closes_at": clock.format_time(now + timedelta(days=1)),
+    }
+    http.post("/v1/contests", json=contest, headers=stack.admin).raise_for_status()
+    return [
+        http.post("/v1/contests/bench/teams", json={"name": f"t{n}"}, headers=stack.admin).json()[
+            "token"
+        ]
+        for n in range(teams)
+    ]
+
+
+def upload_all(
+    http: httpx.Client,
+    tokens: list[str],
+    corpus: list[bytes],
+    concurrency: int,
+    rate: float | None = None,
+) -> list[str]:
+    def one(n: int) -> str:
+        if rate:
+            time.sleep(max(0.0, start + n / rate - time.monotonic()))
+        response = http.post(
+            "/v1/contests/bench/submissions",
+            content=corpus[n],
+            headers={
+                "Authorization": f"Bearer {tokens[n % len(tokens)]}",
+                "content-type": "text/plain",
+            },
+        )
+        response.raise_for_status()
+        return str(response.json()["id"])
+
+    start = time.monotonic()
+    with ThreadPoolExecutor(concurrency) as pool:
+        return list(pool.map(one, range(len(corpus))))
+
+
+def wait_judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict]:
+    done: dict[str, dict] = {}
+    deadline = time.monotonic() + 900
+    while len(done) < len(ids) and time.monotonic() < deadline:
+        for sid in ids:
+            if sid not in done:
+                doc = http.get(f"/v1/submissions/{sid}", headers=stack.admin).json()
+                if doc["state"] == "judged":
+                    done[sid] = doc
+        time.sleep(0.2)
+    return [done[sid] for sid in ids]
+
+
+def seconds(a: str, b: str) -> float:
+    return (clock.parse_time(b) - clock.parse_time(a)).total_seconds()
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def pss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1])
+    return 0
+
+
+def worker_pids(stack: RunningStack) -> tuple[int, list[int]]:
+    parent = None
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                cmd = (proc / "cmdline").read_bytes().replace(b"\0", b" ")
+                env_home = str(stack.home).encode() in (proc / "environ").read_bytes()
+            except OSError:
+                continue
+            if b"celery" in cmd and b" worker" in cmd and env_home:
+                ppid = int((proc / "stat").read_text().split(")")[1].split()[1])
+                if b"celery" not in Path(f"/proc/{ppid}/cmdline").read_bytes():
+                    parent = int(proc.name)
+    assert parent is not None, "no worker parent found"
+    children = [
+        int(p.name)
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and _ppid(int(p.name)) == parent
+    ]
+    return parent, children
+
+
+def _ppid(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().split(")")[1].split()[1])
+    except OSError:
+        return -1
+
+
+def worker_total_after_tasks(words: bytes, corpus: list[bytes], env: dict[str, str]) -> tuple[int, list[int]]:
+    """Start a stack with 4 worker children, create the contest, restart it (so a preloading
+    parent finds the contest's word list), judge 40 uploads, and read the workers' PSS."""
+    home = Path(tempfile.mkdtemp(prefix="tj-pss-"))
+    with running_stack(home, workers=4, env=env) as stack, httpx.Client(base_url=stack.url, timeout=60) as http:
+        tokens = setup_contest(http, stack, words, teams=4)
+    with running_stack(home, workers=4, env=env) as stack, httpx.Client(base_url=stack.url, timeout=60) as http:
+        wait_judged(http, stack, upload_all(http, tokens, corpus[:40], 8))
+        parent, children = worker_pids(stack)
+        return pss_kib(parent), [pss_kib(c) for c in children]
+
+
+def memory_figures(words: bytes, corpus: list[bytes]) -> None:
+    copy = one_copy_kib()
+    tiny = b"\n".join(words.split(b"\n")[:2000]) + b"\n"
+    runs = {
+        "no word list to speak of (2,000 words), each child its own": (tiny, {"TILEJUDGE_PRELOAD": "0"}),
+        "370k words, each child loading its own": (words, {"TILEJUDGE_PRELOAD": "0"}),
+        "370k words, preloaded in the parent": (words, {}),
+    }
+    totals = {}
+    print("lexicon memory, 4 prefork children, after judging 40 uploads (PSS, MiB):")
+    print(f"  one copy of the word list, loaded in a fresh process: {copy / 1024:.1f}")
+    for name, (word_list, env) in runs.items():
+        parent, children = worker_total_after_tasks(word_list, corpus, env)
+        totals[name] = parent + sum(children)
+        print(f"  {name}: parent {parent / 1024:.1f}, children {[round(c / 1024, 1) for c in children]}, "
+              f"total {totals[name] / 1024:.1f}")
+    base, own, shared = totals.values()
+    print(f"  attributable to the word list: each child its own {(own - base) / copy:.2f}x one copy, "
+          f"preloaded {(shared - base) / copy:.2f}x one copy")
+
+
+def one_copy_kib() -> int:
+    code = (
+        "import gc, sys\n"
+        "from pathlib import Path\n"
+        "from judge import Lexicon\n"
+        "def pss():\n"
+        "    return next(int(l.split()[1]) for l in Path('/proc/self/smaps_rollup').read_text().splitlines() if l.startswith('Pss:'))\n"
+        "data = Path(sys.argv[1]).read_bytes(); gc.collect(); before = pss()\n"
+        "lexicon = Lexicon.from_bytes(data); del data; gc.collect(); print(pss() - before)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(shared_list("words_alpha.txt"))],
+                         capture_output=True, text=True, check=True)
+    return int(out.stdout.strip())
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--submissions", type=int, default=300)
+    parser.add_argument("--moves", type=int, default=3000)
+    parser.add_argument("--skip-memory", action="store_true")
+    args = parser.parse_args()
+    words = shared_list("words_alpha.txt").read_bytes()
+    lexicon = Lexicon.from_bytes(words)
+    index = WordIndex.build(lexicon.words)
+    corpus = [
+        generate(index, default_layout(), seed=n, moves=args.moves, illegal_share=0.1)
+        for n in range(args.submissions)
+    ]
+    lines = sum(c.count(b"\n") for c in corpus)
+    print(
+        f"corpus: {len(corpus)} generated submissions, {lines} lines, {sum(map(len, corpus)) / 1e6:.1f} MB"
+    )
+
+    rate = judge_only(corpus, lexicon, processes=2)
+    print(f"judge only, 2 processes:        {rate:8.1f} submissions/s")
+
+    home = Path(tempfile.mkdtemp(prefix="tj-bench-"))
+    with (
+        running_stack(home, workers=2) as stack,
+        httpx.Client(base_url=stack.url, timeout=60) as http,
+    ):
+        tokens = setup_contest(http, stack, words, teams=20)
+        time.sleep(1)
+        began = time.monotonic()
+        ids = upload_all(http, tokens, corpus, concurrency=16)
+        uploaded = time.monotonic() - began
+        docs = wait_judged(http, stack, ids)
+        print(f"uploads: {len(ids)} accepted in {uploaded:.1f} s ({len(ids) / uploaded:.1f}/s)")
+        span = seconds(min(d["received_at"] for d in docs), max(d["judged_at"] for d in docs))
+        e2e = len(docs) / span
+        print(
+            f"end to end, 2 worker processes: {e2e:8.1f} submissions/s "
+            f"(first receipt to last result {span:.1f} s)"
+        )
+        print(f"ratio end-to-end / judge-only:  {e2e / rate:8.2f}")
+
+        steady = corpus[: min(100, len(corpus))]
+        steady = [c + b"\n" for c in steady]  # new bytes, not deduplicated
+        rate_per_s = max(1.0, rate / 4)
+        ids = upload_all(http, tokens, steady, concurrency=8, rate=rate_per_s)
+        latencies = [
+            seconds(d["received_at"], d["judged_at"]) * 1000 for d in wait_judged(http, stack, ids)
+        ]
+        print(
+            f"upload-to-result at a steady {rate_per_s:.1f} uploads/s ({len(ids)} uploads): "
+            f"p50 {statistics.median(latencies):.0f} ms, p99 {pct(latencies, 0.99):.0f} ms"
+        )
+    if not args.skip_memory:
+        memory_figures(words, corpus)
+
+
+if __name__ == "__main__":
+    main()
