@@ -30,7 +30,10 @@ def build_services(settings: Settings) -> Services:
     publisher = CeleryPublisher(make_celery(settings))
     client = make_redis(settings)
     return Services(
-        settings=settings, store=store, blobs=blobs, redis=client,
+        settings=settings,
+        store=store,
+        blobs=blobs,
+        redis=client,
         intake=Intake(store, blobs, publisher, settings.receipt_key_value()),
         limiter=RateLimiter(client, settings.rate_limit_per_minute),
         admin_token=settings.admin_token_value(),
@@ -46,8 +49,14 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         thread = None
         if sweeper and services is None:
             limit = svc.settings.task_time_limit
-            thread = SweeperThread(svc.store, svc.intake.publisher, interval=5.0, stored_for=10.0,
-                                   queued_for=svc.settings.requeue_after, judging_for=limit + 30)
+            thread = SweeperThread(
+                svc.store,
+                svc.intake.publisher,
+                interval=5.0,
+                stored_for=10.0,
+                queued_for=svc.settings.requeue_after,
+                judging_for=limit + 30,
+            )
             thread.start()
         yield
         if thread is not None:

@@ -57,7 +57,9 @@ class Unavailable(ApiError):
     status, code = 503, "unavailable"
 
 
-def _json(status: int, code: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+def _json(
+    status: int, code: str, detail: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
     return JSONResponse({"error": code, "detail": detail}, status_code=status, headers=headers)
 
 
@@ -88,10 +90,22 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(BlobStoreUnavailable)
     async def _s3_down(_: Request, exc: BlobStoreUnavailable) -> JSONResponse:
-        return _json(503, "unavailable", "object storage is unavailable; nothing was stored, retry", {"Retry-After": "5"})
+        return _json(
+            503,
+            "unavailable",
+            "object storage is unavailable; nothing was stored, retry",
+            {"Retry-After": "5"},
+        )
 
-    from sqlalchemy.exc import DBAPIError
+    from sqlalchemy.exc import DataError, DBAPIError
+
+    @app.exception_handler(DataError)
+    async def _bad_value(_: Request, exc: DataError) -> JSONResponse:
+        # The store is up and refused a value (PostgreSQL: a NUL byte in text): bad input, not 503.
+        return _json(422, "invalid", "a value in this request cannot be stored (a NUL character?)")
 
     @app.exception_handler(DBAPIError)
     async def _sql_down(_: Request, exc: DBAPIError) -> JSONResponse:
-        return _json(503, "unavailable", "the results store is unavailable; retry", {"Retry-After": "5"})
+        return _json(
+            503, "unavailable", "the results store is unavailable; retry", {"Retry-After": "5"}
+        )

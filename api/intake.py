@@ -17,7 +17,7 @@ from api.errors import Forbidden
 from infra import clock, receipts
 from infra.blobstore import BlobStore
 from infra.events import SubmissionState
-from infra.publisher import PublishFailed, Publisher
+from infra.publisher import Publisher, PublishFailed
 from infra.sql.store import Contest, Duplicate, SqlStore, Submission, Team
 
 log = structlog.get_logger("tilejudge.intake")
@@ -32,11 +32,17 @@ class Intake:
 
     def check_window(self, contest: Contest, received_at: str) -> None:
         if received_at < contest.opens_at:
-            raise Forbidden(f"contest {contest.id} opens at {contest.opens_at}; received at {received_at}")
+            raise Forbidden(
+                f"contest {contest.id} opens at {contest.opens_at}; received at {received_at}"
+            )
         if received_at > contest.closes_at:
-            raise Forbidden(f"contest {contest.id} closed at {contest.closes_at}; received at {received_at}")
+            raise Forbidden(
+                f"contest {contest.id} closed at {contest.closes_at}; received at {received_at}"
+            )
 
-    def accept(self, team: Team, contest: Contest, data: bytes, received_at: str) -> tuple[Submission, bool]:
+    def accept(
+        self, team: Team, contest: Contest, data: bytes, received_at: str
+    ) -> tuple[Submission, bool]:
         """Store and queue an upload; (submission, created). Same bytes again: the same one back."""
         sha256 = hashlib.sha256(data).hexdigest()
         existing = self.store.find_same_bytes(contest.id, team.id, sha256)
@@ -45,12 +51,27 @@ class Intake:
         submission_id = uuid.uuid4().hex
         key = f"uploads/{contest.id}/{team.id}/{submission_id}"
         self.blobs.put(key, data, "text/plain")
-        receipt = receipts.sign(self.receipt_key, submission=submission_id, team=team.id,
-                                contest=contest.id, sha256=sha256, received_at=received_at)
+        receipt = receipts.sign(
+            self.receipt_key,
+            submission=submission_id,
+            team=team.id,
+            contest=contest.id,
+            sha256=sha256,
+            received_at=received_at,
+        )
         submission = Submission(
-            id=submission_id, contest_id=contest.id, team_id=team.id, sha256=sha256,
-            size=len(data), blob_key=key, received_at=received_at, receipt=receipt,
-            state=SubmissionState.STORED, state_at=clock.now(), attempts=0, judged_at=None,
+            id=submission_id,
+            contest_id=contest.id,
+            team_id=team.id,
+            sha256=sha256,
+            size=len(data),
+            blob_key=key,
+            received_at=received_at,
+            receipt=receipt,
+            state=SubmissionState.STORED,
+            state_at=clock.now(),
+            attempts=0,
+            judged_at=None,
             failure=None,
         )
         try:

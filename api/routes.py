@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import re
 import secrets
 import uuid
 from typing import Annotated
@@ -15,11 +16,12 @@ from api import schemas
 from api.errors import ApiError, Invalid, NotFound, TooLarge, Unavailable, UnsupportedMediaType
 from api.services import Admin, AnyCaller, Svc, TeamCaller, token_hash
 from infra import clock, receipts
+from infra.registry import register_lexicon
 from infra.sql.store import Contest, Team
 from judge import Layout, LayoutError, Lexicon, LexiconError, default_layout
 
 router = APIRouter()
-ID = r"^[A-Za-z0-9_-]{1,64}$"
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 UPLOAD_READ_SECONDS = 60.0
 
 
@@ -28,8 +30,12 @@ class RequestTimeout(ApiError):
 
 
 @router.post("/v1/lexicons", status_code=201, response_model=schemas.LexiconOut, tags=["admin"])
-async def add_lexicon(request: Request, svc: Svc, who: Admin,
-                      name: Annotated[str, Query(min_length=1, max_length=200)]) -> schemas.LexiconOut:
+async def add_lexicon(
+    request: Request,
+    svc: Svc,
+    who: Admin,
+    name: Annotated[str, Query(min_length=1, max_length=200)],
+) -> schemas.LexiconOut:
     """Register a word list (text/plain, one lower-case word per line). Content-addressed."""
     data = await _read_body(request, limit=64 * 1024 * 1024)
     try:
@@ -38,12 +44,9 @@ async def add_lexicon(request: Request, svc: Svc, who: Admin,
         raise Invalid(f"not a word list: {exc}") from exc
     if len(lexicon) == 0:
         raise Invalid("the word list is empty")
-    key = f"lexicons/{lexicon.id}.txt"
-    normalised = "".join(word + "\n" for word in sorted(lexicon.words)).encode()
-    await run_in_threadpool(svc.blobs.put, key, normalised, "text/plain")
     row = await run_in_threadpool(
-        lambda: svc.store.add_lexicon(id=lexicon.id, name=name, words=len(lexicon), size=len(normalised),
-                                      blob_key=key, source="api", created_by="admin"))
+        lambda: register_lexicon(svc.store, svc.blobs, lexicon, name=name, source="api", by="admin")
+    )
     return schemas.LexiconOut(id=row["id"], name=row["name"], words=row["words"])
 
 
@@ -59,9 +62,15 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
     if lexicon is None:
         raise Invalid(f"no lexicon with id or name {body.lexicon!r}; POST /v1/lexicons first")
     layout_id = _layout_id(svc, body.layout)
-    contest = Contest(id=body.id, title=body.title, opens_at=clock.format_time(opens),
-                      closes_at=clock.format_time(closes), lexicon_id=lexicon["id"],
-                      layout_id=layout_id, created_at=clock.now())
+    contest = Contest(
+        id=body.id,
+        title=body.title,
+        opens_at=clock.format_time(opens),
+        closes_at=clock.format_time(closes),
+        lexicon_id=lexicon["id"],
+        layout_id=layout_id,
+        created_at=clock.now(),
+    )
     svc.store.create_contest(contest)
     return _contest_out(contest)
 
@@ -69,7 +78,9 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
 def _layout_id(svc: Svc, wanted: str | None) -> str:
     if wanted is None:
         layout = default_layout()
-        svc.store.add_layout(id=layout.id, name=layout.name, content=layout.to_json().decode(), created_by="system")
+        svc.store.add_layout(
+            id=layout.id, name=layout.name, content=layout.to_json().decode(), created_by="system"
+        )
         return layout.id
     row = svc.store.find_layout(wanted)
     if row is None:
@@ -78,14 +89,20 @@ def _layout_id(svc: Svc, wanted: str | None) -> str:
 
 
 @router.post("/v1/layouts", status_code=201, tags=["admin"])
-async def add_layout(request: Request, svc: Svc, who: Admin,
-                     name: Annotated[str, Query(min_length=1, max_length=200)]) -> dict[str, str]:
+async def add_layout(
+    request: Request,
+    svc: Svc,
+    who: Admin,
+    name: Annotated[str, Query(min_length=1, max_length=200)],
+) -> dict[str, str]:
     """Register a layout (JSON: period, bonus rows, letters). Content-addressed."""
     try:
         layout = Layout.from_json(await _read_body(request, limit=1024 * 1024))
     except LayoutError as exc:
         raise Invalid(f"not a layout: {exc}") from exc
-    svc.store.add_layout(id=layout.id, name=name, content=layout.to_json().decode(), created_by="admin")
+    svc.store.add_layout(
+        id=layout.id, name=name, content=layout.to_json().decode(), created_by="admin"
+    )
     return {"id": layout.id, "name": name}
 
 
@@ -94,21 +111,56 @@ def get_contest(contest: str, svc: Svc) -> schemas.ContestOut:
     return _contest_out(_contest(svc, contest))
 
 
-@router.post("/v1/contests/{contest}/teams", status_code=201, response_model=schemas.TeamOut, tags=["admin"])
+@router.post(
+    "/v1/contests/{contest}/teams", status_code=201, response_model=schemas.TeamOut, tags=["admin"]
+)
 def create_team(contest: str, body: schemas.TeamIn, svc: Svc, who: Admin) -> schemas.TeamOut:
     _contest(svc, contest)
-    token = secrets.token_urlsafe(32)
-    team = Team(id=uuid.uuid4().hex, contest_id=contest, name=body.name, token_hash=token_hash(token),
-                created_at=clock.now())
+    token = "tj_" + secrets.token_urlsafe(32)  # never starts with "-", which CLIs misread
+    team = Team(
+        id=uuid.uuid4().hex,
+        contest_id=contest,
+        name=body.name,
+        token_hash=token_hash(token),
+        created_at=clock.now(),
+    )
     svc.store.create_team(team)
     return schemas.TeamOut(id=team.id, name=team.name, token=token)
 
 
-@router.post("/v1/contests/{contest}/submissions", status_code=202, tags=["teams"],
-             response_model=schemas.SubmissionAccepted,
-             openapi_extra={"requestBody": {"content": {"text/plain": {"schema": {"type": "string"}}}}})
-async def submit(contest: str, request: Request, response: Response, svc: Svc,
-                 team: TeamCaller) -> schemas.SubmissionAccepted:
+@router.get("/v1/contests/{contest}/teams", tags=["admin"])
+def list_teams(contest: str, svc: Svc, who: Admin) -> dict[str, object]:
+    _contest(svc, contest)
+    names = svc.store.team_names(contest)
+    return {
+        "contest": contest,
+        "teams": [
+            {"id": tid, "name": name} for tid, name in sorted(names.items(), key=lambda t: t[1])
+        ],
+    }
+
+
+@router.delete("/v1/teams/{team_id}", tags=["admin"])
+def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
+    """Delete a team with its uploads, results and reports (rows and S3 objects)."""
+    if not ID.fullmatch(team_id) or svc.store.get_team(team_id) is None:
+        raise NotFound(f"no team {team_id[:64]!r}")
+    keys = svc.store.delete_team(team_id, by="admin")
+    for key in keys:
+        svc.blobs.delete(key)
+    return {"team": team_id, "deleted_objects": len(keys)}
+
+
+@router.post(
+    "/v1/contests/{contest}/submissions",
+    status_code=202,
+    tags=["teams"],
+    response_model=schemas.SubmissionAccepted,
+    openapi_extra={"requestBody": {"content": {"text/plain": {"schema": {"type": "string"}}}}},
+)
+async def submit(
+    contest: str, request: Request, response: Response, svc: Svc, team: TeamCaller
+) -> schemas.SubmissionAccepted:
     """Upload a move list: raw text/plain body, or multipart/form-data with a field `file`."""
     found = await run_in_threadpool(_contest, svc, contest)
     if team.contest_id != found.id:
@@ -121,8 +173,12 @@ async def submit(contest: str, request: Request, response: Response, svc: Svc,
     submission, created = await run_in_threadpool(svc.intake.accept, team, found, data, received_at)
     if not created:
         response.headers["X-Tilejudge-Duplicate"] = "true"
-    return schemas.SubmissionAccepted(id=submission.id, sha256=submission.sha256,
-                                      received_at=submission.received_at, receipt=submission.receipt)
+    return schemas.SubmissionAccepted(
+        id=submission.id,
+        sha256=submission.sha256,
+        received_at=submission.received_at,
+        receipt=submission.receipt,
+    )
 
 
 @router.get("/v1/submissions/{submission_id}", response_model=schemas.SubmissionOut, tags=["teams"])
@@ -130,12 +186,19 @@ def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.Subm
     sub = _readable_submission(svc, who, submission_id)
     result = svc.store.current_result(sub.id)
     return schemas.SubmissionOut(
-        id=sub.id, contest=sub.contest_id, team=sub.team_id, state=sub.state,
-        score=result["score"] if result else None, legal=result["legal"] if result else None,
-        illegal=result["illegal"] if result else None, received_at=sub.received_at,
+        id=sub.id,
+        contest=sub.contest_id,
+        team=sub.team_id,
+        state=sub.state,
+        score=result["score"] if result else None,
+        legal=result["legal"] if result else None,
+        illegal=result["illegal"] if result else None,
+        received_at=sub.received_at,
         judged_at=result["judged_at"] if result else None,
         lexicon=result["lexicon_id"] if result else None,
-        layout=result["layout_id"] if result else None, failure=sub.failure)
+        layout=result["layout_id"] if result else None,
+        failure=sub.failure,
+    )
 
 
 @router.get("/v1/submissions/{submission_id}/report", tags=["teams"])
@@ -151,19 +214,34 @@ def get_report(submission_id: str, svc: Svc, who: AnyCaller) -> Response:
 @router.get("/v1/submissions/{submission_id}/receipt", tags=["teams"])
 def get_receipt(submission_id: str, svc: Svc, who: AnyCaller) -> dict[str, str]:
     sub = _readable_submission(svc, who, submission_id)
-    return {"id": sub.id, "team": sub.team_id, "contest": sub.contest_id, "sha256": sub.sha256,
-            "received_at": sub.received_at, "receipt": sub.receipt}
+    return {
+        "id": sub.id,
+        "team": sub.team_id,
+        "contest": sub.contest_id,
+        "sha256": sub.sha256,
+        "received_at": sub.received_at,
+        "receipt": sub.receipt,
+    }
 
 
 @router.post("/v1/receipts/verify", response_model=schemas.ReceiptCheck, tags=["public"])
 def verify_receipt(body: schemas.ReceiptIn, svc: Svc) -> schemas.ReceiptCheck:
     """Check that a receipt was issued by this server for exactly these fields."""
-    valid = receipts.verify(svc.intake.receipt_key, body.receipt, submission=body.id, team=body.team,
-                            contest=body.contest, sha256=body.sha256, received_at=body.received_at)
+    valid = receipts.verify(
+        svc.intake.receipt_key,
+        body.receipt,
+        submission=body.id,
+        team=body.team,
+        contest=body.contest,
+        sha256=body.sha256,
+        received_at=body.received_at,
+    )
     return schemas.ReceiptCheck(valid=valid)
 
 
-@router.get("/v1/contests/{contest}/leaderboard", response_model=schemas.Leaderboard, tags=["public"])
+@router.get(
+    "/v1/contests/{contest}/leaderboard", response_model=schemas.Leaderboard, tags=["public"]
+)
 def leaderboard(contest: str, svc: Svc) -> schemas.Leaderboard:
     _contest(svc, contest)
     entries = [schemas.LeaderboardEntry(**e) for e in svc.store.leaderboard(contest)]
@@ -171,8 +249,12 @@ def leaderboard(contest: str, svc: Svc) -> schemas.Leaderboard:
 
 
 @router.get("/v1/events", tags=["admin"])
-def list_events(svc: Svc, who: Admin, after: Annotated[int, Query(ge=0)] = 0,
-                limit: Annotated[int, Query(ge=1, le=1000)] = 100) -> dict[str, object]:
+def list_events(
+    svc: Svc,
+    who: Admin,
+    after: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=1000)] = 100,
+) -> dict[str, object]:
     found = svc.store.events_after(after, limit)
     return {"events": found, "next": found[-1]["id"] if found else after}
 
@@ -185,7 +267,11 @@ def healthz() -> dict[str, str]:
 @router.get("/readyz", tags=["health"])
 def readyz(svc: Svc) -> JSONResponse:
     checks: dict[str, str] = {}
-    for name, probe in (("sql", svc.store.ping), ("s3", svc.blobs.ping), ("redis", _redis_ping(svc))):
+    for name, probe in (
+        ("sql", svc.store.ping),
+        ("s3", svc.blobs.ping),
+        ("redis", _redis_ping(svc)),
+    ):
         try:
             probe()
             checks[name] = "ok"
@@ -205,19 +291,26 @@ def _redis_ping(svc: Svc):  # type: ignore[no-untyped-def]
 
 
 def _contest(svc: Svc, contest_id: str) -> Contest:
-    found = svc.store.get_contest(contest_id) if len(contest_id) <= 64 else None
+    # Only well-formed ids reach SQL: PostgreSQL refuses a NUL byte with an error, not a miss.
+    found = svc.store.get_contest(contest_id) if ID.fullmatch(contest_id) else None
     if found is None:
         raise NotFound(f"no contest {contest_id[:64]!r}")
     return found
 
 
 def _contest_out(contest: Contest) -> schemas.ContestOut:
-    return schemas.ContestOut(id=contest.id, title=contest.title, opens_at=contest.opens_at,
-                              closes_at=contest.closes_at, lexicon=contest.lexicon_id, layout=contest.layout_id)
+    return schemas.ContestOut(
+        id=contest.id,
+        title=contest.title,
+        opens_at=contest.opens_at,
+        closes_at=contest.closes_at,
+        lexicon=contest.lexicon_id,
+        layout=contest.layout_id,
+    )
 
 
 def _readable_submission(svc: Svc, who: AnyCaller, submission_id: str):  # type: ignore[no-untyped-def]
-    sub = svc.store.get_submission(submission_id) if len(submission_id) <= 64 else None
+    sub = svc.store.get_submission(submission_id) if ID.fullmatch(submission_id) else None
     # Another team's submission is reported as missing, not forbidden: ids leak nothing.
     if sub is None or not who.may_read(sub.team_id):
         raise NotFound(f"no submission {submission_id[:64]!r}")
@@ -230,11 +323,11 @@ async def _upload_bytes(request: Request, limit: int) -> bytes:
         return await _read_body(request, limit)
     if content_type == "multipart/form-data":
         await _read_body(request, limit + 64 * 1024)  # cached by Starlette for form() below
-        form = await request.form()
-        upload = form.get("file")
-        if upload is None or isinstance(upload, str):
-            raise Invalid("multipart upload needs a file field named 'file'")
-        data = await upload.read()
+        async with request.form() as form:  # closes the spooled temporary files it made
+            upload = form.get("file")
+            if upload is None or isinstance(upload, str):
+                raise Invalid("multipart upload needs a file field named 'file'")
+            data = await upload.read()
         if len(data) > limit:
             raise TooLarge(f"upload is over the {limit}-byte limit")
         return data
@@ -255,7 +348,9 @@ async def _read_body(request: Request, limit: int) -> bytes:
                     raise TooLarge(f"upload is over the {limit}-byte limit")
                 chunks.append(chunk)
     except TimeoutError:
-        raise RequestTimeout(f"the upload took over {UPLOAD_READ_SECONDS:.0f} s to arrive") from None
+        raise RequestTimeout(
+            f"the upload took over {UPLOAD_READ_SECONDS:.0f} s to arrive"
+        ) from None
     body = b"".join(chunks)
-    request._body = body  # noqa: SLF001 (lets request.form() parse what was read)
+    request._body = body
     return body

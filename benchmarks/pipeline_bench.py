@@ -7,7 +7,9 @@ two cores, upload-to-result latency at a steady load, and lexicon memory (PSS) w
 from __future__ import annotations
 
 import argparse
+import gc
 import multiprocessing
+import os
 import statistics
 import subprocess
 import sys
@@ -152,13 +154,21 @@ def _ppid(pid: int) -> int:
         return -1
 
 
-def worker_total_after_tasks(words: bytes, corpus: list[bytes], env: dict[str, str]) -> tuple[int, list[int]]:
+def worker_total_after_tasks(
+    words: bytes, corpus: list[bytes], env: dict[str, str]
+) -> tuple[int, list[int]]:
     """Start a stack with 4 worker children, create the contest, restart it (so a preloading
     parent finds the contest's word list), judge 40 uploads, and read the workers' PSS."""
     home = Path(tempfile.mkdtemp(prefix="tj-pss-"))
-    with running_stack(home, workers=4, env=env) as stack, httpx.Client(base_url=stack.url, timeout=60) as http:
+    with (
+        running_stack(home, workers=4, env=env) as stack,
+        httpx.Client(base_url=stack.url, timeout=60) as http,
+    ):
         tokens = setup_contest(http, stack, words, teams=4)
-    with running_stack(home, workers=4, env=env) as stack, httpx.Client(base_url=stack.url, timeout=60) as http:
+    with (
+        running_stack(home, workers=4, env=env) as stack,
+        httpx.Client(base_url=stack.url, timeout=60) as http,
+    ):
         wait_judged(http, stack, upload_all(http, tokens, corpus[:40], 8))
         parent, children = worker_pids(stack)
         return pss_kib(parent), [pss_kib(c) for c in children]
@@ -168,7 +178,10 @@ def memory_figures(words: bytes, corpus: list[bytes]) -> None:
     copy = one_copy_kib()
     tiny = b"\n".join(words.split(b"\n")[:2000]) + b"\n"
     runs = {
-        "no word list to speak of (2,000 words), each child its own": (tiny, {"TILEJUDGE_PRELOAD": "0"}),
+        "no word list to speak of (2,000 words), each child its own": (
+            tiny,
+            {"TILEJUDGE_PRELOAD": "0"},
+        ),
         "370k words, each child loading its own": (words, {"TILEJUDGE_PRELOAD": "0"}),
         "370k words, preloaded in the parent": (words, {}),
     }
@@ -178,26 +191,36 @@ def memory_figures(words: bytes, corpus: list[bytes]) -> None:
     for name, (word_list, env) in runs.items():
         parent, children = worker_total_after_tasks(word_list, corpus, env)
         totals[name] = parent + sum(children)
-        print(f"  {name}: parent {parent / 1024:.1f}, children {[round(c / 1024, 1) for c in children]}, "
-              f"total {totals[name] / 1024:.1f}")
+        print(
+            f"  {name}: parent {parent / 1024:.1f}, children {[round(c / 1024, 1) for c in children]}, "
+            f"total {totals[name] / 1024:.1f}"
+        )
     base, own, shared = totals.values()
-    print(f"  attributable to the word list: each child its own {(own - base) / copy:.2f}x one copy, "
-          f"preloaded {(shared - base) / copy:.2f}x one copy")
+    print(
+        f"  attributable to the word list: each child its own {(own - base) / copy:.2f}x one copy, "
+        f"preloaded {(shared - base) / copy:.2f}x one copy"
+    )
 
 
 def one_copy_kib() -> int:
-    code = (
-        "import gc, sys\n"
-        "from pathlib import Path\n"
-        "from judge import Lexicon\n"
-        "def pss():\n"
-        "    return next(int(l.split()[1]) for l in Path('/proc/self/smaps_rollup').read_text().splitlines() if l.startswith('Pss:'))\n"
-        "data = Path(sys.argv[1]).read_bytes(); gc.collect(); before = pss()\n"
-        "lexicon = Lexicon.from_bytes(data); del data; gc.collect(); print(pss() - before)\n"
+    """PSS growth of a fresh process that loads the word list, in KiB."""
+    code = "import sys; from benchmarks.pipeline_bench import print_one_copy; print_one_copy(sys.argv[1])"
+    path = str(shared_list("words_alpha.txt"))
+    out = subprocess.run(
+        [sys.executable, "-c", code, path], capture_output=True, text=True, check=True
     )
-    out = subprocess.run([sys.executable, "-c", code, str(shared_list("words_alpha.txt"))],
-                         capture_output=True, text=True, check=True)
     return int(out.stdout.strip())
+
+
+def print_one_copy(path: str) -> None:
+    data = Path(path).read_bytes()
+    gc.collect()
+    before = pss_kib(os.getpid())
+    lexicon = Lexicon.from_bytes(data)
+    del data
+    gc.collect()
+    print(pss_kib(os.getpid()) - before)
+    assert len(lexicon) > 0
 
 
 def main() -> None:

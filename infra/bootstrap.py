@@ -39,9 +39,9 @@ def make_redis(settings: Settings) -> redis.Redis:
 
 
 def make_celery(settings: Settings) -> Celery:
-    from workers.config import celery_config
-
     from celery import Celery
+
+    from workers.config import celery_config
 
     app = Celery("tilejudge")
     app.conf.update(celery_config(settings))

@@ -77,6 +77,16 @@ def _add_service_commands(commands: argparse._SubParsersAction[argparse.Argument
     board.add_argument("--url", help=url_help)
     board.set_defaults(run=_leaderboard)
 
+    team = commands.add_parser("team", help="organiser actions on teams")
+    team_actions = team.add_subparsers(required=True, metavar="ACTION")
+    delete = team_actions.add_parser("delete", help="delete a team with its uploads and results")
+    delete.add_argument("--team", required=True, help="the team's id")
+    delete.add_argument("--url", help=url_help)
+    delete.add_argument(
+        "--token", help="admin token (default: $TILEJUDGE_ADMIN_TOKEN, then the home's file)"
+    )
+    delete.set_defaults(run=_team_delete)
+
 
 def _load_rules(lexicon_path: str | None, layout_path: str | None) -> tuple[Lexicon, Layout]:
     lexicon = lexicon_files.load(lexicon_files.resolve(lexicon_path))
@@ -94,27 +104,31 @@ def _read(path: str) -> bytes:
 
 
 def _judge(args: argparse.Namespace) -> int:
+    # Every file is read before any is judged: a missing one fails the command before output.
+    submissions = [(name, _read(name)) for name in args.files]
     lexicon, layout = _load_rules(args.lexicon, args.layout)
-    for name in args.files:
-        report = judge(_read(name), lexicon, layout)
+    for name, data in submissions:
+        report = judge(data, lexicon, layout)
         if args.json:
-            line = {"file": name, **report.to_json()}
-            sys.stdout.write(json.dumps(line, separators=(",", ":")) + "\n")
+            head = json.dumps({"file": name}, separators=(",", ":"))[:-1]
+            sys.stdout.buffer.write(head.encode() + b"," + report.to_json_bytes()[1:] + b"\n")
         else:
-            print_human(name, report, sys.stdout)
+            print_human(name, data, report, sys.stdout)
+    sys.stdout.flush()
     return 0
 
 
-def print_human(name: str, report: Report, out: TextIO) -> None:
+def print_human(name: str, data: bytes, report: Report, out: TextIO) -> None:
     legal, illegal = report.legal, report.illegal
     out.write(f"{name}: {report.total} points from {legal} legal moves, {illegal} illegal\n")
-    out.write(
-        f"  tiles placed {report.tiles_placed} of {report.tiles_placed + sum(report.bag_left.values())}\n"
-    )
+    out.write(f"  tiles placed {report.tiles_placed}, left in the bag {sum(report.bag_left.values())}\n")
     for reason, count in report.reasons().items():
         out.write(f"  {reason}: {count}\n")
+    texts = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
     for verdict in report.illegal_verdicts():
-        out.write(f"  line {verdict.line}: {verdict.detail} [{verdict.reason}]\n")
+        text = texts[verdict.line - 1].removesuffix(b"\r").decode("utf-8", "replace")
+        shown = text if len(text) <= 60 else text[:57] + "..."
+        out.write(f"  line {verdict.line}: {shown!r}: {verdict.detail} [{verdict.reason}]\n")
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -166,6 +180,12 @@ def _leaderboard(args: argparse.Namespace) -> int:
     from infra import client
 
     return client.run_leaderboard(args.contest, args.url)
+
+
+def _team_delete(args: argparse.Namespace) -> int:
+    from infra import client
+
+    return client.run_team_delete(args.team, args.url, args.token)
 
 
 if __name__ == "__main__":

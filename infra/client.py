@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
@@ -72,6 +73,10 @@ class Api:
 
     def leaderboard(self, contest: str) -> dict[str, Any]:
         return self._json(lambda: self._http.get(f"/v1/contests/{contest}/leaderboard"))
+
+    def delete_team(self, team_id: str, admin_token: str) -> dict[str, Any]:
+        headers = {"Authorization": f"Bearer {admin_token}"}
+        return self._json(lambda: self._http.delete(f"/v1/teams/{team_id}", headers=headers))
 
     def _json(self, call: Callable[[], httpx.Response]) -> dict[str, Any]:
         try:
@@ -159,6 +164,38 @@ def run_leaderboard(
             return _fail(err, str(exc))
     out.write(format_leaderboard(board, contest))
     return EXIT_OK
+
+
+def run_team_delete(
+    team_id: str,
+    url: str | None,
+    admin_token: str | None,
+    *,
+    environ: Mapping[str, str] = os.environ,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> int:
+    """`tilejudge team delete`: remove a team, its uploads, results and reports."""
+    out, err = out or sys.stdout, err or sys.stderr
+    token = admin_token or environ.get("TILEJUDGE_ADMIN_TOKEN") or _home_admin_token(environ)
+    if not token:
+        return _fail(
+            err,
+            "no admin token: pass --token, set TILEJUDGE_ADMIN_TOKEN, or run beside TILEJUDGE_HOME",
+        )
+    with open_client(resolve_url(url, environ), transport) as http:
+        try:
+            done = Api(http).delete_team(team_id, token)
+        except ClientError as exc:
+            return _fail(err, str(exc))
+    out.write(f"deleted team {done.get('team')} and {done.get('deleted_objects')} stored objects\n")
+    return EXIT_OK
+
+
+def _home_admin_token(environ: Mapping[str, str]) -> str | None:
+    path = Path(environ.get("TILEJUDGE_HOME", "./.tilejudge")) / "admin-token"
+    return path.read_text().strip() if path.is_file() else None
 
 
 def _fail(err: TextIO, message: str) -> int:

@@ -49,7 +49,9 @@ def load_demo(
         lexicon = _upload_lexicon(http, admin, words)
         created = _ensure_contest(http, admin, lexicon)
         # A newly created contest means the old tokens (if any) belong to a wiped database.
-        state = {"contest": CONTEST, "teams": {}} if created else _read_state(state_path)
+        state: dict[str, Any] = (
+            {"contest": CONTEST, "teams": {}} if created else _read_state(state_path)
+        )
         _ensure_teams(http, admin, state, state_path)
         if state.get("submissions"):
             print(f"demo: contest {CONTEST!r} and its teams already exist", flush=True)

@@ -6,7 +6,9 @@ import hashlib
 import hmac
 
 
-def sign(key: str, *, submission: str, team: str, contest: str, sha256: str, received_at: str) -> str:
+def sign(
+    key: str, *, submission: str, team: str, contest: str, sha256: str, received_at: str
+) -> str:
     message = "\n".join(["tilejudge-receipt-v1", submission, team, contest, sha256, received_at])
     return hmac.new(key.encode(), message.encode(), hashlib.sha256).hexdigest()
 

@@ -31,6 +31,7 @@ READY_TIMEOUT_S = 60.0
 # Celery's warm shutdown lets running tasks finish; a judging task takes seconds at most.
 CHILD_STOP_TIMEOUT_S = 20.0
 _POLL_S = 0.25
+_PORT_KEYS = {"redis": "redis", "seaweedfs": "s3"}  # service name -> key in ports.json
 
 
 class StackError(RuntimeError):
@@ -111,7 +112,8 @@ class Stack:
         return child
 
     def first_dead(self) -> Supervised | None:
-        for part in (*self.services, *self.children):
+        parts: list[Supervised] = [*self.services, *self.children]
+        for part in parts:
             if part.process.poll() is not None:
                 return part
         return None
@@ -192,7 +194,7 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
     admin_token = settings.admin_token_value()
     settings.receipt_key_value()
     api_port = _choose_api_port(settings.api_port, ports.get("api"))
-    _save_ports(home, stack.services, api_port)
+    _save_ports(home, ports, stack.services, api_port)
     env = os.environ | {
         "REDIS_URL": redis_url,
         "TILEJUDGE_S3_ENDPOINT": s3_endpoint,
@@ -200,12 +202,13 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
         "TILEJUDGE_HOME": str(home),
         "TILEJUDGE_API_PORT": str(api_port),
     }
+    _register_judge_lexicon(settings, s3_endpoint, database_url)
     api = stack.spawn("api", _api_argv(api_port), env)
     if workers:
         stack.spawn("worker", _worker_argv(settings.workers), env)
     api_url = f"http://{LOOPBACK}:{api_port}"
     _wait_ready(api_url, stack, api)
-    _print_banner(api_url, home, stack)
+    _print_banner(api_url, settings, stack)
     if lexicon_path is not None:
         from infra.demo import DemoError, load_demo
 
@@ -214,6 +217,36 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
         except (DemoError, httpx.HTTPError) as exc:
             raise StackError(f"the demo could not be loaded: {exc}") from exc
     return _supervise(stack)
+
+
+def _register_judge_lexicon(settings: Settings, s3_endpoint: str, database_url: str) -> None:
+    """Register the judge's word list before the workers start, so their parent preloads it
+    and the pool shares one copy from the first upload on (a list registered later is loaded
+    by each child that needs it until the workers restart)."""
+    from dataclasses import replace
+
+    from infra import lexicon_files
+    from infra.bootstrap import make_blobs, make_store
+    from infra.registry import register_lexicon
+    from judge import Lexicon
+
+    try:
+        path = lexicon_files.resolve(None)
+    except lexicon_files.LexiconNotFound:
+        return
+    wired = replace(settings, s3_endpoint=s3_endpoint, database_url=database_url)
+    store = make_store(wired)
+    try:
+        register_lexicon(
+            store,
+            make_blobs(wired),
+            Lexicon.from_bytes(path.read_bytes()),
+            name="words_alpha",
+            source=str(path),
+            by="tilejudge up",
+        )
+    finally:
+        store.engine.dispose()
 
 
 def _start_redis(stack: Stack, home: Path, saved_port: int | None) -> str:
@@ -290,9 +323,10 @@ def _load_ports(home: Path) -> dict[str, int]:
     return {k: v for k, v in saved.items() if isinstance(v, int) and 0 < v < 65536}
 
 
-def _save_ports(home: Path, services: list[Service], api_port: int) -> None:
-    ports = {"redis" if s.name == "redis" else "s3": s.port for s in services}
-    ports["api"] = api_port
+def _save_ports(home: Path, saved: dict[str, int], services: list[Service], api_port: int) -> None:
+    # Merged into what was saved: a service configured externally this time keeps its old
+    # local port for the next run that starts it again.
+    ports = saved | {_PORT_KEYS[s.name]: s.port for s in services} | {"api": api_port}
     partial = home / "ports.json.partial"
     partial.write_text(json.dumps(ports, indent=2) + "\n")
     partial.replace(home / "ports.json")
@@ -302,6 +336,9 @@ def _api_argv(port: int) -> list[str]:
     return [
         sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory",
         "--host", LOOPBACK, "--port", str(port),
+        # The access log would write every client's address (X-Forwarded-For from a local
+        # proxy included) to logs/api.log; the privacy page promises no IP addresses are kept.
+        "--no-access-log",
     ]  # fmt: skip
 
 
@@ -342,13 +379,14 @@ def _death_notice(part: Supervised) -> str:
     )
 
 
-def _print_banner(api_url: str, home: Path, stack: Stack) -> None:
+def _print_banner(api_url: str, settings: Settings, stack: Stack) -> None:
+    token_from = "$TILEJUDGE_ADMIN_TOKEN" if settings.admin_token else settings.home / "admin-token"
     lines = [
-        f"tilejudge is up (home {home})",
+        f"tilejudge is up (home {settings.home})",
         f"  API        {api_url}",
         f"  docs       {api_url}/docs",
         f"  dashboard  {api_url}/dashboard",
-        f"  admin token in {home / 'admin-token'}",
+        f"  admin token in {token_from}",
         f"  logs       {stack.logs}/ (api.log, worker.log)",
         *(f"  {s.name:<10} {s.url} (log {s.log_path})" for s in stack.services),
         "Press Ctrl-C to stop.",

@@ -10,17 +10,25 @@ import threading
 
 import structlog
 
-from infra.publisher import PublishFailed, Publisher
+from infra.publisher import Publisher, PublishFailed
 from infra.sql.store import SqlStore
 
 log = structlog.get_logger("tilejudge.sweeper")
 
 
-def sweep(store: SqlStore, publisher: Publisher, *, stored_for: float, queued_for: float,
-          judging_for: float) -> int:
+def sweep(
+    store: SqlStore,
+    publisher: Publisher,
+    *,
+    stored_for: float,
+    queued_for: float,
+    judging_for: float,
+) -> int:
     """One pass; returns how many submissions were published again."""
     published = 0
-    stuck = store.needing_attention(stored_for=stored_for, queued_for=queued_for, judging_for=judging_for)
+    stuck = store.needing_attention(
+        stored_for=stored_for, queued_for=queued_for, judging_for=judging_for
+    )
     for submission in stuck:
         if not store.requeue(submission):
             continue  # a worker or another sweeper got there first
@@ -39,20 +47,34 @@ def sweep(store: SqlStore, publisher: Publisher, *, stored_for: float, queued_fo
 class SweeperThread(threading.Thread):
     """Runs `sweep` every `interval` seconds until stopped; errors are logged, never fatal."""
 
-    def __init__(self, store: SqlStore, publisher: Publisher, *, interval: float, stored_for: float,
-                 queued_for: float, judging_for: float) -> None:
+    def __init__(
+        self,
+        store: SqlStore,
+        publisher: Publisher,
+        *,
+        interval: float,
+        stored_for: float,
+        queued_for: float,
+        judging_for: float,
+    ) -> None:
         super().__init__(name="tilejudge-sweeper", daemon=True)
-        self._args = (store, publisher)
-        self._limits = {"stored_for": stored_for, "queued_for": queued_for, "judging_for": judging_for}
+        self._store, self._publisher = store, publisher
+        self._stored_for, self._queued_for, self._judging_for = stored_for, queued_for, judging_for
         self._interval = interval
-        self._stop = threading.Event()
+        self._halt = threading.Event()  # not `_stop`: Thread.join() calls a method of that name
 
     def run(self) -> None:
-        while not self._stop.wait(self._interval):
+        while not self._halt.wait(self._interval):
             try:
-                sweep(*self._args, **self._limits)
+                sweep(
+                    self._store,
+                    self._publisher,
+                    stored_for=self._stored_for,
+                    queued_for=self._queued_for,
+                    judging_for=self._judging_for,
+                )
             except Exception:
                 log.exception("sweeper.pass_failed")
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()

@@ -134,8 +134,16 @@ def _off_origin(rng: random.Random, index: WordIndex) -> str:
 
 
 def _illegal(rng: random.Random, index: WordIndex, board: _Board) -> str | None:
-    """A line meant to fail with one reason code; None when that reason cannot happen yet."""
-    reason = rng.choice(list(Reason))
+    """A line meant to fail with some reason code; None if none of a few draws can happen yet."""
+    for _ in range(8):
+        line = _illegal_for(rng, rng.choice(list(Reason)), index, board)
+        if line is not None:
+            return line
+    return None
+
+
+def _illegal_for(rng: random.Random, reason: Reason, index: WordIndex, board: _Board) -> str | None:
+    """A line meant to fail with `reason`; None when that reason cannot happen yet."""
     word = rng.choice(index.words)
     n = len(word)
     if reason is Reason.MALFORMED:

@@ -37,7 +37,7 @@ class Layout:
     def from_json(cls, data: bytes | str) -> Layout:
         try:
             doc = json.loads(data)
-        except (ValueError, UnicodeDecodeError) as exc:
+        except (ValueError, UnicodeDecodeError, RecursionError) as exc:
             raise LayoutError(f"not JSON: {exc}") from exc
         if not isinstance(doc, dict):
             raise LayoutError("a layout is a JSON object")
@@ -55,7 +55,7 @@ class Layout:
             if not isinstance(row, list) or len(row) != period:
                 raise LayoutError(f"'bonus' row {number} must list {period} squares")
             for square in row:
-                if square not in BONUSES:
+                if not isinstance(square, str) or square not in BONUSES:
                     raise LayoutError(f"'bonus' row {number}: unknown square {square!r}")
         letters = doc.get("letters")
         if not isinstance(letters, dict) or sorted(letters) != list(LETTERS):

@@ -94,7 +94,9 @@ class Report:
                 lines.append(f'{{"line":{v.line},"ok":true,"score":{v.score},"tiles":{v.tiles}}}')
             else:
                 detail = json.dumps(v.detail)
-                lines.append(f'{{"line":{v.line},"ok":false,"reason":"{v.reason.value}","detail":{detail}}}')
+                lines.append(
+                    f'{{"line":{v.line},"ok":false,"reason":"{v.reason.value}","detail":{detail}}}'
+                )
         summary = self._summary()
         head = {key: summary.pop(key) for key in _SPEC_KEYS}
         text = json.dumps(head, separators=(",", ":"))[:-1]

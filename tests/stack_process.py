@@ -34,19 +34,32 @@ class RunningStack:
 
 
 @contextmanager
-def running_stack(home: Path, *, workers: int = 2, env: dict[str, str] | None = None,
-                  timeout: float = 120.0) -> Iterator[RunningStack]:
+def running_stack(
+    home: Path, *, workers: int = 2, env: dict[str, str] | None = None, timeout: float = 120.0
+) -> Iterator[RunningStack]:
     port = free_port()
-    child_env = {k: v for k, v in os.environ.items()
-                 if not k.startswith("TILEJUDGE_") and k not in ("REDIS_URL",)}
-    child_env |= {"TILEJUDGE_HOME": str(home), "TILEJUDGE_API_PORT": str(port),
-                  "TILEJUDGE_WORKERS": str(workers), "TILEJUDGE_ADMIN_TOKEN": "e2e-admin-token",
-                  "TILEJUDGE_LEXICON": os.environ.get("TILEJUDGE_LEXICON", "")}
+    child_env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TILEJUDGE_") and k not in ("REDIS_URL",)
+    }
+    child_env |= {
+        "TILEJUDGE_HOME": str(home),
+        "TILEJUDGE_API_PORT": str(port),
+        "TILEJUDGE_WORKERS": str(workers),
+        "TILEJUDGE_ADMIN_TOKEN": "e2e-admin-token",
+        "TILEJUDGE_LEXICON": os.environ.get("TILEJUDGE_LEXICON", ""),
+    }
     child_env |= env or {}
     home.mkdir(parents=True, exist_ok=True)
     out = open(home / "up.out", "wb")  # noqa: SIM115 (closed in finally)
-    process = subprocess.Popen([sys.executable, "-m", "infra.cli", "up"], env=child_env,
-                               stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "infra.cli", "up"],
+        env=child_env,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(url, process, home, timeout)
@@ -66,11 +79,15 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], home: Path, timeout:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"tilejudge up exited {process.returncode}:\n{(home / 'up.out').read_text()[-4000:]}")
+            raise RuntimeError(
+                f"tilejudge up exited {process.returncode}:\n{(home / 'up.out').read_text()[-4000:]}"
+            )
         try:
             if httpx.get(f"{url}/readyz", timeout=2).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
         time.sleep(0.3)
-    raise RuntimeError(f"tilejudge up not ready in {timeout} s:\n{(home / 'up.out').read_text()[-4000:]}")
+    raise RuntimeError(
+        f"tilejudge up not ready in {timeout} s:\n{(home / 'up.out').read_text()[-4000:]}"
+    )

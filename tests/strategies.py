@@ -9,7 +9,9 @@ from tests.conftest import TINY_WORDS
 small = st.integers(min_value=-4, max_value=4)
 number_text = st.one_of(
     small.map(str),
-    st.sampled_from(["-0", "007", "+1", "1e3", "0x10", "1234567890123456789", "999999999999999999"]),
+    st.sampled_from(
+        ["-0", "007", "+1", "1e3", "0x10", "1234567890123456789", "999999999999999999"]
+    ),
 )
 word_text = st.one_of(
     st.sampled_from(sorted(TINY_WORDS)),

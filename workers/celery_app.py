@@ -32,7 +32,9 @@ _state: dict[str, Any] = {}
 def _rulesets() -> RulesetCache:
     if "rulesets" not in _state:
         store = make_store(settings, durable=False)
-        _state["rulesets"] = RulesetCache(store, make_blobs(settings), settings.home / "lexicon-cache")
+        _state["rulesets"] = RulesetCache(
+            store, make_blobs(settings), settings.home / "lexicon-cache"
+        )
     rulesets: RulesetCache = _state["rulesets"]
     return rulesets
 
@@ -43,7 +45,10 @@ def deps() -> WorkerDeps:
         rulesets = _rulesets()
         rulesets.rebind(store, blobs)
         _state["deps"] = WorkerDeps(
-            store=store, blobs=blobs, rulesets=rulesets, max_attempts=settings.max_attempts,
+            store=store,
+            blobs=blobs,
+            rulesets=rulesets,
+            max_attempts=settings.max_attempts,
             claim_stale_after=settings.task_time_limit + 30,
         )
     worker_deps: WorkerDeps = _state["deps"]
@@ -55,7 +60,10 @@ def _preload_lexicons(**_: Any) -> None:
     configure_logging()
     rulesets = _rulesets()
     store = make_store(settings)
-    ids = sorted({contest.lexicon_id for contest in store.list_contests()})
+    # The live lexicons, and the newest registered ones (a contest about to be created uses one).
+    live = {contest.lexicon_id for contest in store.list_contests()}
+    newest = [row["id"] for row in store.all_lexicons()[-2:]]
+    ids = sorted(live | set(newest))
     store.engine.dispose()
     # TILEJUDGE_PRELOAD=0 leaves each child to load its own: only for measuring what sharing saves.
     if os.environ.get("TILEJUDGE_PRELOAD", "1") != "0":
@@ -77,7 +85,7 @@ def judge_task(self: Any, submission_id: str, inline: str | None = None) -> str:
     try:
         outcome = judge_submission(deps(), submission_id, data)
     except RetryLater as exc:
-        raise self.retry(exc=exc, countdown=min(30, 2 ** self.request.retries)) from exc
+        raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
     if outcome is not Outcome.JUDGED:
         log.info("worker.outcome", submission=submission_id, outcome=outcome.value)
     return outcome.value

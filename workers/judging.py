@@ -65,11 +65,19 @@ def judge_submission(deps: WorkerDeps, submission_id: str, inline: bytes | None 
         report = judge(data, lexicon, layout)
         key = report_key(sub.id, lexicon.id, layout.id)
         about = json.dumps({"submission": sub.id, "contest": sub.contest_id}, separators=(",", ":"))
-        deps.blobs.put(key, about[:-1].encode() + b"," + report.to_json_bytes()[1:], "application/json")
+        deps.blobs.put(
+            key, about[:-1].encode() + b"," + report.to_json_bytes()[1:], "application/json"
+        )
         recorded = deps.store.record_result(
-            claim, lexicon_id=lexicon.id, layout_id=layout.id, judge_version=JUDGE_VERSION,
-            score=report.total, legal=report.legal, illegal=report.illegal,
-            tiles=report.tiles_placed, report_key=key,
+            claim,
+            lexicon_id=lexicon.id,
+            layout_id=layout.id,
+            judge_version=JUDGE_VERSION,
+            score=report.total,
+            legal=report.legal,
+            illegal=report.illegal,
+            tiles=report.tiles_placed,
+            report_key=key,
         )
     except TRANSIENT as exc:
         give_up = claim.attempt >= deps.max_attempts

@@ -20,7 +20,9 @@ class UnknownRuleset(LookupError):
 
 
 class RulesetCache:
-    def __init__(self, store: SqlStore, blobs: BlobStore, directory: Path, capacity: int = 4) -> None:
+    def __init__(
+        self, store: SqlStore, blobs: BlobStore, directory: Path, capacity: int = 4
+    ) -> None:
         self._store = store
         self._blobs = blobs
         self._directory = directory

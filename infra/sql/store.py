@@ -367,11 +367,20 @@ class SqlStore:
         with self._write() as (conn, pending):
             changed = conn.execute(
                 update(submissions)
-                .where(and_(submissions.c.id == submission_id, submissions.c.state == SubmissionState.STORED))
+                .where(
+                    and_(
+                        submissions.c.id == submission_id,
+                        submissions.c.state == SubmissionState.STORED,
+                    )
+                )
                 .values(state=SubmissionState.QUEUED, state_at=clock.now())
             ).rowcount
             if changed:
-                row = conn.execute(select(submissions).where(submissions.c.id == submission_id)).mappings().one()
+                row = (
+                    conn.execute(select(submissions).where(submissions.c.id == submission_id))
+                    .mappings()
+                    .one()
+                )
                 pending.append({"type": EventType.SUBMISSION_QUEUED, **_about(Submission(**row))})
             return bool(changed)
 
@@ -380,12 +389,21 @@ class SqlStore:
         with self._write() as (conn, pending):
             changed = conn.execute(
                 update(submissions)
-                .where(and_(submissions.c.id == seen.id, submissions.c.state == seen.state,
-                            submissions.c.state_at == seen.state_at))
+                .where(
+                    and_(
+                        submissions.c.id == seen.id,
+                        submissions.c.state == seen.state,
+                        submissions.c.state_at == seen.state_at,
+                    )
+                )
                 .values(state=SubmissionState.QUEUED, state_at=clock.now())
             ).rowcount
             if changed:
-                kind = EventType.SUBMISSION_QUEUED if seen.state == SubmissionState.STORED else EventType.SUBMISSION_REQUEUED
+                kind = (
+                    EventType.SUBMISSION_QUEUED
+                    if seen.state == SubmissionState.STORED
+                    else EventType.SUBMISSION_REQUEUED
+                )
                 pending.append({"type": kind, **_about(seen), "was": seen.state})
             return bool(changed)
 

@@ -29,12 +29,21 @@ def _iso(moment: datetime) -> str:
 
 
 def _setup_contest(http: httpx.Client, stack: RunningStack, words: bytes) -> list[str]:
-    lexicon = http.post("/v1/lexicons", params={"name": "words_alpha"}, content=words,
-                        headers=stack.admin | {"content-type": "text/plain"})
+    lexicon = http.post(
+        "/v1/lexicons",
+        params={"name": "words_alpha"},
+        content=words,
+        headers=stack.admin | {"content-type": "text/plain"},
+    )
     assert lexicon.status_code == 201, lexicon.text
     now = datetime.now(UTC)
-    contest = {"id": "e2e", "title": "End to end", "opens_at": _iso(now - timedelta(hours=1)),
-               "closes_at": _iso(now + timedelta(hours=1)), "lexicon": "words_alpha"}
+    contest = {
+        "id": "e2e",
+        "title": "End to end",
+        "opens_at": _iso(now - timedelta(hours=1)),
+        "closes_at": _iso(now + timedelta(hours=1)),
+        "lexicon": "words_alpha",
+    }
     assert http.post("/v1/contests", json=contest, headers=stack.admin).status_code == 201
     tokens = []
     for n in range(TEAMS):
@@ -44,7 +53,9 @@ def _setup_contest(http: httpx.Client, stack: RunningStack, words: bytes) -> lis
     return tokens
 
 
-def _wait_all_judged(http: httpx.Client, stack: RunningStack, ids: list[str], timeout: float) -> dict[str, dict]:
+def _wait_all_judged(
+    http: httpx.Client, stack: RunningStack, ids: list[str], timeout: float
+) -> dict[str, dict]:
     deadline = time.monotonic() + timeout
     seen: dict[str, dict] = {}
     while time.monotonic() < deadline:
@@ -56,14 +67,18 @@ def _wait_all_judged(http: httpx.Client, stack: RunningStack, ids: list[str], ti
         if len(seen) == len(ids):
             return seen
         time.sleep(0.5)
-    pytest.fail(f"{len(ids) - len(seen)} uploads not judged in {timeout} s\n{stack.log('worker')[-3000:]}")
+    pytest.fail(
+        f"{len(ids) - len(seen)} uploads not judged in {timeout} s\n{stack.log('worker')[-3000:]}"
+    )
 
 
 def _all_events(http: httpx.Client, stack: RunningStack) -> list[dict]:
     events: list[dict] = []
     after = 0
     while True:
-        page = http.get("/v1/events", params={"after": after, "limit": 1000}, headers=stack.admin).json()
+        page = http.get(
+            "/v1/events", params={"after": after, "limit": 1000}, headers=stack.admin
+        ).json()
         events += page["events"]
         if not page["events"]:
             return events
@@ -74,16 +89,27 @@ def test_two_hundred_concurrent_uploads_are_each_judged_once_and_exactly(tmp_pat
     words = shared_list("words_alpha.txt").read_bytes()
     lexicon = Lexicon.from_bytes(words)
     index, layout = WordIndex.build(lexicon.words), default_layout()
-    corpus = [generate(index, layout, seed=7000 + n, moves=400 + 7 * n, illegal_share=0.1) for n in range(UPLOADS)]
+    corpus = [
+        generate(index, layout, seed=7000 + n, moves=400 + 7 * n, illegal_share=0.1)
+        for n in range(UPLOADS)
+    ]
     expected = [judge(data, lexicon, layout).total for data in corpus]
 
-    with running_stack(tmp_path / "home", workers=2) as stack, httpx.Client(base_url=stack.url, timeout=60) as http:
+    with (
+        running_stack(tmp_path / "home", workers=2) as stack,
+        httpx.Client(base_url=stack.url, timeout=60) as http,
+    ):
         tokens = _setup_contest(http, stack, words)
 
         def upload(n: int) -> tuple[int, dict]:
-            response = http.post("/v1/contests/e2e/submissions", content=corpus[n],
-                                 headers={"Authorization": f"Bearer {tokens[n % TEAMS]}",
-                                          "content-type": "text/plain"})
+            response = http.post(
+                "/v1/contests/e2e/submissions",
+                content=corpus[n],
+                headers={
+                    "Authorization": f"Bearer {tokens[n % TEAMS]}",
+                    "content-type": "text/plain",
+                },
+            )
             assert response.status_code == 202, response.text
             return n, response.json()
 

@@ -84,7 +84,8 @@ def test_redis_keeps_keys_across_a_restart_on_the_same_directory(tmp_path: Path)
 def test_starting_on_a_taken_port_fails_clearly_and_leaves_the_owner_alone(
     tmp_path: Path,
 ) -> None:
-    with start_redis(tmp_path / "first") as first:
+    # A port SeaweedFS could use too (its +10000 twin must exist), so both refusals are tested.
+    with start_redis(tmp_path / "first", port=free_port(avoid_twin=True)) as first:
         with pytest.raises(ServiceStartError, match="already in use"):
             start_redis(tmp_path / "second", port=first.port)
         with pytest.raises(ServiceStartError, match="already in use"):

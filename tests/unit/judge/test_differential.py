@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -65,25 +66,59 @@ def assert_same_as_plain(
 # --- generated submissions with the real lexicon -----------------------------------------------
 
 SEEDS = 2_000
-FULL_BAG_SEEDS = 10
+FULL_BAG_SEEDS = 30
+
+
+def slid(data: bytes, seed: int) -> bytes:
+    """The same game with about half its move lines slid one cell up, down, left or right.
+
+    The bot only ever connects by crossing a tile; slid copies of its words lie alongside
+    others, so they connect edge to edge only (SPEC check 8), clash, or float free.
+    """
+    rng = random.Random(seed)
+    lines = []
+    for line in data.splitlines():
+        fields = line.split()
+        numbers = fields[:4]
+        if (
+            len(fields) == 5
+            and all(f.lstrip(b"-").isdigit() for f in numbers)
+            and rng.random() < 0.5
+        ):
+            dx, dy = rng.choice([(1, 0), (-1, 0), (0, 1), (0, -1)])
+            x1, y1, x2, y2 = map(int, numbers)
+            line = b"%d %d %d %d %s" % (x1 + dx, y1 + dy, x2 + dx, y2 + dy, fields[4])
+        lines.append(line)
+    return b"".join(line + b"\n" for line in lines)
 
 
 @pytest.fixture(scope="module")
 def generated(word_index: WordIndex, layout: Layout) -> list[tuple[str, bytes]]:
-    """2,000 short games with 30% illegal lines and 10 that use up the bag, each named."""
+    """2,000 short games with 30% illegal lines, 30 that use up the bag, and each one slid."""
     corpus = [
-        (f"seed {seed}, 60 moves", generate(word_index, layout, seed=seed, moves=60, illegal_share=0.3))
+        (
+            f"seed {seed}, 60 moves",
+            generate(word_index, layout, seed=seed, moves=60, illegal_share=0.3),
+        )
         for seed in range(SEEDS)
     ]
     corpus += [
-        (f"seed {seed}, full bag", generate(word_index, layout, seed=seed, moves=6000, illegal_share=0.1))
+        (
+            f"seed {seed}, full bag",
+            generate(word_index, layout, seed=seed, moves=6000, illegal_share=0.1),
+        )
         for seed in range(FULL_BAG_SEEDS)
+    ]
+    corpus += [
+        (f"{name}, slid", slid(data, seed)) for seed, (name, data) in enumerate(list(corpus))
     ]
     return corpus
 
 
 @pytest.fixture(scope="module")
-def plain_verdicts(generated: list[tuple[str, bytes]], real_lexicon: Lexicon) -> list[dict[str, Any]]:
+def plain_verdicts(
+    generated: list[tuple[str, bytes]], real_lexicon: Lexicon
+) -> list[dict[str, Any]]:
     return [plain_view(data, real_lexicon.words) for _, data in generated]
 
 
@@ -93,6 +128,7 @@ def test_a_few_generated_games_judge_as_the_plain_judge_does(
     for seed in range(20):
         data = generate(word_index, layout, seed=seed, moves=60, illegal_share=0.3)
         assert_same_as_plain(engine, data, real_lexicon, layout)
+        assert_same_as_plain(engine, slid(data, seed), real_lexicon, layout)
     data = generate(word_index, layout, seed=0, moves=6000, illegal_share=0.1)
     assert_same_as_plain(engine, data, real_lexicon, layout)
 
@@ -113,10 +149,11 @@ def test_thousands_of_generated_games_judge_as_the_plain_judge_does(
         assert ours == plain, f"{name}: {first_difference(data, ours, plain)}"
         moves += len(ours["lines"])
     # The corpus is what it claims to be: many moves, every verdict kind, most of a bag used.
-    assert moves > SEEDS * 60 * 0.9
+    assert moves > 2 * SEEDS * 60 * 0.9
     reasons = {line.get("reason", "ok") for plain in plain_verdicts for line in plain["lines"]}
     assert len(reasons) == 12
-    assert all(sum(p["bag_left"].values()) < 2_000 for p in plain_verdicts[SEEDS:])
+    full_bag = plain_verdicts[SEEDS : SEEDS + FULL_BAG_SEEDS]
+    assert all(sum(p["bag_left"].values()) < 2_000 for p in full_bag)
 
 
 # --- hypothesis submissions with the tiny lexicon -----------------------------------------------
@@ -149,7 +186,9 @@ def with_bonus(layout: Layout, table: list[list[str]]) -> Layout:
 
 @examples
 @given(table=bonus_tables, data=st.one_of(crowded_games(), submissions))
-def test_any_bonus_table_scores_as_the_plain_judge_does(engine: JudgeFn, tiny, layout, table, data):
+def test_any_bonus_table_scores_as_the_plain_judge_does(
+    engine: JudgeFn, tiny, layout, table, data
+) -> None:
     assert_same_as_plain(engine, data, tiny, with_bonus(layout, table), table)
 
 

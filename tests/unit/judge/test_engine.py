@@ -10,7 +10,10 @@ from tests.engines import JudgeFn
 
 def verdicts(engine: JudgeFn, text: str | bytes, lexicon: Lexicon, layout: Layout) -> list:
     data = text.encode() if isinstance(text, str) else text
-    return [(v.line, v.reason.value if v.reason else v.score) for v in engine(data, lexicon, layout).verdicts]
+    return [
+        (v.line, v.reason.value if v.reason else v.score)
+        for v in engine(data, lexicon, layout).verdicts
+    ]
 
 
 @pytest.mark.parametrize(
@@ -153,7 +156,11 @@ def test_a_custom_layout_changes_bonuses_and_bag(engine: JudgeFn, tiny, layout) 
     }
     custom = Layout.from_mapping(doc)
     report = engine(b"0 0 2 0 cat\n0 0 0 1 ca\n3 0 4 0 at", tiny, custom)
-    assert [v.reason or v.score for v in report.verdicts] == [3 * 8, Reason.NOT_IN_DICTIONARY, Reason.BAG_EMPTY]
+    assert [v.reason or v.score for v in report.verdicts] == [
+        3 * 8,
+        Reason.NOT_IN_DICTIONARY,
+        Reason.BAG_EMPTY,
+    ]
     assert report.layout == custom.id != layout.id
 
 
@@ -200,7 +207,11 @@ def test_a_ten_megabyte_line_is_one_verdict(engine: JudgeFn, tiny, layout) -> No
     long_word = b"0 0 1 0 " + b"a" * 10_000_000
     garbage = b"x" * 10_000_000
     report = engine(long_word + b"\n" + garbage + b"\n-1 0 1 0 cat", tiny, layout)
-    assert [v.reason or v.score for v in report.verdicts] == [Reason.LENGTH_MISMATCH, Reason.MALFORMED, 7]
+    assert [v.reason or v.score for v in report.verdicts] == [
+        Reason.LENGTH_MISMATCH,
+        Reason.MALFORMED,
+        7,
+    ]
     huge = b"0 0 9999999 0 " + b"a" * 10_000_000
     assert engine(huge, tiny, layout).verdicts[0].reason is Reason.NOT_IN_DICTIONARY
 

@@ -26,9 +26,6 @@ properties = settings(
 blank_lines = st.sampled_from([b"", b" ", b"\t", b" \t  ", b"\t\t ", b"\r", b" \r"])
 
 
-# `submissions` seldom gets past its first word (it has to cover the origin), so most boards stay
-# empty. These games open on the origin and keep playing in a 6x6 patch around it: the board fills
-# up, and moves connect, conflict, replay (no new tiles) and reuse tiles often.
 def _move(x: int, y: int, across: bool, word: str) -> bytes:
     x2, y2 = (x + len(word) - 1, y) if across else (x, y + len(word) - 1)
     return f"{x} {y} {x2} {y2} {word}".encode()
@@ -48,6 +45,12 @@ def opening_moves(draw: st.DrawFn) -> bytes:
 
 @st.composite
 def crowded_games(draw: st.DrawFn) -> bytes:
+    """Games that open on the origin and keep playing in a 6x6 patch around it.
+
+    `submissions` seldom gets past its first line (a first word must cover the origin), so its
+    boards stay nearly empty; here the board fills up, and moves connect, conflict, replay
+    earlier lines (no new tiles) and reuse tiles often. A mix of other lines rides along.
+    """
     lines = [draw(opening_moves())]
     for kind in draw(st.lists(st.integers(0, 9), max_size=30)):
         if kind < 7:
@@ -89,7 +92,9 @@ def test_no_input_makes_judge_raise(engine: JudgeFn, tiny: Lexicon, layout: Layo
 
 @properties
 @given(data=st.one_of(submissions, crowded_games()))
-def test_the_default_bag_holds_every_tile_placed_or_left(engine: JudgeFn, tiny, layout, data) -> None:
+def test_the_default_bag_holds_every_tile_placed_or_left(
+    engine: JudgeFn, tiny, layout, data
+) -> None:
     report = engine(data, tiny, layout)
     assert report.tiles_placed <= BAG_SIZE
     assert report.tiles_placed + sum(report.bag_left.values()) == BAG_SIZE
@@ -135,7 +140,11 @@ def test_blank_lines_only_shift_line_numbers(engine: JudgeFn, tiny, layout, data
     before = engine(data, tiny, layout)
     after = engine(padded, tiny, layout)
     assert after.verdicts == tuple(v._replace(line=moved[v.line]) for v in before.verdicts)
-    assert (after.total, after.bag_left, after.words) == (before.total, before.bag_left, before.words)
+    assert (after.total, after.bag_left, after.words) == (
+        before.total,
+        before.bag_left,
+        before.words,
+    )
 
 
 @properties
@@ -161,3 +170,10 @@ def test_judging_is_deterministic(engine: JudgeFn, tiny, layout, data) -> None:
     second = engine(bytes(data), tiny, layout)
     assert first == second
     assert first.to_json() == second.to_json()
+
+
+@properties
+@given(data=inputs)
+def test_the_fast_json_bytes_equal_the_json_dict(engine: JudgeFn, tiny, layout, data) -> None:
+    report = engine(data, tiny, layout)
+    assert json.loads(report.to_json_bytes()) == report.to_json()

@@ -1,0 +1,1 @@
+"""Benchmarks: scripts that print figures and assert nothing (`make bench`)."""

@@ -1,0 +1,190 @@
+"""An in-process pipeline for API tests: SQLite in tmp_path, in-memory S3 and broker, TestClient.
+
+`open_pipeline(tmp_path)` builds it; `drain(services)` plays the workers, judging every message
+the in-memory broker was handed (again, if it was handed one twice: delivery is at least once).
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+from fastapi.testclient import TestClient
+
+from api.app import create_app
+from api.intake import Intake
+from api.ratelimit import RateLimiter
+from api.services import Services
+from infra import clock
+from infra.blobstore import InMemoryBlobStore
+from infra.publisher import InMemoryPublisher
+from infra.settings import Settings
+from infra.sql.engine import make_engine
+from infra.sql.migrate import upgrade
+from infra.sql.store import SqlStore
+from workers.judging import Outcome, WorkerDeps, judge_submission
+from workers.rulesets import RulesetCache
+
+ADMIN_TOKEN = "admin-token"
+RECEIPT_KEY = "k"
+ADMIN = {"Authorization": f"Bearer {ADMIN_TOKEN}"}
+TINY_WORDS = ("cat", "at", "ate", "tea", "eat", "tab", "bat", "cab", "by")
+
+_migrated: dict[str, Path] = {}  # one migrated database per session, copied for each test
+
+
+@dataclass(frozen=True)
+class TeamLogin:
+    id: str
+    name: str
+    token: str
+    contest: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token}"}
+
+
+@dataclass
+class Pipeline:
+    services: Services
+    client: TestClient
+    store: SqlStore
+    blobs: InMemoryBlobStore
+    publisher: InMemoryPublisher
+    teams: dict[str, TeamLogin] = field(default_factory=dict)
+
+    def add_lexicon(
+        self, words: tuple[str, ...] = TINY_WORDS, name: str = "tiny"
+    ) -> dict[str, Any]:
+        body = "".join(word + "\n" for word in words)
+        response = self.client.post(
+            "/v1/lexicons", params={"name": name}, content=body,
+            headers={**ADMIN, "Content-Type": "text/plain"},
+        )  # fmt: skip
+        assert response.status_code == 201, response.text
+        return dict(response.json())
+
+    def add_contest(
+        self,
+        contest_id: str = "open",
+        *,
+        opens_in: float = -3600,
+        closes_in: float = 3600,
+        lexicon: str = "tiny",
+    ) -> dict[str, Any]:
+        """A contest opening/closing that many seconds from now (negative: in the past)."""
+        if lexicon == "tiny" and self.store.find_lexicon("tiny") is None:
+            self.add_lexicon()
+        now = datetime.now(UTC)
+        body = {
+            "id": contest_id, "title": f"Contest {contest_id}", "lexicon": lexicon,
+            "opens_at": clock.format_time(now + timedelta(seconds=opens_in)),
+            "closes_at": clock.format_time(now + timedelta(seconds=closes_in)),
+        }  # fmt: skip
+        response = self.client.post("/v1/contests", json=body, headers=ADMIN)
+        assert response.status_code == 201, response.text
+        return dict(response.json())
+
+    def add_team(self, name: str, contest: str = "open") -> TeamLogin:
+        response = self.client.post(
+            f"/v1/contests/{contest}/teams", json={"name": name}, headers=ADMIN
+        )
+        assert response.status_code == 201, response.text
+        body = response.json()
+        team = TeamLogin(id=body["id"], name=body["name"], token=body["token"], contest=contest)
+        self.teams[name] = team
+        return team
+
+    def upload(self, team: TeamLogin, data: bytes, contest: str | None = None) -> httpx.Response:
+        return self.client.post(
+            f"/v1/contests/{contest or team.contest}/submissions", content=data,
+            headers={**team.headers, "Content-Type": "text/plain"},
+        )  # fmt: skip
+
+    def accepted(self, team: TeamLogin, data: bytes) -> dict[str, Any]:
+        response = self.upload(team, data)
+        assert response.status_code == 202, response.text
+        return dict(response.json())
+
+    def state(self, submission_id: str) -> str:
+        return str(self.submission(submission_id)["state"])
+
+    def submission(self, submission_id: str) -> dict[str, Any]:
+        response = self.client.get(f"/v1/submissions/{submission_id}", headers=ADMIN)
+        assert response.status_code == 200, response.text
+        return dict(response.json())
+
+    def events(self) -> list[dict[str, Any]]:
+        return self.store.events_after(0, 1_000_000)
+
+    def uploads(self) -> dict[str, bytes]:
+        return {k: v for k, v in self.blobs.objects.items() if k.startswith("uploads/")}
+
+
+def settings_for(home: Path) -> Settings:
+    return Settings.from_env({
+        "TILEJUDGE_HOME": str(home),
+        "TILEJUDGE_ADMIN_TOKEN": ADMIN_TOKEN,
+        "TILEJUDGE_RECEIPT_KEY": RECEIPT_KEY,
+    })  # fmt: skip
+
+
+@contextmanager
+def open_pipeline(tmp_path: Path, limiter: RateLimiter | None = None) -> Iterator[Pipeline]:
+    """The API on a fresh migrated SQLite file, with fakes for S3 and the broker."""
+    database = tmp_path / "tilejudge.sqlite3"
+    shutil.copyfile(_migrated_template(), database)
+    engine = make_engine(f"sqlite:///{database}")
+    store = SqlStore(engine)
+    blobs = InMemoryBlobStore()
+    publisher = InMemoryPublisher()
+    settings = settings_for(tmp_path)
+    services = Services(
+        settings=settings, store=store, blobs=blobs, redis=None,
+        intake=Intake(store, blobs, publisher, RECEIPT_KEY),
+        limiter=limiter or RateLimiter(None, settings.rate_limit_per_minute),
+        admin_token=ADMIN_TOKEN,
+    )  # fmt: skip
+    try:
+        with TestClient(create_app(services, sweeper=False)) as client:
+            yield Pipeline(services, client, store, blobs, publisher)
+    finally:
+        engine.dispose()
+
+
+def _migrated_template() -> Path:
+    """Alembic costs a fraction of a second a run; migrate once, then copy the file."""
+    if "path" not in _migrated:
+        directory = Path(tempfile.mkdtemp(prefix="tilejudge-schema-"))
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        path = directory / "template.sqlite3"
+        engine = make_engine(f"sqlite:///{path}")
+        try:
+            upgrade(engine)
+        finally:
+            engine.dispose()  # the last connection to close checkpoints the WAL into the file
+        assert not path.with_name(path.name + "-wal").exists()
+        _migrated["path"] = path
+    return _migrated["path"]
+
+
+def drain(services: Services) -> list[tuple[str, Outcome]]:
+    """Judge every message published so far, in order, as a worker would."""
+    publisher = services.intake.publisher
+    assert isinstance(publisher, InMemoryPublisher)
+    rulesets = RulesetCache(services.store, services.blobs, services.settings.home / "rulesets")
+    deps = WorkerDeps(
+        store=services.store, blobs=services.blobs, rulesets=rulesets,
+        max_attempts=services.settings.max_attempts,
+        claim_stale_after=float(services.settings.visibility_timeout),
+    )  # fmt: skip
+    return [(sid, judge_submission(deps, sid)) for sid in list(publisher.published)]

@@ -1,0 +1,336 @@
+"""Intake: an upload is acknowledged only once it is durable, and refused without a trace."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import redis
+from sqlalchemy.exc import OperationalError
+
+from api import ratelimit
+from api.ratelimit import RateLimiter
+from infra.sweeper import sweep
+from tests.pipeline_fixtures import Pipeline, TeamLogin, open_pipeline
+
+MOVES = b"-1 0 1 0 cat\n"
+
+
+@pytest.fixture
+def pipe(tmp_path: Path) -> Iterator[Pipeline]:
+    with open_pipeline(tmp_path) as pipeline:
+        pipeline.add_contest("open")
+        yield pipeline
+
+
+@pytest.fixture
+def team(pipe: Pipeline) -> TeamLogin:
+    return pipe.add_team("ravens")
+
+
+def assert_nothing_stored(pipe: Pipeline, events_before: int) -> None:
+    assert pipe.uploads() == {}
+    assert pipe.store.count_by_state() == {}
+    assert len(pipe.events()) == events_before
+    assert pipe.publisher.published == []
+
+
+def test_a_raw_upload_is_accepted_with_id_digest_receipt_time_and_receipt(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    response = pipe.upload(team, MOVES)
+
+    assert response.status_code == 202
+    body = response.json()
+    assert set(body) == {"id", "sha256", "received_at", "receipt"}
+    assert body["sha256"] == hashlib.sha256(MOVES).hexdigest()
+    assert body["received_at"].endswith("Z")
+    assert len(body["receipt"]) == 64
+    assert pipe.publisher.published == [body["id"]]
+    assert pipe.state(body["id"]) == "queued"
+
+
+def test_a_multipart_upload_stores_the_file_fields_bytes(pipe: Pipeline, team: TeamLogin) -> None:
+    response = pipe.client.post(
+        "/v1/contests/open/submissions", headers=team.headers,
+        files={"file": ("moves.txt", MOVES, "text/plain")},
+    )  # fmt: skip
+
+    assert response.status_code == 202, response.text
+    assert response.json()["sha256"] == hashlib.sha256(MOVES).hexdigest()
+    assert list(pipe.uploads().values()) == [MOVES]
+
+
+def test_a_multipart_upload_without_a_file_field_is_refused(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    response = pipe.client.post(
+        "/v1/contests/open/submissions", headers=team.headers, data={"other": "x"},
+        files={"attachment": ("moves.txt", MOVES, "text/plain")},
+    )  # fmt: skip
+
+    assert response.status_code == 422
+    assert "file" in response.json()["detail"]
+    assert pipe.uploads() == {}
+
+
+def test_the_same_bytes_from_the_same_team_give_back_the_same_submission(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    first = pipe.accepted(team, MOVES)
+    again = pipe.upload(team, MOVES)
+
+    assert again.status_code == 202
+    assert again.json() == first
+    assert again.headers["X-Tilejudge-Duplicate"] == "true"
+    assert pipe.store.count_by_state() == {"queued": 1}
+    assert len(pipe.uploads()) == 1
+    assert pipe.publisher.published == [first["id"]]
+
+
+def test_the_same_bytes_from_another_team_are_another_submission(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    other = pipe.add_team("crows")
+
+    mine, theirs = pipe.accepted(team, MOVES), pipe.accepted(other, MOVES)
+
+    assert mine["id"] != theirs["id"]
+    assert mine["sha256"] == theirs["sha256"]
+    assert len(pipe.uploads()) == 2
+
+
+@pytest.mark.parametrize(
+    ("opens_in", "closes_in", "word"), [(3600, 7200, "opens"), (-7200, -3600, "closed")]
+)
+def test_an_upload_outside_the_contest_window_is_refused_and_nothing_is_stored(
+    pipe: Pipeline, opens_in: float, closes_in: float, word: str
+) -> None:
+    pipe.add_contest("shut", opens_in=opens_in, closes_in=closes_in)
+    late = pipe.add_team("owls", contest="shut")
+    before = len(pipe.events())
+
+    response = pipe.upload(late, MOVES)
+
+    assert response.status_code == 403
+    assert response.json()["error"] == "forbidden"
+    assert word in response.json()["detail"]
+    assert_nothing_stored(pipe, before)
+
+
+@pytest.mark.parametrize("multipart", [False, True])
+def test_an_upload_over_the_size_limit_is_refused_with_413_and_nothing_is_stored(
+    pipe: Pipeline, team: TeamLogin, multipart: bool
+) -> None:
+    pipe.services.settings = dataclasses.replace(pipe.services.settings, max_upload_bytes=8)
+    before = len(pipe.events())
+
+    if multipart:
+        response = pipe.client.post(
+            "/v1/contests/open/submissions", headers=team.headers,
+            files={"file": ("moves.txt", MOVES, "text/plain")},
+        )  # fmt: skip
+    else:
+        response = pipe.upload(team, MOVES)
+
+    assert response.status_code == 413
+    assert response.json() == {"error": "too_large", "detail": "upload is over the 8-byte limit"}
+    assert_nothing_stored(pipe, before)
+
+
+def test_an_upload_sent_as_json_is_refused_with_415(pipe: Pipeline, team: TeamLogin) -> None:
+    before = len(pipe.events())
+
+    response = pipe.client.post(
+        "/v1/contests/open/submissions", json={"moves": "cat"}, headers=team.headers
+    )
+
+    assert response.status_code == 415
+    assert "application/json" in response.json()["detail"]
+    assert_nothing_stored(pipe, before)
+
+
+def test_with_blob_storage_down_an_upload_gets_503_and_nothing_reaches_sql(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    before = len(pipe.events())
+    pipe.blobs.down = True
+
+    response = pipe.upload(team, MOVES)
+
+    assert response.status_code == 503
+    assert response.json()["error"] == "unavailable"
+    assert "Retry-After" in response.headers
+    pipe.blobs.down = False
+    assert_nothing_stored(pipe, before)
+
+
+def test_with_sql_down_an_upload_gets_503_and_is_not_half_accepted(
+    pipe: Pipeline, team: TeamLogin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    before = len(pipe.events())
+
+    def refuse(*_: Any) -> None:
+        raise OperationalError("INSERT INTO submissions", {}, Exception("disk I/O error"))
+
+    monkeypatch.setattr(pipe.store, "store_submission", refuse)
+    response = pipe.upload(team, MOVES)
+
+    assert response.status_code == 503
+    assert response.json()["error"] == "unavailable"
+    assert_nothing_stored(pipe, before)
+
+    monkeypatch.undo()
+    assert pipe.upload(team, MOVES).status_code == 202  # a retry once SQL is back is accepted
+
+
+def test_with_the_database_unreachable_an_upload_gets_503(pipe: Pipeline, team: TeamLogin) -> None:
+    healthy = pipe.store.engine
+    pipe.store.engine = pipe.store.from_url(
+        f"sqlite:///{pipe.services.settings.home}/no/such.db"
+    ).engine
+    try:
+        response = pipe.upload(team, MOVES)
+    finally:
+        pipe.store.engine.dispose()
+        pipe.store.engine = healthy
+
+    assert response.status_code == 503
+    assert pipe.uploads() == {}
+
+
+def test_with_the_broker_down_an_upload_stays_stored_until_the_sweeper_queues_it(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    pipe.publisher.down = True
+
+    accepted = pipe.accepted(team, MOVES)
+    assert pipe.state(accepted["id"]) == "stored"
+    assert pipe.publisher.published == []
+
+    pipe.publisher.down = False
+    published = sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=3600, judging_for=3600)
+
+    assert published == 1
+    assert pipe.publisher.published == [accepted["id"]]
+    assert pipe.state(accepted["id"]) == "queued"
+    types = [e["type"] for e in pipe.events() if e.get("submission") == accepted["id"]]
+    assert types == ["submission.stored", "submission.queued"]
+
+
+def test_a_sweep_while_the_broker_is_still_down_loses_nothing(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    pipe.publisher.down = True
+    accepted = pipe.accepted(team, MOVES)
+
+    assert sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=3600, judging_for=3600) == 0
+    pipe.publisher.down = False
+    assert sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=0, judging_for=3600) == 1
+    assert pipe.publisher.published == [accepted["id"]]
+
+
+def receipt_fields(pipe: Pipeline, team: TeamLogin, accepted: dict[str, Any]) -> dict[str, str]:
+    return {
+        "id": accepted["id"], "team": team.id, "contest": "open", "sha256": accepted["sha256"],
+        "received_at": accepted["received_at"], "receipt": accepted["receipt"],
+    }  # fmt: skip
+
+
+def test_a_receipt_verifies_for_exactly_the_fields_it_was_issued_for(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    fields = receipt_fields(pipe, team, pipe.accepted(team, MOVES))
+
+    assert pipe.client.post("/v1/receipts/verify", json=fields).json() == {"valid": True}
+    stored = pipe.client.get(f"/v1/submissions/{fields['id']}/receipt", headers=team.headers).json()
+    assert stored == fields
+
+
+@pytest.mark.parametrize("field", ["id", "team", "contest", "sha256", "received_at", "receipt"])
+def test_a_receipt_with_any_field_tampered_with_fails_to_verify(
+    pipe: Pipeline, team: TeamLogin, field: str
+) -> None:
+    fields = receipt_fields(pipe, team, pipe.accepted(team, MOVES))
+    original = fields[field]
+    fields[field] = original[:-1] + ("0" if original[-1] != "0" else "1")
+
+    response = pipe.client.post("/v1/receipts/verify", json=fields)
+
+    assert response.status_code == 200
+    assert response.json() == {"valid": False}
+
+
+class FakeRedis:
+    """Just enough of redis.Redis for the limiter: pipeline().incr/expire/execute."""
+
+    def __init__(self, fail: bool = False) -> None:
+        self.counts: dict[str, int] = {}
+        self.expiries: dict[str, int] = {}
+        self.fail = fail
+
+    def pipeline(self) -> FakeRedis.Pipe:
+        return FakeRedis.Pipe(self)
+
+    class Pipe:
+        def __init__(self, owner: FakeRedis) -> None:
+            self._owner = owner
+            self._ops: list[tuple[str, str, int]] = []
+
+        def incr(self, key: str) -> None:
+            self._ops.append(("incr", key, 1))
+
+        def expire(self, key: str, seconds: int) -> None:
+            self._ops.append(("expire", key, seconds))
+
+        def execute(self) -> list[int]:
+            if self._owner.fail:
+                raise redis.ConnectionError("fake Redis is down")
+            out = []
+            for op, key, n in self._ops:
+                if op == "incr":
+                    self._owner.counts[key] = self._owner.counts.get(key, 0) + n
+                    out.append(self._owner.counts[key])
+                else:
+                    self._owner.expiries[key] = n
+                    out.append(1)
+            return out
+
+
+def test_a_team_over_its_upload_rate_gets_429_with_retry_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 10 s into a minute: all uploads fall in one window, and the next opens in 50 s.
+    monkeypatch.setattr(ratelimit, "time", SimpleNamespace(time=lambda: 60 * 20_000 + 10.0))
+    fake = FakeRedis()
+    with open_pipeline(tmp_path, limiter=RateLimiter(fake, per_minute=2)) as pipe:  # type: ignore[arg-type]
+        pipe.add_contest("open")
+        team, other = pipe.add_team("ravens"), pipe.add_team("crows")
+        assert pipe.upload(team, b"0 0 2 0 cat\n").status_code == 202
+        assert pipe.upload(team, b"0 0 1 0 at\n").status_code == 202
+
+        refused = pipe.upload(team, b"0 0 2 0 ate\n")
+
+        assert refused.status_code == 429
+        assert refused.json()["error"] == "rate_limited"
+        assert refused.headers["Retry-After"] == "51"
+        assert "retry in 51 s" in refused.json()["detail"]
+        assert pipe.store.count_by_state() == {"queued": 2}
+        assert pipe.upload(other, b"0 0 2 0 ate\n").status_code == 202  # the limit is per team
+        assert sorted(fake.counts.values()) == [1, 3]
+        assert set(fake.expiries.values()) == {120}
+
+
+def test_the_rate_limiter_lets_uploads_through_when_redis_is_down(tmp_path: Path) -> None:
+    limiter = RateLimiter(FakeRedis(fail=True), per_minute=1)  # type: ignore[arg-type]
+    with open_pipeline(tmp_path, limiter=limiter) as pipe:
+        pipe.add_contest("open")
+        team = pipe.add_team("ravens")
+
+        assert pipe.upload(team, b"0 0 2 0 cat\n").status_code == 202
+        assert pipe.upload(team, b"0 0 1 0 at\n").status_code == 202

@@ -1,0 +1,252 @@
+"""Results after the workers ran: scores, reports, the leaderboard and the event log behind them."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judge import Lexicon, default_layout, judge
+from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain, open_pipeline
+from workers.judging import Outcome, RetryLater
+
+TINY = Lexicon.from_words(list(TINY_WORDS))
+CAT = b"0 0 2 0 cat\n"  # 9 points
+CAT_ATE = b"-1 0 1 0 cat\n0 0 0 2 ate\n"  # 11
+MIXED = b"0 0 2 0 dog\n0 0 2 0 cat\n5 5 6 5 at\n"  # 9, with two illegal lines
+AT = b"0 0 1 0 at\n"  # 3
+GARBAGE = b"garbage\n"  # 0, one malformed line
+
+# team: its uploads, in the order they are sent (zebra's CAT comes before alpha's on purpose)
+UPLOADS = [("zebra", CAT), ("alpha", CAT), ("mid", GARBAGE), ("zebra", AT), ("mid", CAT_ATE),
+           ("alpha", MIXED), ("nil", GARBAGE)]  # fmt: skip
+
+
+@pytest.fixture
+def pipe(tmp_path: Path) -> Iterator[Pipeline]:
+    with open_pipeline(tmp_path) as pipeline:
+        pipeline.add_contest("open")
+        for name in ("zebra", "alpha", "mid", "nil", "idle"):
+            pipeline.add_team(name)
+        yield pipeline
+
+
+@pytest.fixture
+def judged(pipe: Pipeline) -> dict[str, bytes]:
+    """Every upload of UPLOADS, judged: submission id -> its bytes."""
+    sent = {pipe.accepted(pipe.teams[name], data)["id"]: data for name, data in UPLOADS}
+    assert [outcome for _, outcome in drain(pipe.services)] == [Outcome.JUDGED] * len(sent)
+    return sent
+
+
+def test_a_judged_submission_carries_the_offline_judges_score(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    for submission_id, data in judged.items():
+        expected = judge(data, TINY, default_layout())
+        body = pipe.submission(submission_id)
+
+        assert body["state"] == "judged"
+        assert (body["score"], body["legal"], body["illegal"]) == (
+            expected.total, expected.legal, expected.illegal,
+        )  # fmt: skip
+        assert (body["lexicon"], body["layout"]) == (TINY.id, default_layout().id)
+        assert body["judged_at"] >= body["received_at"]
+        assert body["failure"] is None
+
+
+def test_the_owning_team_reads_its_result(pipe: Pipeline, judged: dict[str, bytes]) -> None:
+    mine = next(sid for sid, data in judged.items() if data == CAT_ATE)
+
+    response = pipe.client.get(f"/v1/submissions/{mine}", headers=pipe.teams["mid"].headers)
+
+    assert response.status_code == 200
+    assert response.json()["score"] == 11
+    assert response.json()["team"] == pipe.teams["mid"].id
+
+
+def test_the_report_is_the_spec_json_of_the_offline_judge(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    for submission_id, data in judged.items():
+        response = pipe.client.get(f"/v1/submissions/{submission_id}/report", headers=ADMIN)
+
+        assert response.status_code == 200
+        assert response.headers["content-type"] == "application/json"
+        report = response.json()
+        expected = judge(data, TINY, default_layout()).to_json()
+        assert {
+            k: report[k] for k in ("total", "legal", "illegal", "lexicon", "layout", "lines")
+        } == {k: expected[k] for k in ("total", "legal", "illegal", "lexicon", "layout", "lines")}
+        assert report == {"submission": submission_id, "contest": "open", **expected}
+
+
+def test_a_mixed_submissions_report_gives_a_reason_for_each_illegal_line(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    mixed = next(sid for sid, data in judged.items() if data == MIXED)
+
+    lines = pipe.client.get(f"/v1/submissions/{mixed}/report", headers=ADMIN).json()["lines"]
+
+    assert [(line["line"], line["ok"], line.get("reason")) for line in lines] == [
+        (1, False, "not_in_dictionary"), (2, True, None), (3, False, "not_connected"),
+    ]  # fmt: skip
+
+
+def test_there_is_no_report_before_judging(pipe: Pipeline) -> None:
+    accepted = pipe.accepted(pipe.teams["zebra"], CAT)
+
+    response = pipe.client.get(f"/v1/submissions/{accepted['id']}/report", headers=ADMIN)
+
+    assert response.status_code == 404
+    assert "queued" in response.json()["detail"]
+
+
+def test_the_leaderboard_ranks_best_scores_and_breaks_ties_by_the_earlier_receipt(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    board = pipe.client.get("/v1/contests/open/leaderboard")
+
+    assert board.status_code == 200
+    assert board.json()["contest"] == "open"
+    entries = board.json()["entries"]
+    assert [(e["rank"], e["team"], e["score"]) for e in entries] == [
+        (1, "mid", 11), (2, "zebra", 9), (3, "alpha", 9), (4, "nil", 0),
+    ]  # fmt: skip
+    zebra, alpha = entries[1], entries[2]
+    assert zebra["received_at"] < alpha["received_at"]
+    assert judged[alpha["submission"]] == CAT  # alpha's first 9, not its later MIXED 9
+    assert set(entries[0]) == {"rank", "team", "score", "submission", "received_at"}
+
+
+def test_the_leaderboard_is_public_and_empty_before_anything_is_judged(pipe: Pipeline) -> None:
+    pipe.accepted(pipe.teams["zebra"], CAT)
+
+    board = pipe.client.get("/v1/contests/open/leaderboard")
+
+    assert board.status_code == 200
+    assert board.json() == {"contest": "open", "entries": []}
+
+
+def all_events_by_pages(pipe: Pipeline, limit: int) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    after = 0
+    while True:
+        page = pipe.client.get("/v1/events", params={"after": after, "limit": limit}, headers=ADMIN)
+        assert page.status_code == 200
+        body = page.json()
+        assert len(body["events"]) <= limit
+        if not body["events"]:
+            assert body["next"] == after
+            return found
+        assert body["next"] == body["events"][-1]["id"]
+        found += body["events"]
+        after = body["next"]
+
+
+def test_the_event_log_pages_in_order_with_after_limit_and_next(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    paged = all_events_by_pages(pipe, limit=4)
+
+    assert paged == pipe.client.get("/v1/events?limit=1000", headers=ADMIN).json()["events"]
+    ids = [event["id"] for event in paged]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    assert len(paged) > 4 * 3
+    for event in paged:
+        assert {"id", "ts", "type"} <= set(event)
+        assert re.fullmatch(r"[a-z]+(\.[a-z]+)+", event["type"]), event["type"]
+
+
+def test_event_paging_rejects_a_bad_limit(pipe: Pipeline) -> None:
+    for query in ("limit=0", "limit=100000", "after=-1", "after=x"):
+        response = pipe.client.get(f"/v1/events?{query}", headers=ADMIN)
+        assert response.status_code == 422, query
+        assert response.json()["error"] == "invalid"
+
+
+def test_a_submissions_events_come_stored_queued_judging_judged(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    events = pipe.events()
+    for submission_id, data in judged.items():
+        own = [e for e in events if e.get("submission") == submission_id]
+
+        assert [e["type"] for e in own] == [
+            "submission.stored", "submission.queued", "submission.judging", "submission.judged",
+        ]  # fmt: skip
+        assert own[-1]["score"] == judge(data, TINY, default_layout()).total
+
+
+def standing(judged: dict[str, Any]) -> tuple[int, str, str]:
+    """Higher score first, then the earlier receipt."""
+    return (-judged["score"], judged["received_at"], judged["submission"])
+
+
+def test_replaying_the_events_alone_rebuilds_the_leaderboard(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    names: dict[str, str] = {}
+    best: dict[str, dict[str, Any]] = {}
+    for event in all_events_by_pages(pipe, limit=5):
+        if event["type"] == "team.created":
+            names[event["team"]] = event["name"]
+        elif event["type"] == "submission.judged":
+            held = best.get(event["team"])
+            if held is None or standing(event) < standing(held):
+                best[event["team"]] = event
+    ranked = sorted(best.values(), key=standing)
+    rebuilt = [
+        {"rank": i, "team": names[e["team"]], "score": e["score"], "submission": e["submission"],
+         "received_at": e["received_at"]}
+        for i, e in enumerate(ranked, 1)
+    ]  # fmt: skip
+
+    assert rebuilt == pipe.client.get("/v1/contests/open/leaderboard").json()["entries"]
+
+
+def test_a_duplicate_message_judges_nothing_twice(pipe: Pipeline, judged: dict[str, bytes]) -> None:
+    before = pipe.events()
+
+    again = drain(pipe.services)
+
+    assert [outcome for _, outcome in again] == [Outcome.SKIPPED] * len(judged)
+    assert pipe.events() == before
+    judged_events = [e["submission"] for e in before if e["type"] == "submission.judged"]
+    assert sorted(judged_events) == sorted(judged)
+
+
+def test_a_lost_upload_ends_failed_with_a_reason_and_an_event(pipe: Pipeline) -> None:
+    accepted = pipe.accepted(pipe.teams["zebra"], CAT)
+    stored = pipe.store.get_submission(accepted["id"])
+    assert stored is not None
+    pipe.blobs.delete(stored.blob_key)
+
+    assert drain(pipe.services) == [(accepted["id"], Outcome.FAILED)]
+
+    body = pipe.submission(accepted["id"])
+    assert body["state"] == "failed"
+    assert body["score"] is None
+    assert "BlobNotFound" in body["failure"]
+    failed = [e for e in pipe.events() if e["type"] == "submission.failed"]
+    assert [e["submission"] for e in failed] == [accepted["id"]]
+    assert "BlobNotFound" in failed[0]["reason"]
+    assert not [e for e in pipe.events() if e["type"] == "submission.judged"]
+    assert pipe.client.get("/v1/contests/open/leaderboard").json()["entries"] == []
+
+
+def test_an_outage_during_judging_releases_the_submission_for_a_retry(pipe: Pipeline) -> None:
+    accepted = pipe.accepted(pipe.teams["zebra"], CAT)
+    pipe.blobs.down = True
+
+    with pytest.raises(RetryLater):
+        drain(pipe.services)
+
+    pipe.blobs.down = False
+    assert pipe.state(accepted["id"]) == "queued"
+    assert [e["type"] for e in pipe.events()][-1] == "submission.retrying"
+    assert drain(pipe.services) == [(accepted["id"], Outcome.JUDGED)]
+    assert pipe.submission(accepted["id"])["score"] == 9

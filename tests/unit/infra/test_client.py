@@ -1,0 +1,288 @@
+"""The contestant CLI talks the HTTP contract: receipts, waiting for a result, errors, rankings.
+
+A fake server behind httpx.MockTransport stands in for the API, so no socket is opened.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from infra import cli, client
+from infra.client import Poll
+
+TOKEN = "team-token"
+RECEIPT = {
+    "id": "sub-1",
+    "sha256": "ab" * 32,
+    "received_at": "2025-01-01T00:00:00Z",
+    "receipt": "cd" * 32,
+}
+
+
+@dataclass
+class FakeApi:
+    """Answers the contest routes; each status read advances the submission one state."""
+
+    states: list[str] = field(default_factory=lambda: ["queued", "judging", "judged"])
+    leaderboard: list[dict[str, Any]] = field(default_factory=list)
+    error: tuple[int, dict[str, str], dict[str, str]] | None = None
+    # Replaces every answer, for failures that are not the contract's JSON errors.
+    raw: Callable[[httpx.Request], httpx.Response] | None = None
+    requests: list[httpx.Request] = field(default_factory=list)
+
+    def transport(self) -> httpx.MockTransport:
+        return httpx.MockTransport(self.handle)
+
+    def handle(self, request: httpx.Request) -> httpx.Response:
+        self.requests.append(request)
+        if self.raw is not None:
+            return self.raw(request)
+        if self.error is not None:
+            status, body, headers = self.error
+            return httpx.Response(status, json=body, headers=headers)
+        path = request.url.path
+        if path == "/v1/contests/demo/submissions" and request.method == "POST":
+            return httpx.Response(202, json=RECEIPT)
+        if path == "/v1/submissions/sub-1":
+            return httpx.Response(200, json=self._status())
+        if path == "/v1/contests/demo/leaderboard":
+            return httpx.Response(200, json={"contest": "demo", "entries": self.leaderboard})
+        return httpx.Response(404, json={"error": "not_found", "detail": f"no route {path}"})
+
+    def _status(self) -> dict[str, Any]:
+        state = self.states.pop(0) if len(self.states) > 1 else self.states[0]
+        judged = state == "judged"
+        return {
+            "id": "sub-1",
+            "state": state,
+            "score": 1234 if judged else None,
+            "legal": 90 if judged else None,
+            "illegal": 10 if judged else None,
+            "judged_at": "2025-01-01T00:00:02Z" if judged else None,
+        }
+
+
+class FakeClock:
+    """Time that moves only when the client sleeps."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.sleeps: list[float] = []
+
+    def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+    def poll(self, timeout: float = 120.0) -> Poll:
+        return Poll(interval=0.5, timeout=timeout, sleep=self.sleep, clock=lambda: self.now)
+
+
+@pytest.fixture
+def api() -> FakeApi:
+    return FakeApi()
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+def submit(api: FakeApi, clock: FakeClock, **kwargs: Any) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    options: dict[str, Any] = {"token": TOKEN, "url": "http://127.0.0.1:9", "wait": False}
+    options |= kwargs
+    code = client.run_submit(
+        b"0 0 0 2 cat\n",
+        "demo",
+        options.pop("token"),
+        options.pop("url"),
+        options.pop("wait"),
+        out=out,
+        err=err,
+        poll=options.pop("poll", clock.poll()),
+        transport=api.transport(),
+        **options,
+    )
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_submit_prints_every_field_of_the_receipt(api: FakeApi, clock: FakeClock) -> None:
+    code, out, err = submit(api, clock)
+    assert code == 0
+    assert err == ""
+    for key, value in RECEIPT.items():
+        assert f"{key:<12}{value}" in out.splitlines()
+    assert len(api.requests) == 1  # no polling without --wait
+
+
+def test_submit_sends_the_raw_bytes_as_text_with_the_team_token(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    submit(api, clock)
+    (request,) = api.requests
+    assert request.method == "POST"
+    assert request.url == "http://127.0.0.1:9/v1/contests/demo/submissions"
+    assert request.content == b"0 0 0 2 cat\n"
+    assert request.headers["Content-Type"] == "text/plain"
+    assert request.headers["Authorization"] == f"Bearer {TOKEN}"
+
+
+def test_wait_polls_every_half_second_until_judged_and_prints_the_score(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    code, out, _ = submit(api, clock, wait=True)
+    assert code == 0
+    polls = [r for r in api.requests if r.url.path == "/v1/submissions/sub-1"]
+    assert len(polls) == 3  # queued, judging, judged
+    assert all(r.headers["Authorization"] == f"Bearer {TOKEN}" for r in polls)
+    assert clock.sleeps == [0.5, 0.5]
+    lines = out.splitlines()
+    assert {"state       judged", "score       1234", "legal       90", "illegal     10"} <= set(
+        lines
+    )
+    assert lines.index("state       judged") > lines.index(f"id          {RECEIPT['id']}")
+
+
+def test_wait_gives_up_after_the_timeout_with_exit_1(api: FakeApi, clock: FakeClock) -> None:
+    api.states = ["queued"]
+    code, out, err = submit(api, clock, wait=True, poll=clock.poll(timeout=3.0))
+    assert code == 1
+    assert sum(clock.sleeps) == pytest.approx(3.0)
+    assert "state       queued" in out.splitlines()
+    assert "no result within 3 s" in err
+
+
+def test_a_failed_submission_is_shown_with_exit_1(api: FakeApi, clock: FakeClock) -> None:
+    api.states = ["failed"]
+    code, out, _ = submit(api, clock, wait=True)
+    assert code == 1
+    assert "state       failed" in out.splitlines()
+
+
+def test_a_server_error_is_printed_as_sent_and_exits_2(api: FakeApi, clock: FakeClock) -> None:
+    api.error = (403, {"error": "contest_closed", "detail": "closed at 2025-01-01T00:00:00Z"}, {})
+    code, out, err = submit(api, clock)
+    assert code == 2
+    assert out == ""
+    assert err == "tilejudge: HTTP 403 contest_closed: closed at 2025-01-01T00:00:00Z\n"
+
+
+def test_a_rate_limit_error_says_when_to_retry(api: FakeApi, clock: FakeClock) -> None:
+    api.error = (429, {"error": "rate_limited", "detail": "too many uploads"}, {"Retry-After": "7"})
+    code, _, err = submit(api, clock)
+    assert code == 2
+    assert "HTTP 429 rate_limited: too many uploads (retry after 7 s)" in err
+
+
+def test_an_answer_that_is_not_json_is_still_reported_plainly(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    api.raw = lambda _: httpx.Response(502, text="Bad Gateway from proxy")
+    code, _, err = submit(api, clock)
+    assert code == 2
+    assert err == "tilejudge: HTTP 502 Bad Gateway from proxy\n"
+
+
+def test_an_unreachable_server_exits_2_naming_the_url(api: FakeApi, clock: FakeClock) -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("Connection refused", request=request)
+
+    api.raw = refuse
+    code, _, err = submit(api, clock)
+    assert code == 2
+    assert "cannot reach http://127.0.0.1:9" in err
+    assert "Connection refused" in err
+
+
+def test_without_a_token_nothing_is_sent_and_the_exit_is_2(api: FakeApi, clock: FakeClock) -> None:
+    code, _, err = submit(api, clock, token=None, environ={})
+    assert code == 2
+    assert "TILEJUDGE_TOKEN" in err
+    assert api.requests == []
+
+
+def test_token_and_url_default_to_the_environment(api: FakeApi, clock: FakeClock) -> None:
+    environ = {"TILEJUDGE_TOKEN": "from-env", "TILEJUDGE_URL": "http://127.0.0.1:7777/"}
+    code, _, _ = submit(api, clock, token=None, url=None, environ=environ)
+    assert code == 0
+    (request,) = api.requests
+    assert request.headers["Authorization"] == "Bearer from-env"
+    assert str(request.url).startswith("http://127.0.0.1:7777/v1/")
+
+
+def test_the_url_defaults_to_the_local_api_on_port_8000(api: FakeApi, clock: FakeClock) -> None:
+    submit(api, clock, url=None, environ={})
+    assert str(api.requests[0].url).startswith("http://127.0.0.1:8000/v1/")
+
+
+def leaderboard(api: FakeApi) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = client.run_leaderboard(
+        "demo", "http://127.0.0.1:9", out=out, err=err, transport=api.transport()
+    )
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_leaderboard_prints_a_table_in_rank_order(api: FakeApi) -> None:
+    api.leaderboard = [
+        {"rank": 1, "team": "team-3", "score": 10450, "submission": "s3", "received_at": "T1"},
+        {"rank": 2, "team": "team-10", "score": 987, "submission": "s1", "received_at": "T2"},
+    ]
+    code, out, _ = leaderboard(api)
+    assert code == 0
+    assert out.splitlines() == [
+        "rank  team     score  received_at",
+        "   1  team-3   10450  T1",
+        "   2  team-10    987  T2",
+    ]
+    assert api.requests[0].headers.get("Authorization") is None  # the leaderboard is public
+
+
+def test_an_empty_leaderboard_says_nothing_is_judged_yet(api: FakeApi) -> None:
+    code, out, _ = leaderboard(api)
+    assert code == 0
+    assert out == "no judged submissions in contest demo yet\n"
+
+
+def test_leaderboard_of_an_unknown_contest_exits_2_with_the_detail(api: FakeApi) -> None:
+    api.error = (404, {"error": "not_found", "detail": "no contest 'demo'"}, {})
+    code, _, err = leaderboard(api)
+    assert code == 2
+    assert err == "tilejudge: HTTP 404 not_found: no contest 'demo'\n"
+
+
+@pytest.fixture
+def routed_to(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeApi]:
+    """Point the real `tilejudge` entry point at the fake server."""
+    real_open = client.open_client
+    monkeypatch.setattr(client, "open_client", lambda url, _=None: real_open(url, api.transport()))
+    monkeypatch.delenv("TILEJUDGE_TOKEN", raising=False)
+    monkeypatch.delenv("TILEJUDGE_URL", raising=False)
+    yield api
+
+
+def test_the_submit_command_reads_the_file_and_exits_with_the_clients_status(
+    routed_to: FakeApi, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "moves.txt"
+    path.write_bytes(b"0 0 0 2 cat\n")
+    routed_to.error = (401, {"error": "unauthorized", "detail": "unknown token"}, {})
+    code = cli.main(["submit", str(path), "--contest", "demo", "--token", "nope"])
+    assert code == 2
+    assert routed_to.requests[0].content == b"0 0 0 2 cat\n"
+    assert "HTTP 401 unauthorized: unknown token" in capsys.readouterr().err
+
+
+def test_the_leaderboard_command_prints_the_table(
+    routed_to: FakeApi, capsys: pytest.CaptureFixture[str]
+) -> None:
+    routed_to.leaderboard = [{"rank": 1, "team": "t", "score": 5, "received_at": "T"}]
+    assert cli.main(["leaderboard", "--contest", "demo"]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == "   1  t         5  T"
