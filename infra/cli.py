@@ -121,7 +121,9 @@ def _judge(args: argparse.Namespace) -> int:
 def print_human(name: str, data: bytes, report: Report, out: TextIO) -> None:
     legal, illegal = report.legal, report.illegal
     out.write(f"{name}: {report.total} points from {legal} legal moves, {illegal} illegal\n")
-    out.write(f"  tiles placed {report.tiles_placed}, left in the bag {sum(report.bag_left.values())}\n")
+    out.write(
+        f"  tiles placed {report.tiles_placed}, left in the bag {sum(report.bag_left.values())}\n"
+    )
     for reason, count in report.reasons().items():
         out.write(f"  {reason}: {count}\n")
     texts = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
