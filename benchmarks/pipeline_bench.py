@@ -10,6 +10,7 @@ import argparse
 import gc
 import multiprocessing
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -97,16 +98,34 @@ def upload_all(
 
 
 def wait_judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict]:
-    done: dict[str, dict] = {}
+    """Follow the event log (one request a round, so watching costs the API little) until every
+    id has its submission.judged event, then read each submission once."""
+    pending, after = set(ids), 0
     deadline = time.monotonic() + 900
-    while len(done) < len(ids) and time.monotonic() < deadline:
-        for sid in ids:
-            if sid not in done:
-                doc = http.get(f"/v1/submissions/{sid}", headers=stack.admin).json()
-                if doc["state"] == "judged":
-                    done[sid] = doc
-        time.sleep(0.2)
-    return [done[sid] for sid in ids]
+    while pending and time.monotonic() < deadline:
+        page = http.get("/v1/events", params={"after": after, "limit": 1000}, headers=stack.admin).json()
+        pending -= {e["submission"] for e in page["events"] if e["type"] == "submission.judged"}
+        after = page["next"]
+        if len(page["events"]) < 1000:
+            time.sleep(0.1)
+    return [http.get(f"/v1/submissions/{sid}", headers=stack.admin).json() for sid in ids]
+
+
+def drain_rate(http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes]) -> float:
+    """Judged per second once the workers are let loose on a queue already full: the worker
+    processes are frozen (SIGSTOP) while the uploads are stored and queued, then thawed."""
+    parent, children = worker_pids(stack)
+    frozen = [parent, *children]
+    for pid in frozen:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        ids = upload_all(http, tokens, corpus, concurrency=16)
+    finally:
+        started = clock.now()
+        for pid in frozen:
+            os.kill(pid, signal.SIGCONT)
+    docs = wait_judged(http, stack, ids)
+    return len(docs) / seconds(started, max(d["judged_at"] for d in docs))
 
 
 def seconds(a: str, b: str) -> float:
@@ -260,9 +279,13 @@ def main() -> None:
         e2e = len(docs) / span
         print(
             f"end to end, 2 worker processes: {e2e:8.1f} submissions/s "
-            f"(first receipt to last result {span:.1f} s)"
+            f"(first receipt to last result {span:.1f} s, uploads and judging sharing the cores)"
         )
         print(f"ratio end-to-end / judge-only:  {e2e / rate:8.2f}")
+        drained = drain_rate(http, stack, tokens, [c + b"\n\n" for c in corpus])
+        print(f"queue drain, 2 worker processes: {drained:7.1f} submissions/s "
+              "(uploads stored first, then the workers let loose: S3 read, judge, report, SQL)")
+        print(f"ratio drain / judge-only:       {drained / rate:8.2f}")
 
         steady = corpus[: min(100, len(corpus))]
         steady = [c + b"\n" for c in steady]  # new bytes, not deduplicated

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -27,6 +28,11 @@ class RunningStack:
     @property
     def admin(self) -> dict[str, str]:
         return {"Authorization": f"Bearer {self.admin_token}"}
+
+    @property
+    def redis_url(self) -> str:
+        ports = json.loads((self.home / "ports.json").read_text())
+        return f"redis://127.0.0.1:{ports['redis']}/0"
 
     def log(self, name: str) -> str:
         path = self.home / "logs" / f"{name}.log"
