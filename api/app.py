@@ -11,9 +11,11 @@ from fastapi import FastAPI
 from fastapi.responses import HTMLResponse
 
 from api import errors
+from api.dashboard import router as dashboard_router
 from api.intake import Intake
 from api.ratelimit import RateLimiter
 from api.routes import router
+from api.rulesets_routes import router as rulesets_router
 from api.services import Services
 from infra.bootstrap import make_blobs, make_celery, make_redis, make_store
 from infra.logging import configure_logging
@@ -71,6 +73,8 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
     )
     errors.install(app)
     app.include_router(router)
+    app.include_router(dashboard_router)
+    app.include_router(rulesets_router)
 
     @app.get("/privacy", response_class=HTMLResponse, tags=["public"])
     def privacy() -> str:

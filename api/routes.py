@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import secrets
 import uuid
@@ -16,6 +17,7 @@ from api import schemas
 from api.errors import ApiError, Invalid, NotFound, TooLarge, Unavailable, UnsupportedMediaType
 from api.services import Admin, AnyCaller, Svc, TeamCaller, token_hash
 from infra import clock, receipts
+from infra.publisher import PublishFailed
 from infra.registry import register_lexicon
 from infra.sql.store import Contest, Team
 from judge import Layout, LayoutError, Lexicon, LexiconError, default_layout
@@ -72,6 +74,8 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
         created_at=clock.now(),
     )
     svc.store.create_contest(contest)
+    with contextlib.suppress(PublishFailed):  # best effort: workers load it on demand anyway
+        svc.intake.publisher.preload([contest.lexicon_id])
     return _contest_out(contest)
 
 

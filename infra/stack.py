@@ -345,7 +345,7 @@ def _api_argv(port: int) -> list[str]:
 def _worker_argv(concurrency: int) -> list[str]:
     return [
         sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
-        "-Q", "live", "-c", str(concurrency), "--pool", "prefork", "-E",
+        "-Q", "live,bulk", "-c", str(concurrency), "--pool", "prefork", "-E",
         "--loglevel", "INFO", "-n", "tilejudge@%h",
     ]  # fmt: skip
 

@@ -11,6 +11,7 @@ import threading
 import structlog
 
 from infra.publisher import Publisher, PublishFailed
+from infra.sql.rejudges import RejudgeStore
 from infra.sql.store import SqlStore
 
 log = structlog.get_logger("tilejudge.sweeper")
@@ -39,9 +40,27 @@ def sweep(
             log.warning("sweeper.broker_unavailable", error=str(exc))
             break
         published += 1
+    published += _restart_stalled_rejudges(store, publisher, judging_for)
     if published:
         log.info("sweeper.republished", count=published)
     return published
+
+
+def _restart_stalled_rejudges(store: SqlStore, publisher: Publisher, stalled_for: float) -> int:
+    """A running rejudge with no progress for a while lost messages (say Redis restarted without
+    them): its producer pages again from the start; results already in are not counted twice."""
+    rejudges = RejudgeStore(store)
+    restarted = 0
+    for run in rejudges.stalled(stalled_for):
+        rejudges.restart_producer(run.id)
+        try:
+            publisher.start_rejudge(run.id)
+        except PublishFailed as exc:
+            log.warning("sweeper.broker_unavailable", error=str(exc))
+            break
+        log.info("sweeper.rejudge_restarted", rejudge=run.id)
+        restarted += 1
+    return restarted
 
 
 class SweeperThread(threading.Thread):

@@ -9,18 +9,27 @@ S3 connections in `worker_process_init` (sockets must not cross a fork).
 from __future__ import annotations
 
 import base64
+import contextlib
 import gc
 import os
 from typing import Any
 
 import structlog
 from celery.signals import worker_init, worker_process_init
+from celery.worker.control import control_command
 
 from infra.bootstrap import make_blobs, make_celery, make_store
 from infra.logging import configure_logging
-from infra.publisher import JUDGE_TASK
+from infra.publisher import (
+    JUDGE_TASK,
+    PRELOAD_COMMAND,
+    REJUDGE_BATCH_TASK,
+    REJUDGE_PRODUCE_TASK,
+    CeleryPublisher,
+)
 from infra.settings import Settings
-from workers.judging import Outcome, RetryLater, WorkerDeps, judge_submission
+from workers.judging import TRANSIENT, Outcome, RetryLater, WorkerDeps, judge_submission
+from workers.rejudging import judge_batch, produce
 from workers.rulesets import RulesetCache
 
 settings = Settings.from_env()
@@ -79,6 +88,23 @@ def _open_connections(**_: Any) -> None:
     deps()
 
 
+@control_command(args=[("lexicon_ids", list)], signature="<lexicon_ids>")
+def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[str, str]:
+    """Runs in the worker parent: load these word lists, then refork the pool (each child
+    exits after its current task) so the new children share them copy-on-write."""
+    rulesets = _rulesets()
+    new = [i for i in lexicon_ids or [] if i not in rulesets.loaded()]
+    if not new:
+        return {"ok": "already loaded"}
+    rulesets.preload(new)
+    rulesets.release_connections()
+    gc.collect()
+    gc.freeze()
+    state.consumer.controller.pool.restart()
+    log.info("worker.lexicons_preloaded", lexicons=rulesets.loaded(), pid=os.getpid())
+    return {"ok": f"loaded {len(new)}"}
+
+
 @app.task(name=JUDGE_TASK, bind=True, max_retries=settings.max_attempts)
 def judge_task(self: Any, submission_id: str, inline: str | None = None) -> str:
     data = base64.b64decode(inline) if inline is not None else None
@@ -89,3 +115,31 @@ def judge_task(self: Any, submission_id: str, inline: str | None = None) -> str:
     if outcome is not Outcome.JUDGED:
         log.info("worker.outcome", submission=submission_id, outcome=outcome.value)
     return outcome.value
+
+
+@app.task(name=REJUDGE_PRODUCE_TASK, bind=True, max_retries=settings.max_attempts)
+def rejudge_produce_task(self: Any, run_id: str) -> int:
+    worker_deps = deps()
+    publisher = CeleryPublisher(app)
+    run = worker_deps.rejudges.get(run_id)
+    if run is not None:
+        # Before any batch goes out, so the pool shares both word lists from the first batch.
+        with contextlib.suppress(Exception):
+            app.control.broadcast(
+                PRELOAD_COMMAND,
+                arguments={"lexicon_ids": [run.lexicon_id, run.from_lexicon_id]},
+                reply=True,
+                timeout=30,
+            )
+    try:
+        return produce(worker_deps, run_id, publisher.publish_batch)
+    except TRANSIENT as exc:
+        raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
+
+
+@app.task(name=REJUDGE_BATCH_TASK, bind=True, max_retries=settings.max_attempts)
+def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int:
+    try:
+        return judge_batch(deps(), run_id, submission_ids)
+    except TRANSIENT as exc:
+        raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc

@@ -7,12 +7,22 @@ from __future__ import annotations
 from typing import Any
 
 from infra.bootstrap import redis_url
-from infra.publisher import JUDGE_TASK, LIVE_QUEUE
+from infra.publisher import (
+    BULK_QUEUE,
+    JUDGE_TASK,
+    LIVE_QUEUE,
+    REJUDGE_BATCH_TASK,
+    REJUDGE_PRODUCE_TASK,
+)
 from infra.settings import Settings
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
-    transport = {"visibility_timeout": settings.visibility_timeout}
+    # `priority`: a worker consuming "live,bulk" always takes a live upload first.
+    transport = {
+        "visibility_timeout": settings.visibility_timeout,
+        "queue_order_strategy": "priority",
+    }
     return {
         "broker_url": redis_url(settings),
         "broker_transport_options": transport,
@@ -23,10 +33,19 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_reject_on_worker_lost": True,
         "task_acks_on_failure_or_timeout": True,
         "worker_prefetch_multiplier": 1,
+        # Take a message only when a process is free, so no bulk batch sits reserved in front
+        # of a live upload.
+        "worker_disable_prefetch": True,
+        # The preload control command reforks the pool so new children share new word lists.
+        "worker_pool_restarts": True,
         "task_time_limit": settings.task_time_limit,
         "task_soft_time_limit": max(1, settings.task_time_limit - 10),
         "task_default_queue": LIVE_QUEUE,
-        "task_routes": {JUDGE_TASK: {"queue": LIVE_QUEUE}},
+        "task_routes": {
+            JUDGE_TASK: {"queue": LIVE_QUEUE},
+            REJUDGE_PRODUCE_TASK: {"queue": BULK_QUEUE},
+            REJUDGE_BATCH_TASK: {"queue": BULK_QUEUE},
+        },
         "task_serializer": "json",
         "accept_content": ["json"],
         "worker_send_task_events": True,  # Flower and the dashboard see task events

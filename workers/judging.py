@@ -14,8 +14,9 @@ import structlog
 from sqlalchemy.exc import DBAPIError, OperationalError
 
 from infra.blobstore import BlobNotFound, BlobStore, BlobStoreUnavailable
-from infra.sql.store import SqlStore
-from judge import JUDGE_VERSION, judge
+from infra.sql.rejudges import RejudgeStore
+from infra.sql.store import JudgedResult, SqlStore, Submission
+from judge import JUDGE_VERSION, Report, judge
 from workers.rulesets import RulesetCache, UnknownRuleset
 
 log = structlog.get_logger("tilejudge.worker")
@@ -42,13 +43,49 @@ class WorkerDeps:
     max_attempts: int
     claim_stale_after: float
 
+    @property
+    def rejudges(self) -> RejudgeStore:
+        return RejudgeStore(self.store)
+
 
 def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
     return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
 
 
+def judge_and_store_report(
+    deps: WorkerDeps, sub: Submission, data: bytes, lexicon_id: str, layout_id: str
+) -> tuple[JudgedResult, Report]:
+    """Judge under one ruleset and write the full report to S3 (before any SQL row points at it)."""
+    lexicon = deps.rulesets.lexicon(lexicon_id)
+    layout = deps.rulesets.layout(layout_id)
+    report = judge(data, lexicon, layout)
+    key = report_key(sub.id, lexicon.id, layout.id)
+    about = json.dumps({"submission": sub.id, "contest": sub.contest_id}, separators=(",", ":"))
+    deps.blobs.put(key, about[:-1].encode() + b"," + report.to_json_bytes()[1:], "application/json")
+    result = JudgedResult(
+        lexicon.id,
+        layout.id,
+        JUDGE_VERSION,
+        report.total,
+        report.legal,
+        report.illegal,
+        report.tiles_placed,
+        key,
+    )
+    return result, report
+
+
+def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None) -> bytes:
+    if inline is not None and hashlib.sha256(inline).hexdigest() == sub.sha256:
+        return inline
+    return deps.blobs.get(sub.blob_key)
+
+
 def judge_submission(deps: WorkerDeps, submission_id: str, inline: bytes | None = None) -> Outcome:
-    """Judge one submission; `inline` is the upload as carried in the message, if it was."""
+    """Judge one submission; `inline` is the upload as carried in the message, if it was.
+
+    Under the contest's live ruleset, and under the ruleset of every open rejudge run of the
+    contest too, so that applying a run leaves no upload unjudged."""
     claim = deps.store.claim(submission_id, stale_after=deps.claim_stale_after)
     if claim is None:
         return Outcome.SKIPPED
@@ -57,28 +94,15 @@ def judge_submission(deps: WorkerDeps, submission_id: str, inline: bytes | None 
         contest = deps.store.get_contest(sub.contest_id)
         if contest is None:
             raise UnknownRuleset(f"contest {sub.contest_id} is gone")
-        lexicon = deps.rulesets.lexicon(contest.lexicon_id)
-        layout = deps.rulesets.layout(contest.layout_id)
-        data = inline
-        if data is None or hashlib.sha256(data).hexdigest() != sub.sha256:
-            data = deps.blobs.get(sub.blob_key)
-        report = judge(data, lexicon, layout)
-        key = report_key(sub.id, lexicon.id, layout.id)
-        about = json.dumps({"submission": sub.id, "contest": sub.contest_id}, separators=(",", ":"))
-        deps.blobs.put(
-            key, about[:-1].encode() + b"," + report.to_json_bytes()[1:], "application/json"
+        data = upload_bytes(deps, sub, inline)
+        result, report = judge_and_store_report(
+            deps, sub, data, contest.lexicon_id, contest.layout_id
         )
-        recorded = deps.store.record_result(
-            claim,
-            lexicon_id=lexicon.id,
-            layout_id=layout.id,
-            judge_version=JUDGE_VERSION,
-            score=report.total,
-            legal=report.legal,
-            illegal=report.illegal,
-            tiles=report.tiles_placed,
-            report_key=key,
-        )
+        runs = [
+            (run.id, judge_and_store_report(deps, sub, data, run.lexicon_id, run.layout_id)[0])
+            for run in deps.rejudges.open_runs(sub.contest_id)
+        ]
+        recorded = deps.store.record_result(claim, result, " ".join(sorted(report.words)), runs)
     except TRANSIENT as exc:
         give_up = claim.attempt >= deps.max_attempts
         _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up)

@@ -36,9 +36,19 @@ class RulesetCache:
         self._store, self._blobs = store, blobs
 
     def preload(self, lexicon_ids: list[str]) -> None:
+        """Load and pin (the parent's shared copies); the oldest pins go beyond capacity."""
         for lexicon_id in lexicon_ids:
             self.lexicon(lexicon_id)
             self._pinned.add(lexicon_id)
+        for lexicon_id in list(self._lexicons):
+            if len(self._pinned) <= self._capacity:
+                break
+            self._pinned.discard(lexicon_id)
+        self._evict()
+
+    def release_connections(self) -> None:
+        """Close the parent's SQL connections before it forks again."""
+        self._store.engine.dispose()
 
     def loaded(self) -> list[str]:
         return list(self._lexicons)

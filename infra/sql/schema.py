@@ -101,7 +101,40 @@ results = Table(
     Column("tiles", Integer, nullable=False),
     Column("report_key", String(300), nullable=False),
     Column("judged_at", TIME, nullable=False),
+    # 1 when an affected-only rejudge copied the result over instead of judging again
+    Column("carried", Integer, nullable=False, server_default="0"),
     UniqueConstraint("submission_id", "lexicon_id", "layout_id", name="uq_results_ruleset"),
+)
+
+# The distinct words a submission looks up in the lexicon: the same under every ruleset (they
+# depend on checks 1-5 only), so a word-list fix can only change submissions that use its words.
+submission_words = Table(
+    "submission_words",
+    metadata,
+    Column("submission_id", ID, ForeignKey("submissions.id"), primary_key=True),
+    Column("words", Text, nullable=False),  # sorted, space-separated
+)
+
+rejudge_runs = Table(
+    "rejudge_runs",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("contest_id", ID, ForeignKey("contests.id"), nullable=False),
+    Column("lexicon_id", ID, nullable=False),
+    Column("layout_id", ID, nullable=False),
+    Column("from_lexicon_id", ID, nullable=False),
+    Column("from_layout_id", ID, nullable=False),
+    Column("mode", String(16), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("total", Integer, nullable=False),
+    Column("done", Integer, nullable=False),
+    Column("carried", Integer, nullable=False),
+    Column("cursor", ID, nullable=False),  # the producer has published every id up to this one
+    Column("created_by", String(100), nullable=False),
+    Column("created_at", TIME, nullable=False),
+    Column("updated_at", TIME, nullable=False),
+    Column("finished_at", TIME),
+    Index("ix_rejudge_runs_contest", "contest_id", "state"),
 )
 
 events = Table(

@@ -8,7 +8,7 @@ before it inserts an event (SQLite serialises writers anyway), so a reader pagin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -21,7 +21,17 @@ from sqlalchemy.exc import IntegrityError
 from infra import clock
 from infra.events import EventType, SubmissionState
 from infra.sql.engine import is_postgres, make_engine
-from infra.sql.schema import contests, events, layouts, lexicons, results, submissions, teams
+from infra.sql.schema import (
+    contests,
+    events,
+    layouts,
+    lexicons,
+    rejudge_runs,
+    results,
+    submission_words,
+    submissions,
+    teams,
+)
 
 __all__ = ["Contest", "Duplicate", "SqlStore", "Submission", "Team", "make_engine"]
 
@@ -194,6 +204,13 @@ class SqlStore:
             )
             return row
 
+    def all_layouts(self) -> list[dict[str, Any]]:
+        with self._read() as conn:
+            return [
+                dict(r)
+                for r in conn.execute(select(layouts).order_by(layouts.c.created_at)).mappings()
+            ]
+
     def find_layout(self, id_or_name: str) -> dict[str, Any] | None:
         with self._read() as conn:
             row = (
@@ -303,8 +320,10 @@ class SqlStore:
             ]
             count = len(conn.execute(own).all())
             conn.execute(results.delete().where(results.c.submission_id.in_(own)))
+            conn.execute(submission_words.delete().where(submission_words.c.submission_id.in_(own)))
             conn.execute(submissions.delete().where(submissions.c.team_id == team_id))
             conn.execute(teams.delete().where(teams.c.id == team_id))
+            _recount_open_runs(conn, pending, team["contest_id"])
             pending.append(
                 {
                     "type": EventType.TEAM_DELETED,
@@ -349,6 +368,17 @@ class SqlStore:
         try:
             with self._write() as (conn, pending):
                 conn.execute(insert(submissions).values(**submission.__dict__))
+                # An open rejudge run covers uploads that arrive while it runs, too.
+                conn.execute(
+                    update(rejudge_runs)
+                    .where(
+                        and_(
+                            rejudge_runs.c.contest_id == submission.contest_id,
+                            rejudge_runs.c.state.in_(("running", "ready")),
+                        )
+                    )
+                    .values(total=rejudge_runs.c.total + 1, state="running", finished_at=None)
+                )
                 pending.append(
                     {
                         "type": EventType.SUBMISSION_STORED,
@@ -438,17 +468,12 @@ class SqlStore:
     def record_result(
         self,
         claim: Claim,
-        *,
-        lexicon_id: str,
-        layout_id: str,
-        judge_version: str,
-        score: int,
-        legal: int,
-        illegal: int,
-        tiles: int,
-        report_key: str,
+        result: JudgedResult,
+        words: str,
+        runs: Sequence[tuple[str, JudgedResult]] = (),
     ) -> bool:
-        """judging -> judged with its result; False (nothing written) if the claim was lost."""
+        """judging -> judged with its result (and the results under any open rejudge run, so an
+        upload arriving mid-run leaves no gap); False, nothing written, if the claim was lost."""
         now = clock.now()
         sub = claim.submission
         with self._write() as (conn, pending):
@@ -465,40 +490,31 @@ class SqlStore:
             ).rowcount
             if not changed:
                 return False
-            key = and_(
-                results.c.submission_id == sub.id,
-                results.c.lexicon_id == lexicon_id,
-                results.c.layout_id == layout_id,
-            )
-            values = {
-                "judge_version": judge_version,
-                "score": score,
-                "legal": legal,
-                "illegal": illegal,
-                "tiles": tiles,
-                "report_key": report_key,
-                "judged_at": now,
-            }
-            if conn.execute(select(results.c.id).where(key)).first() is None:
+            put_result(conn, sub.id, result, now, replace=True)
+            if (
                 conn.execute(
-                    insert(results).values(
-                        submission_id=sub.id, lexicon_id=lexicon_id, layout_id=layout_id, **values
+                    select(submission_words.c.submission_id).where(
+                        submission_words.c.submission_id == sub.id
                     )
-                )
-            else:
-                conn.execute(update(results).where(key).values(**values))
+                ).first()
+                is None
+            ):
+                conn.execute(insert(submission_words).values(submission_id=sub.id, words=words))
             pending.append(
                 {
                     "type": EventType.SUBMISSION_JUDGED,
                     **_about(sub),
-                    "score": score,
-                    "legal": legal,
-                    "illegal": illegal,
+                    "score": result.score,
+                    "legal": result.legal,
+                    "illegal": result.illegal,
                     "received_at": sub.received_at,
-                    "lexicon": lexicon_id,
-                    "layout": layout_id,
+                    "lexicon": result.lexicon_id,
+                    "layout": result.layout_id,
                 }
             )
+            for run_id, run_result in runs:
+                put_result(conn, sub.id, run_result, now)
+                count_progress(conn, pending, run_id)
             return True
 
     def release(self, claim: Claim, error: str, give_up: bool) -> None:
@@ -583,8 +599,18 @@ class SqlStore:
 
     # -- leaderboard and events -------------------------------------------------------------
 
-    def leaderboard(self, contest_id: str) -> list[dict[str, Any]]:
-        """Each team's best judged score under the live ruleset; ties go to the earlier receipt."""
+    def leaderboard(
+        self, contest_id: str, ruleset: tuple[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Each team's best judged score under the live ruleset (or the given lexicon and layout
+        ids, for a rejudge preview); ties go to the earlier receipt."""
+        if ruleset is None:
+            live = (
+                results.c.lexicon_id == contests.c.lexicon_id,
+                results.c.layout_id == contests.c.layout_id,
+            )
+        else:
+            live = (results.c.lexicon_id == ruleset[0], results.c.layout_id == ruleset[1])
         ranked = (
             select(
                 submissions.c.team_id,
@@ -600,13 +626,7 @@ class SqlStore:
             )
             .join(results, results.c.submission_id == submissions.c.id)
             .join(contests, contests.c.id == submissions.c.contest_id)
-            .where(
-                and_(
-                    submissions.c.contest_id == contest_id,
-                    results.c.lexicon_id == contests.c.lexicon_id,
-                    results.c.layout_id == contests.c.layout_id,
-                )
-            )
+            .where(and_(submissions.c.contest_id == contest_id, *live))
             .subquery()
         )
         query = (
@@ -638,6 +658,123 @@ class SqlStore:
                 {"id": r["id"], "ts": r["ts"], "type": r["type"], **json.loads(r["data"])}
                 for r in rows
             ]
+
+
+@dataclass(frozen=True)
+class JudgedResult:
+    lexicon_id: str
+    layout_id: str
+    judge_version: str
+    score: int
+    legal: int
+    illegal: int
+    tiles: int
+    report_key: str
+
+
+def put_result(
+    conn: Connection,
+    submission_id: str,
+    result: JudgedResult,
+    now: str,
+    replace: bool = False,
+    carried: bool = False,
+) -> bool:
+    """Insert a submission's result under its ruleset; True if it was new (results are keyed by
+    submission and ruleset, so delivering the same work twice counts it once)."""
+    key = and_(
+        results.c.submission_id == submission_id,
+        results.c.lexicon_id == result.lexicon_id,
+        results.c.layout_id == result.layout_id,
+    )
+    values = {
+        "judge_version": result.judge_version,
+        "score": result.score,
+        "legal": result.legal,
+        "illegal": result.illegal,
+        "tiles": result.tiles,
+        "report_key": result.report_key,
+        "judged_at": now,
+        "carried": int(carried),
+    }
+    if conn.execute(select(results.c.id).where(key)).first() is not None:
+        if replace:
+            conn.execute(update(results).where(key).values(**values))
+        return False
+    conn.execute(
+        insert(results).values(
+            submission_id=submission_id,
+            lexicon_id=result.lexicon_id,
+            layout_id=result.layout_id,
+            **values,
+        )
+    )
+    return True
+
+
+def count_progress(conn: Connection, pending: list[dict[str, Any]], run_id: str) -> None:
+    """Recount a rejudge run's progress in the caller's transaction: the results its ruleset
+    has for the contest's submissions. A count, not an increment, so work delivered twice or
+    results already there (from the live path, or an earlier cancelled run) count exactly once."""
+    run = conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id)).mappings().first()
+    if run is None or run["state"] not in ("running", "ready"):
+        return
+    covered = (
+        select(func.count(), func.coalesce(func.sum(results.c.carried), 0))
+        .select_from(results.join(submissions, submissions.c.id == results.c.submission_id))
+        .where(
+            and_(
+                submissions.c.contest_id == run["contest_id"],
+                results.c.lexicon_id == run["lexicon_id"],
+                results.c.layout_id == run["layout_id"],
+            )
+        )
+    )
+    done, carried = conn.execute(covered).one()
+    now = clock.now()
+    values: dict[str, Any] = {"done": done, "carried": int(carried), "updated_at": now}
+    tenth = max(1, run["total"] // 10)
+    if done // tenth > run["done"] // tenth and done < run["total"]:
+        pending.append(
+            {
+                "type": "rejudge.progress",
+                "rejudge": run_id,
+                "contest": run["contest_id"],
+                "done": done,
+                "total": run["total"],
+            }
+        )
+    if done >= run["total"] and run["state"] == "running":
+        values |= {"state": "ready", "finished_at": now}
+        pending.append(
+            {
+                "type": "rejudge.ready",
+                "rejudge": run_id,
+                "contest": run["contest_id"],
+                "done": done,
+                "total": run["total"],
+                "carried": int(carried),
+            }
+        )
+    conn.execute(update(rejudge_runs).where(rejudge_runs.c.id == run_id).values(**values))
+
+
+def _recount_open_runs(conn: Connection, pending: list[dict[str, Any]], contest_id: str) -> None:
+    """After submissions are deleted, an open rejudge run covers fewer: recount it."""
+    total = conn.execute(
+        select(func.count()).select_from(submissions).where(submissions.c.contest_id == contest_id)
+    ).scalar_one()
+    open_runs = conn.execute(
+        select(rejudge_runs.c.id).where(
+            and_(
+                rejudge_runs.c.contest_id == contest_id,
+                rejudge_runs.c.state.in_(("running", "ready")),
+            )
+        )
+    ).all()
+    for run in open_runs:
+        conn.execute(update(rejudge_runs).where(rejudge_runs.c.id == run.id).values(total=total))
+        count_progress(conn, pending, run.id)
 
 
 def _about(submission: Submission) -> dict[str, Any]:

@@ -1,0 +1,405 @@
+"""Rejudge runs: results under a new ruleset live beside the current ones until `apply` switches
+the contest in one transaction. History is never overwritten: results are keyed by ruleset.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import and_, func, insert, select, update
+
+from infra import clock
+from infra.sql.schema import contests, rejudge_runs, results, submission_words, submissions
+from infra.sql.store import JudgedResult, SqlStore, count_progress, put_result
+
+OPEN = ("running", "ready")
+
+
+class RejudgeError(Exception):
+    """A rejudge request that cannot be carried out as asked (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    contest_id: str
+    lexicon_id: str
+    layout_id: str
+    from_lexicon_id: str
+    from_layout_id: str
+    mode: str
+    state: str
+    total: int
+    done: int
+    carried: int
+    cursor: str
+    created_by: str
+    created_at: str
+    updated_at: str
+    finished_at: str | None
+
+
+class RejudgeStore:
+    def __init__(self, store: SqlStore) -> None:
+        self.store = store
+
+    def start(
+        self, contest_id: str, lexicon_id: str, layout_id: str, mode: str, by: str
+    ) -> tuple[Run, bool]:
+        """A new run, or the open one for the same ruleset (asking twice does not judge twice)."""
+        with self.store._write() as (conn, pending):
+            contest = (
+                conn.execute(select(contests).where(contests.c.id == contest_id)).mappings().first()
+            )
+            if contest is None:
+                raise RejudgeError(f"no contest {contest_id!r}")
+            if (contest["lexicon_id"], contest["layout_id"]) == (lexicon_id, layout_id):
+                raise RejudgeError("the contest is judged with that lexicon and layout already")
+            existing = (
+                conn.execute(
+                    select(rejudge_runs).where(
+                        and_(
+                            rejudge_runs.c.contest_id == contest_id,
+                            rejudge_runs.c.lexicon_id == lexicon_id,
+                            rejudge_runs.c.layout_id == layout_id,
+                            rejudge_runs.c.state.in_(OPEN),
+                        )
+                    )
+                )
+                .mappings()
+                .first()
+            )
+            if existing is not None:
+                return Run(**existing), False
+            total = conn.execute(
+                select(func.count())
+                .select_from(submissions)
+                .where(submissions.c.contest_id == contest_id)
+            ).scalar_one()
+            now = clock.now()
+            row = {
+                "id": uuid.uuid4().hex,
+                "contest_id": contest_id,
+                "lexicon_id": lexicon_id,
+                "layout_id": layout_id,
+                "from_lexicon_id": contest["lexicon_id"],
+                "from_layout_id": contest["layout_id"],
+                "mode": mode,
+                "state": "running" if total else "ready",
+                "total": total,
+                "done": 0,
+                "carried": 0,
+                "cursor": "",
+                "created_by": by,
+                "created_at": now,
+                "updated_at": now,
+                "finished_at": None if total else now,
+            }
+            conn.execute(insert(rejudge_runs).values(**row))
+            pending.append(
+                {
+                    "type": "rejudge.started",
+                    "rejudge": row["id"],
+                    "contest": contest_id,
+                    "lexicon": lexicon_id,
+                    "layout": layout_id,
+                    "mode": mode,
+                    "from_lexicon": contest["lexicon_id"],
+                    "from_layout": contest["layout_id"],
+                    "total": total,
+                    "by": by,
+                }
+            )
+            count_progress(conn, pending, row["id"])  # results of an earlier, cancelled run count
+            fresh = conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == row["id"]))
+            return Run(**fresh.mappings().one()), True
+
+    def get(self, run_id: str) -> Run | None:
+        with self.store._read() as conn:
+            row = (
+                conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id))
+                .mappings()
+                .first()
+            )
+            return Run(**row) if row is not None else None
+
+    def open_runs(self, contest_id: str | None = None) -> list[Run]:
+        query = select(rejudge_runs).where(rejudge_runs.c.state.in_(OPEN))
+        if contest_id is not None:
+            query = query.where(rejudge_runs.c.contest_id == contest_id)
+        with self.store._read() as conn:
+            return [
+                Run(**row)
+                for row in conn.execute(query.order_by(rejudge_runs.c.created_at)).mappings()
+            ]
+
+    def list_runs(self, contest_id: str) -> list[Run]:
+        with self.store._read() as conn:
+            rows = conn.execute(
+                select(rejudge_runs)
+                .where(rejudge_runs.c.contest_id == contest_id)
+                .order_by(rejudge_runs.c.created_at)
+            ).mappings()
+            return [Run(**row) for row in rows]
+
+    def next_page(self, run: Run, limit: int) -> list[tuple[str, str | None]]:
+        """The run's next submission ids after its cursor, each with its words (if known)."""
+        query = (
+            select(submissions.c.id, submission_words.c.words)
+            .outerjoin(submission_words, submission_words.c.submission_id == submissions.c.id)
+            .where(and_(submissions.c.contest_id == run.contest_id, submissions.c.id > run.cursor))
+            .order_by(submissions.c.id)
+            .limit(limit)
+        )
+        with self.store._read() as conn:
+            return [(r.id, r.words) for r in conn.execute(query)]
+
+    def advance(self, run_id: str, cursor: str) -> bool:
+        """Record that everything up to `cursor` was published; False if the run was closed."""
+        with self.store._write() as (conn, _):
+            return bool(
+                conn.execute(
+                    update(rejudge_runs)
+                    .where(and_(rejudge_runs.c.id == run_id, rejudge_runs.c.state.in_(OPEN)))
+                    .values(cursor=cursor, updated_at=clock.now())
+                ).rowcount
+            )
+
+    def restart_producer(self, run_id: str) -> None:
+        """Page again from the start (after lost messages); results already in count once."""
+        with self.store._write() as (conn, _):
+            conn.execute(
+                update(rejudge_runs)
+                .where(rejudge_runs.c.id == run_id)
+                .values(cursor="", updated_at=clock.now())
+            )
+
+    def carry(self, run: Run, submission_ids: list[str]) -> int:
+        """Copy the current results of submissions no word of the fix touches; one transaction."""
+        if not submission_ids:
+            return 0
+        now = clock.now()
+        with self.store._write() as (conn, pending):
+            rows = (
+                conn.execute(
+                    select(results).where(
+                        and_(
+                            results.c.submission_id.in_(submission_ids),
+                            results.c.lexicon_id == run.from_lexicon_id,
+                            results.c.layout_id == run.from_layout_id,
+                        )
+                    )
+                )
+                .mappings()
+                .all()
+            )
+            new = 0
+            for row in rows:
+                result = JudgedResult(
+                    run.lexicon_id,
+                    run.layout_id,
+                    row["judge_version"],
+                    row["score"],
+                    row["legal"],
+                    row["illegal"],
+                    row["tiles"],
+                    row["report_key"],
+                )
+                new += put_result(conn, row["submission_id"], result, now, carried=True)
+            count_progress(conn, pending, run.id)
+            return new
+
+    def record_batch(self, run: Run, batch: list[tuple[str, JudgedResult]]) -> int:
+        """Results judged for a run, in one transaction with its progress; returns how many new."""
+        now = clock.now()
+        with self.store._write() as (conn, pending):
+            new = sum(put_result(conn, sid, result, now) for sid, result in batch)
+            count_progress(conn, pending, run.id)
+            return new
+
+    def has_result(self, run: Run, submission_id: str) -> bool:
+        with self.store._read() as conn:
+            return (
+                conn.execute(
+                    select(results.c.id).where(
+                        and_(
+                            results.c.submission_id == submission_id,
+                            results.c.lexicon_id == run.lexicon_id,
+                            results.c.layout_id == run.layout_id,
+                        )
+                    )
+                ).first()
+                is not None
+            )
+
+    def apply(self, run_id: str, by: str) -> Run:
+        """Switch the contest's ruleset, and with it its results and leaderboard, atomically."""
+        with self.store._write() as (conn, pending):
+            row = (
+                conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id))
+                .mappings()
+                .first()
+            )
+            if row is None:
+                raise RejudgeError(f"no rejudge run {run_id!r}")
+            run = Run(**row)
+            if run.state != "ready" or run.done < run.total:
+                raise RejudgeError(
+                    f"run {run_id} is {run.state} ({run.done}/{run.total} done); apply needs ready"
+                )
+            switched = conn.execute(
+                update(contests)
+                .where(
+                    and_(
+                        contests.c.id == run.contest_id,
+                        contests.c.lexicon_id == run.from_lexicon_id,
+                        contests.c.layout_id == run.from_layout_id,
+                    )
+                )
+                .values(lexicon_id=run.lexicon_id, layout_id=run.layout_id)
+            ).rowcount
+            if not switched:
+                raise RejudgeError(
+                    "the contest's ruleset changed since this run started; start a new run"
+                )
+            now = clock.now()
+            conn.execute(
+                update(rejudge_runs)
+                .where(rejudge_runs.c.id == run_id)
+                .values(state="applied", updated_at=now)
+            )
+            # Other open runs were measured against the old ruleset: their previews are void.
+            for other in conn.execute(
+                select(rejudge_runs.c.id).where(
+                    and_(
+                        rejudge_runs.c.contest_id == run.contest_id, rejudge_runs.c.state.in_(OPEN)
+                    )
+                )
+            ).all():
+                conn.execute(
+                    update(rejudge_runs)
+                    .where(rejudge_runs.c.id == other.id)
+                    .values(state="cancelled", updated_at=now)
+                )
+                pending.append(
+                    {
+                        "type": "rejudge.cancelled",
+                        "rejudge": other.id,
+                        "contest": run.contest_id,
+                        "by": by,
+                        "reason": f"superseded by {run_id}",
+                    }
+                )
+            pending.append(
+                {
+                    "type": "rejudge.applied",
+                    "rejudge": run_id,
+                    "contest": run.contest_id,
+                    "lexicon": run.lexicon_id,
+                    "layout": run.layout_id,
+                    "from_lexicon": run.from_lexicon_id,
+                    "from_layout": run.from_layout_id,
+                    "by": by,
+                }
+            )
+            return Run(**{**run.__dict__, "state": "applied", "updated_at": now})
+
+    def cancel(self, run_id: str, by: str) -> Run:
+        with self.store._write() as (conn, pending):
+            row = (
+                conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id))
+                .mappings()
+                .first()
+            )
+            if row is None:
+                raise RejudgeError(f"no rejudge run {run_id!r}")
+            if row["state"] not in OPEN:
+                raise RejudgeError(
+                    f"run {run_id} is {row['state']}; only an open run can be cancelled"
+                )
+            now = clock.now()
+            conn.execute(
+                update(rejudge_runs)
+                .where(rejudge_runs.c.id == run_id)
+                .values(state="cancelled", updated_at=now)
+            )
+            pending.append(
+                {
+                    "type": "rejudge.cancelled",
+                    "rejudge": run_id,
+                    "contest": row["contest_id"],
+                    "by": by,
+                }
+            )
+            return Run(**{**row, "state": "cancelled", "updated_at": now})
+
+    def stalled(self, older_than: float) -> list[Run]:
+        """Running runs with no progress for a while: messages lost (a Redis restart, say)."""
+        cutoff = clock.ago(clock.now(), older_than)
+        with self.store._read() as conn:
+            rows = conn.execute(
+                select(rejudge_runs).where(
+                    and_(rejudge_runs.c.state == "running", rejudge_runs.c.updated_at < cutoff)
+                )
+            ).mappings()
+            return [Run(**row) for row in rows]
+
+    def changes(self, run: Run) -> list[dict[str, Any]]:
+        """Submissions whose score differs between the run's ruleset and the one it replaces."""
+        old, new = results.alias("old"), results.alias("new")
+        query = (
+            select(
+                submissions.c.id,
+                submissions.c.team_id,
+                old.c.score.label("old_score"),
+                new.c.score.label("new_score"),
+            )
+            .join(
+                old,
+                and_(
+                    old.c.submission_id == submissions.c.id,
+                    old.c.lexicon_id == run.from_lexicon_id,
+                    old.c.layout_id == run.from_layout_id,
+                ),
+            )
+            .join(
+                new,
+                and_(
+                    new.c.submission_id == submissions.c.id,
+                    new.c.lexicon_id == run.lexicon_id,
+                    new.c.layout_id == run.layout_id,
+                ),
+            )
+            .where(and_(submissions.c.contest_id == run.contest_id, old.c.score != new.c.score))
+            .order_by(submissions.c.id)
+        )
+        names = self.store.team_names(run.contest_id)
+        with self.store._read() as conn:
+            return [
+                {
+                    "submission": r.id,
+                    "team": names.get(r.team_id, r.team_id),
+                    "old_score": r.old_score,
+                    "new_score": r.new_score,
+                }
+                for r in conn.execute(query)
+            ]
+
+    def rank_changes(self, run: Run) -> list[dict[str, Any]]:
+        before = {
+            e["team"]: e["rank"]
+            for e in self.store.leaderboard(
+                run.contest_id, (run.from_lexicon_id, run.from_layout_id)
+            )
+        }
+        after = {
+            e["team"]: e["rank"]
+            for e in self.store.leaderboard(run.contest_id, (run.lexicon_id, run.layout_id))
+        }
+        return [
+            {"team": team, "old_rank": before.get(team), "new_rank": after.get(team)}
+            for team in sorted(set(before) | set(after), key=lambda t: (after.get(t) or 10**9, t))
+            if before.get(team) != after.get(team)
+        ]

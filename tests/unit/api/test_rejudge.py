@@ -1,0 +1,245 @@
+"""Rejudging after a word-list fix: previewed, applied atomically, full and affected-only agree."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from infra.publisher import InMemoryPublisher
+from judge import Lexicon, default_layout, judge
+from judge.generator import WordIndex, generate
+from tests.conftest import shared_list
+from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline
+from workers.judging import WorkerDeps
+from workers.rejudging import judge_batch, produce
+from workers.rulesets import RulesetCache
+
+# Moves whose verdicts the real fix (+abled +cyber +nerdy -unneccessary) flips.
+THROUGH_CYBER = b"-2 0 2 0 cyber\n0 0 0 3 crab\n"
+THROUGH_UNNECCESSARY = b"-5 0 6 0 unneccessary\n0 -1 0 1 tub\n"
+UNTOUCHED = b"-1 0 1 0 cat\n0 0 0 2 cab\n"
+
+
+@pytest.fixture(scope="module")
+def word_lists() -> tuple[bytes, bytes]:
+    return (
+        shared_list("words_alpha_2020-08-24.txt").read_bytes(),
+        shared_list("words_alpha.txt").read_bytes(),
+    )
+
+
+@pytest.fixture(scope="module")
+def corpus(word_lists: tuple[bytes, bytes]) -> list[bytes]:
+    old = Lexicon.from_bytes(word_lists[0])
+    index = WordIndex.build(old.words)
+    generated = [
+        generate(index, default_layout(), seed=500 + n, moves=150, illegal_share=0.2)
+        for n in range(24)
+    ]
+    return [*generated, THROUGH_CYBER, THROUGH_UNNECCESSARY, UNTOUCHED, THROUGH_CYBER + UNTOUCHED]
+
+
+def deps_for(pipe: Pipeline) -> WorkerDeps:
+    services = pipe.services
+    rulesets = RulesetCache(services.store, services.blobs, services.settings.home / "rulesets")
+    return WorkerDeps(services.store, services.blobs, rulesets, 5, 300.0)
+
+
+def run_rejudge_work(pipe: Pipeline) -> None:
+    """Play the bulk queue: every producer, then every batch it published, as workers would."""
+    publisher = pipe.publisher
+    assert isinstance(publisher, InMemoryPublisher)
+    deps = deps_for(pipe)
+    for run_id in list(publisher.rejudges):
+        produce(deps, run_id, publisher.publish_batch)
+    for run_id, ids in list(publisher.batches):
+        judge_batch(deps, run_id, ids)
+
+
+def contest_judged_with_old_list(
+    pipe: Pipeline, word_lists: tuple[bytes, bytes], corpus: list[bytes]
+) -> list[str]:
+    for name, words in (("old", word_lists[0]), ("fixed", word_lists[1])):
+        response = pipe.client.post(
+            "/v1/lexicons",
+            params={"name": name},
+            content=words,
+            headers={**ADMIN, "Content-Type": "text/plain"},
+        )
+        assert response.status_code == 201, response.text
+    pipe.add_contest(lexicon="old")
+    teams = [pipe.add_team(f"team-{n}") for n in range(6)]
+    ids = [pipe.accepted(teams[n % len(teams)], data)["id"] for n, data in enumerate(corpus)]
+    drain(pipe.services)
+    return ids
+
+
+def start(pipe: Pipeline, mode: str) -> dict:
+    response = pipe.client.post(
+        "/v1/contests/open/rejudges", json={"lexicon": "fixed", "mode": mode}, headers=ADMIN
+    )
+    assert response.status_code == 202, response.text
+    return dict(response.json())
+
+
+def show(pipe: Pipeline, run_id: str) -> dict:
+    response = pipe.client.get(f"/v1/rejudges/{run_id}", headers=ADMIN)
+    assert response.status_code == 200, response.text
+    return dict(response.json())
+
+
+@pytest.fixture
+def pipes(tmp_path: Path) -> Iterator[tuple[Pipeline, Pipeline]]:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    with open_pipeline(tmp_path / "a") as a, open_pipeline(tmp_path / "b") as b:
+        yield a, b
+
+
+def test_affected_only_and_full_give_identical_results_on_the_real_fix(
+    pipes, word_lists, corpus
+) -> None:
+    full_pipe, affected_pipe = pipes
+    full_ids = contest_judged_with_old_list(full_pipe, word_lists, corpus)
+    affected_ids = contest_judged_with_old_list(affected_pipe, word_lists, corpus)
+    full_run, affected_run = start(full_pipe, "full"), start(affected_pipe, "affected")
+    run_rejudge_work(full_pipe)
+    run_rejudge_work(affected_pipe)
+
+    full, affected = show(full_pipe, full_run["id"]), show(affected_pipe, affected_run["id"])
+    assert full["state"] == affected["state"] == "ready"
+    assert full["done"] == affected["done"] == full["total"] == len(corpus)
+    assert full["carried"] == 0 and affected["carried"] > len(corpus) // 2  # most untouched
+    order = {sid: n for n, sid in enumerate(full_ids)}
+    order |= {sid: n for n, sid in enumerate(affected_ids)}
+    changes = [
+        sorted((order[c["submission"]], c["old_score"], c["new_score"]) for c in run["changed"])
+        for run in (full, affected)
+    ]
+    assert changes[0] == changes[1] and changes[0]
+    assert full["rank_changes"] == affected["rank_changes"]
+
+    # and both are what an independent judge says under the fixed list
+    fixed = Lexicon.from_bytes(word_lists[1])
+    expected = {n: judge(data, fixed, default_layout()).total for n, data in enumerate(corpus)}
+    for pipe in pipes:
+        assert (
+            pipe.client.post(
+                f"/v1/rejudges/{(full if pipe is full_pipe else affected)['id']}/apply",
+                headers=ADMIN,
+            ).status_code
+            == 200
+        )
+        ids = full_ids if pipe is full_pipe else affected_ids
+        assert [pipe.submission(sid)["score"] for sid in ids] == [
+            expected[n] for n in range(len(corpus))
+        ]
+
+
+def test_nothing_visible_changes_until_apply_which_switches_everything_at_once(
+    pipes, word_lists, corpus
+) -> None:
+    pipe, _ = pipes
+    ids = contest_judged_with_old_list(pipe, word_lists, corpus)
+    cyber = ids[len(corpus) - 4]
+    before_board = pipe.client.get("/v1/contests/open/leaderboard").json()
+    before_score = pipe.submission(cyber)["score"]
+    run = start(pipe, "affected")
+    run_rejudge_work(pipe)
+    preview = show(pipe, run["id"])
+    assert any(
+        c["submission"] == cyber and c["old_score"] == before_score for c in preview["changed"]
+    )
+    assert pipe.client.get("/v1/contests/open/leaderboard").json() == before_board
+    assert pipe.submission(cyber)["score"] == before_score
+
+    applied = pipe.client.post(f"/v1/rejudges/{run['id']}/apply", headers=ADMIN)
+
+    assert applied.status_code == 200 and applied.json()["state"] == "applied"
+    new_score = next(c["new_score"] for c in preview["changed"] if c["submission"] == cyber)
+    assert pipe.submission(cyber)["score"] == new_score
+    assert pipe.submission(cyber)["lexicon"] == Lexicon.from_bytes(word_lists[1]).id
+    contest = pipe.client.get("/v1/contests/open").json()
+    assert contest["lexicon"] == Lexicon.from_bytes(word_lists[1]).id
+    kinds = [e["type"] for e in pipe.events() if e["type"].startswith("rejudge.")]
+    assert kinds[0] == "rejudge.started" and kinds[-2:] == ["rejudge.ready", "rejudge.applied"]
+    assert pipe.client.post(f"/v1/rejudges/{run['id']}/apply", headers=ADMIN).status_code == 409
+
+
+def test_cancel_keeps_everything_as_it_was_and_stops_queued_work(pipes, word_lists, corpus) -> None:
+    pipe, _ = pipes
+    contest_judged_with_old_list(pipe, word_lists, corpus)
+    before = pipe.client.get("/v1/contests/open/leaderboard").json()
+    run = start(pipe, "full")
+    deps = deps_for(pipe)
+    produce(deps, run["id"], pipe.publisher.publish_batch)
+    cancelled = pipe.client.post(f"/v1/rejudges/{run['id']}/cancel", headers=ADMIN)
+    assert cancelled.status_code == 200 and cancelled.json()["state"] == "cancelled"
+    assert [judge_batch(deps, run["id"], ids) for _, ids in pipe.publisher.batches] == [0] * len(
+        pipe.publisher.batches
+    )
+    assert pipe.client.get("/v1/contests/open/leaderboard").json() == before
+    assert pipe.client.post(f"/v1/rejudges/{run['id']}/apply", headers=ADMIN).status_code == 409
+    assert pipe.events()[-1]["type"] == "rejudge.cancelled"
+
+
+def test_asking_again_returns_the_open_run_and_redelivery_counts_once(
+    pipes, word_lists, corpus
+) -> None:
+    pipe, _ = pipes
+    contest_judged_with_old_list(pipe, word_lists, corpus)
+    first, again = start(pipe, "full"), start(pipe, "full")
+    assert again["id"] == first["id"] and again["created"] is False
+    run_rejudge_work(pipe)
+    run_rejudge_work(pipe)  # every producer and batch delivered a second time
+    shown = show(pipe, first["id"])
+    assert shown["done"] == shown["total"] == len(corpus) and shown["state"] == "ready"
+    assert sum(e["type"] == "rejudge.ready" for e in pipe.events()) == 1
+
+
+def test_an_upload_during_an_open_run_is_judged_under_both_rulesets(
+    pipes, word_lists, corpus
+) -> None:
+    pipe, _ = pipes
+    contest_judged_with_old_list(pipe, word_lists, corpus)
+    run = start(pipe, "affected")
+    run_rejudge_work(pipe)
+    assert show(pipe, run["id"])["state"] == "ready"
+    late = pipe.accepted(pipe.teams["team-0"], THROUGH_CYBER + b"\n")["id"]
+    assert show(pipe, run["id"])["state"] == "running"  # one more to cover
+    drain(pipe.services)
+    shown = show(pipe, run["id"])
+    assert shown["state"] == "ready" and shown["total"] == len(corpus) + 1
+    assert pipe.client.post(f"/v1/rejudges/{run['id']}/apply", headers=ADMIN).status_code == 200
+    assert pipe.submission(late)["score"] > 0  # cyber is a word now
+
+
+def test_lexicon_diff_and_bad_requests(pipes, word_lists, corpus) -> None:
+    pipe, _ = pipes
+    contest_judged_with_old_list(pipe, word_lists, corpus)
+    diff = pipe.client.get("/v1/lexicons/old/diff/fixed", headers=ADMIN).json()
+    assert (diff["added"], diff["removed"]) == (["abled", "cyber", "nerdy"], ["unneccessary"])
+    same = pipe.client.post("/v1/contests/open/rejudges", json={"lexicon": "old"}, headers=ADMIN)
+    assert same.status_code == 409
+    assert (
+        pipe.client.post(
+            "/v1/contests/open/rejudges", json={"lexicon": "nope"}, headers=ADMIN
+        ).status_code
+        == 422
+    )
+    assert (
+        pipe.client.post(
+            "/v1/contests/open/rejudges", json={"lexicon": "fixed", "mode": "some"}, headers=ADMIN
+        ).status_code
+        == 422
+    )
+    assert pipe.client.get("/v1/rejudges/nope", headers=ADMIN).status_code == 404
+    team = pipe.teams["team-0"]
+    assert (
+        pipe.client.post(
+            "/v1/contests/open/rejudges", json={"lexicon": "fixed"}, headers=team.headers
+        ).status_code
+        == 403
+    )
