@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Literal
 
 from fastapi import APIRouter
@@ -102,10 +103,9 @@ def start_rejudge(contest: str, body: RejudgeIn, svc: Svc, who: Admin) -> dict[s
     except RejudgeError as exc:
         raise Conflict(str(exc)) from exc
     if created:
-        try:
+        # If the broker is down, the sweeper restarts producers of runs that make no progress.
+        with contextlib.suppress(PublishFailed):
             svc.intake.publisher.start_rejudge(run.id)
-        except PublishFailed:
-            pass  # the sweeper restarts producers of runs that make no progress
     return {"id": run.id, "created": created, **_summary(run)}
 
 
