@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from infra import lexicon_files
+from infra import admin_cli, lexicon_files
 from judge import Layout, LayoutError, Lexicon, LexiconError, Report, default_layout, judge
 from judge.generator import WordIndex, generate
 
@@ -53,7 +53,10 @@ def _parser() -> argparse.ArgumentParser:
     lexicon_commands = lexicon.add_subparsers(required=True, metavar="ACTION")
     fetch = lexicon_commands.add_parser("fetch", help="fill the local cache (verified digests)")
     fetch.set_defaults(run=_fetch)
+    admin_cli.add_lexicon_actions(lexicon_commands)
+    admin_cli.add_commands(commands)
     _add_service_commands(commands)
+    _add_load_command(commands)
     return parser
 
 
@@ -86,6 +89,30 @@ def _add_service_commands(commands: argparse._SubParsersAction[argparse.Argument
         "--token", help="admin token (default: $TILEJUDGE_ADMIN_TOKEN, then the home's file)"
     )
     delete.set_defaults(run=_team_delete)
+
+
+def _add_load_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    load = commands.add_parser(
+        "load",
+        help="upload a bounded burst of generated submissions to a local stack and check them",
+    )
+    load.add_argument("--url", required=True, help="the API (127.0.0.1, localhost or ::1 only)")
+    load.add_argument("--contest", required=True, help="created (open for a day) if missing")
+    load.add_argument("--uploads", type=int, required=True, help="how many uploads (N)")
+    load.add_argument("--concurrency", type=int, required=True, help="concurrent clients (K)")
+    load.add_argument("--teams", type=int, required=True, help="new teams to spread them over (T)")
+    load.add_argument(
+        "--admin-token", help="default: $TILEJUDGE_ADMIN_TOKEN, then $TILEJUDGE_HOME/admin-token"
+    )
+    load.add_argument(
+        "--timeout", type=float, default=600.0, help="seconds for uploads and results (600)"
+    )
+    load.add_argument("--seed", type=int, default=0, help="of the generated submissions (0)")
+    load.add_argument("--moves", type=int, default=120, help="move lines per submission (120)")
+    load.add_argument(
+        "--retries", type=int, default=0, help="extra attempts after a 429/503 or a refused call"
+    )
+    load.set_defaults(run=_load)
 
 
 def _load_rules(lexicon_path: str | None, layout_path: str | None) -> tuple[Lexicon, Layout]:
@@ -188,6 +215,44 @@ def _team_delete(args: argparse.Namespace) -> int:
     from infra import client
 
     return client.run_team_delete(args.team, args.url, args.token)
+
+
+def _load(args: argparse.Namespace) -> int:
+    import os
+
+    import httpx
+
+    from infra import load
+
+    bounds = {
+        "--uploads": (args.uploads, 1, 100_000),
+        "--concurrency": (args.concurrency, 1, 1_000),
+        "--teams": (args.teams, 1, 10_000),
+        "--timeout": (args.timeout, 1, 3_600),
+        "--moves": (args.moves, 1, 10_000),
+        "--retries": (args.retries, 0, 20),
+    }
+    for flag, (value, low, high) in bounds.items():
+        if not low <= value <= high:
+            raise CliError(f"{flag} must be between {low} and {high}, not {value}")
+    try:
+        plan = load.Plan(
+            url=load.check_loopback(args.url),
+            contest=args.contest,
+            uploads=args.uploads,
+            concurrency=args.concurrency,
+            teams=args.teams,
+            admin_token=load.admin_token(args.admin_token, os.environ),
+            timeout=args.timeout,
+            seed=args.seed,
+            moves=args.moves,
+            retries=args.retries,
+        )
+        return load.run(plan)
+    except load.LoadError as exc:
+        raise CliError(str(exc)) from exc
+    except httpx.HTTPError as exc:
+        raise CliError(f"cannot reach {args.url}: {exc or type(exc).__name__}") from exc
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from enum import StrEnum
 
 class EventType(StrEnum):
     LEXICON_ADDED = "lexicon.added"
+    LEXICON_NAMED = "lexicon.named"
     LAYOUT_ADDED = "layout.added"
     CONTEST_CREATED = "contest.created"
     TEAM_CREATED = "team.created"
@@ -18,6 +19,11 @@ class EventType(StrEnum):
     SUBMISSION_RETRYING = "submission.retrying"
     SUBMISSION_JUDGED = "submission.judged"
     SUBMISSION_FAILED = "submission.failed"
+    REJUDGE_STARTED = "rejudge.started"
+    REJUDGE_PROGRESS = "rejudge.progress"
+    REJUDGE_READY = "rejudge.ready"
+    REJUDGE_APPLIED = "rejudge.applied"
+    REJUDGE_CANCELLED = "rejudge.cancelled"
 
 
 class SubmissionState(StrEnum):

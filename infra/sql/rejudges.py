@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import and_, func, insert, select, update
 
 from infra import clock
+from infra.events import EventType
 from infra.sql.schema import contests, rejudge_runs, results, submission_words, submissions
 from infra.sql.store import JudgedResult, SqlStore, count_progress, put_result
 
@@ -100,7 +101,7 @@ class RejudgeStore:
             conn.execute(insert(rejudge_runs).values(**row))
             pending.append(
                 {
-                    "type": "rejudge.started",
+                    "type": EventType.REJUDGE_STARTED,
                     "rejudge": row["id"],
                     "contest": contest_id,
                     "lexicon": lexicon_id,
@@ -285,7 +286,7 @@ class RejudgeStore:
                 )
                 pending.append(
                     {
-                        "type": "rejudge.cancelled",
+                        "type": EventType.REJUDGE_CANCELLED,
                         "rejudge": other.id,
                         "contest": run.contest_id,
                         "by": by,
@@ -294,7 +295,7 @@ class RejudgeStore:
                 )
             pending.append(
                 {
-                    "type": "rejudge.applied",
+                    "type": EventType.REJUDGE_APPLIED,
                     "rejudge": run_id,
                     "contest": run.contest_id,
                     "lexicon": run.lexicon_id,
@@ -327,7 +328,7 @@ class RejudgeStore:
             )
             pending.append(
                 {
-                    "type": "rejudge.cancelled",
+                    "type": EventType.REJUDGE_CANCELLED,
                     "rejudge": run_id,
                     "contest": row["contest_id"],
                     "by": by,

@@ -33,6 +33,16 @@ lexicons = Table(
     Column("created_at", TIME, nullable=False),
 )
 
+# Names are labels: one word list may carry several (the same bytes registered as "fixed" and
+# "words_alpha"), and a name may move to a newer list; by name means the latest label.
+lexicon_names = Table(
+    "lexicon_names",
+    metadata,
+    Column("name", String(200), primary_key=True),
+    Column("lexicon_id", ID, ForeignKey("lexicons.id"), primary_key=True),
+    Column("created_at", TIME, nullable=False),
+)
+
 layouts = Table(
     "layouts",
     metadata,

@@ -25,6 +25,7 @@ from infra.sql.schema import (
     contests,
     events,
     layouts,
+    lexicon_names,
     lexicons,
     rejudge_runs,
     results,
@@ -135,33 +136,56 @@ class SqlStore:
         source: str,
         created_by: str,
     ) -> dict[str, Any]:
+        """Register a word list, or add a name to one registered already; returns its row with
+        the name asked for."""
+        now = clock.now()
         with self._write() as (conn, pending):
             existing = conn.execute(select(lexicons).where(lexicons.c.id == id)).mappings().first()
-            if existing is not None:
-                return dict(existing)
-            row = {
-                "id": id,
-                "name": name,
-                "words": words,
-                "size": size,
-                "blob_key": blob_key,
-                "source": source,
-                "created_by": created_by,
-                "created_at": clock.now(),
-            }
-            conn.execute(insert(lexicons).values(**row))
-            pending.append(
-                {
-                    "type": EventType.LEXICON_ADDED,
-                    "lexicon": id,
+            row = (
+                dict(existing)
+                if existing is not None
+                else {
+                    "id": id,
                     "name": name,
                     "words": words,
-                    "by": created_by,
+                    "size": size,
+                    "blob_key": blob_key,
+                    "source": source,
+                    "created_by": created_by,
+                    "created_at": now,
                 }
             )
-            return row
+            if existing is None:
+                conn.execute(insert(lexicons).values(**row))
+                pending.append(
+                    {
+                        "type": EventType.LEXICON_ADDED,
+                        "lexicon": id,
+                        "name": name,
+                        "words": words,
+                        "by": created_by,
+                    }
+                )
+            labelled = conn.execute(
+                select(lexicon_names.c.name).where(
+                    and_(lexicon_names.c.name == name, lexicon_names.c.lexicon_id == id)
+                )
+            ).first()
+            if labelled is None:
+                conn.execute(insert(lexicon_names).values(name=name, lexicon_id=id, created_at=now))
+                if existing is not None:
+                    pending.append(
+                        {
+                            "type": EventType.LEXICON_NAMED,
+                            "lexicon": id,
+                            "name": name,
+                            "by": created_by,
+                        }
+                    )
+            return {**row, "name": name}
 
     def find_lexicon(self, id_or_name: str) -> dict[str, Any] | None:
+        """By id, else by the newest list carrying that name."""
         with self._read() as conn:
             row = (
                 conn.execute(select(lexicons).where(lexicons.c.id == id_or_name)).mappings().first()
@@ -170,8 +194,9 @@ class SqlStore:
                 row = (
                     conn.execute(
                         select(lexicons)
-                        .where(lexicons.c.name == id_or_name)
-                        .order_by(lexicons.c.created_at.desc())
+                        .join(lexicon_names, lexicon_names.c.lexicon_id == lexicons.c.id)
+                        .where(lexicon_names.c.name == id_or_name)
+                        .order_by(lexicon_names.c.created_at.desc())
                         .limit(1)
                     )
                     .mappings()
@@ -180,11 +205,13 @@ class SqlStore:
             return dict(row) if row is not None else None
 
     def all_lexicons(self) -> list[dict[str, Any]]:
+        """Every registered list, oldest first, with all the names it carries."""
         with self._read() as conn:
-            return [
-                dict(r)
-                for r in conn.execute(select(lexicons).order_by(lexicons.c.created_at)).mappings()
-            ]
+            names: dict[str, list[str]] = {}
+            for label in conn.execute(select(lexicon_names).order_by(lexicon_names.c.created_at)):
+                names.setdefault(label.lexicon_id, []).append(label.name)
+            rows = conn.execute(select(lexicons).order_by(lexicons.c.created_at)).mappings()
+            return [{**r, "names": names.get(r["id"], [r["name"]])} for r in rows]
 
     def add_layout(self, *, id: str, name: str, content: str, created_by: str) -> dict[str, Any]:
         with self._write() as (conn, pending):
@@ -737,7 +764,7 @@ def count_progress(conn: Connection, pending: list[dict[str, Any]], run_id: str)
     if done // tenth > run["done"] // tenth and done < run["total"]:
         pending.append(
             {
-                "type": "rejudge.progress",
+                "type": EventType.REJUDGE_PROGRESS,
                 "rejudge": run_id,
                 "contest": run["contest_id"],
                 "done": done,
@@ -748,7 +775,7 @@ def count_progress(conn: Connection, pending: list[dict[str, Any]], run_id: str)
         values |= {"state": "ready", "finished_at": now}
         pending.append(
             {
-                "type": "rejudge.ready",
+                "type": EventType.REJUDGE_READY,
                 "rejudge": run_id,
                 "contest": run["contest_id"],
                 "done": done,

@@ -1,0 +1,364 @@
+// tilejudge operations dashboard: polls /v1/stats (the HttpOnly admin cookie goes along) and
+// redraws. Everything is built with textContent: event fields come from uploads and teams.
+"use strict";
+
+const POLL_MS = 1000; // the server refreshes at most once a second, however many pages poll
+const COLOURS = { depth: "#f59e0b", uploads: "#60a5fa", judged: "#34d399" };
+let last = null;
+let lastOkAt = 0;
+
+const $ = (id) => document.getElementById(id);
+const fmtInt = (n) => (n === null || n === undefined ? "–" : Number(n).toLocaleString("en-US"));
+
+function setText(id, value) {
+  const el = $(id);
+  if (el.textContent !== String(value)) el.textContent = value;
+}
+
+function el(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined && text !== null) node.textContent = text;
+  return node;
+}
+
+function latencyParts(ms) {
+  if (ms === null || ms === undefined) return ["–", ""];
+  if (ms < 1000) return [String(Math.round(ms)), "ms"];
+  if (ms < 60000) return [(ms / 1000).toFixed(ms < 10000 ? 2 : 1), "s"];
+  return [(ms / 60000).toFixed(1), "min"];
+}
+
+function fmtLatency(ms) {
+  const [value, unit] = latencyParts(ms);
+  return unit ? `${value} ${unit}` : value;
+}
+
+function fmtDuration(seconds) {
+  const s = Math.max(0, Math.round(Math.abs(seconds)));
+  if (s < 60) return `${s} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${String(s % 60).padStart(2, "0")} s`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ${String(Math.floor((s % 3600) / 60)).padStart(2, "0")} min`;
+  return `${Math.floor(s / 86400)} d ${Math.floor((s % 86400) / 3600)} h`;
+}
+
+function emptyNode(tag, text, colspan) {
+  if (tag !== "tr") return el(tag, "empty", text);
+  const row = el("tr");
+  const cell = el("td", "empty", text);
+  cell.colSpan = colspan;
+  row.appendChild(cell);
+  return row;
+}
+
+function replaceChildren(parent, children, emptyTag, emptyText, colspan) {
+  parent.replaceChildren(...(children.length ? children : [emptyNode(emptyTag, emptyText, colspan)]));
+}
+
+// --- the pieces of the page --------------------------------------------------------------
+
+function renderStatus(s) {
+  const pill = $("status");
+  pill.dataset.colour = s.status.colour;
+  setText("status-label", s.status.label);
+  setText("status-reasons", s.status.reasons.join(" · "));
+  document.body.dataset.colour = s.status.colour;
+  const areas = s.status.areas;
+  $("kpi-queue").dataset.colour = s.queues.status === "ok" ? areas.queue : "unknown";
+  $("kpi-workers").dataset.colour = areas.workers;
+  $("kpi-failures").dataset.colour = areas.failures;
+}
+
+function renderFigures(s) {
+  const q = s.queues;
+  if (q.status === "ok") {
+    setText("queue-total", fmtInt(q.total));
+    setText("queue-detail", `live ${fmtInt(q.live.depth)} · bulk ${fmtInt(q.bulk.depth)} · unacked ${fmtInt(q.unacked)}`);
+  } else {
+    setText("queue-total", "n/a");
+    setText("queue-detail", `unavailable: ${q.detail || "no broker"}`);
+  }
+  const w = s.workers;
+  if (w.online === null) {
+    setText("workers-online", "n/a");
+    setText("workers-detail", w.status === "starting" ? "listening for heartbeats…" : `unavailable: ${w.detail || ""}`);
+  } else {
+    setText("workers-online", fmtInt(w.online));
+    setText("workers-detail", `${fmtInt(w.slots)} slots · ${fmtInt(w.active)} tasks running`);
+  }
+  const t = s.totals;
+  setText("uploads-rate", fmtInt(s.uploads_per_minute));
+  setText("uploads-total", fmtInt(t.uploads));
+  setText("judged-rate", fmtInt(s.judged_per_minute));
+  setText("judged-total", fmtInt(t.judged));
+  setText("backlog", fmtInt(t.backlog));
+  const lat = s.latency_ms;
+  const [p50, unit] = latencyParts(lat.p50);
+  setText("latency-p50", p50);
+  setText("latency-p50-unit", unit);
+  setText("latency-p95", fmtLatency(lat.p95));
+  setText("latency-p99", fmtLatency(lat.p99));
+  setText("latency-n", `${fmtInt(lat.count)} in ${Math.round(lat.window_s / 60)} min`);
+  setText("failures-recent", fmtInt(s.failures.last_5_min));
+  setText("failures-total", fmtInt(s.failures.total));
+}
+
+function renderContests(s) {
+  const rows = s.contests.map((c) => {
+    const tr = el("tr");
+    const name = el("td", "name");
+    name.appendChild(document.createTextNode(c.id));
+    name.appendChild(el("span", `phase ${c.phase}`, c.phase));
+    name.appendChild(el("span", "title", c.title));
+    name.title = c.title;
+    tr.appendChild(name);
+    const counts = c.counts;
+    tr.appendChild(el("td", "num", fmtInt(counts.stored + counts.queued)));
+    tr.appendChild(el("td", "num", fmtInt(counts.judging)));
+    tr.appendChild(el("td", "num", fmtInt(counts.judged)));
+    tr.appendChild(el("td", counts.failed ? "num bad" : "num", fmtInt(counts.failed)));
+    let deadline;
+    if (c.phase === "upcoming") deadline = `opens in ${fmtDuration(c.opens_in_s)}`;
+    else if (c.phase === "open") deadline = `closes in ${fmtDuration(c.closes_in_s)}`;
+    else deadline = `closed ${fmtDuration(c.closes_in_s)} ago`;
+    const cell = el("td", c.phase === "open" && c.closes_in_s < 600 ? "num warn" : "num", deadline);
+    cell.title = `closes_at ${c.closes_at}`;
+    tr.appendChild(cell);
+    return tr;
+  });
+  replaceChildren($("contests").tBodies[0], rows, "tr", "no contests yet", 6);
+}
+
+function renderRejudges(s) {
+  const runs = s.rejudges.map((r) => {
+    const box = el("div", "run");
+    box.dataset.run = r.id;
+    box.dataset.state = r.state;
+    const head = el("div", "run-head");
+    head.appendChild(el("span", "", `${r.contest} · run ${r.id.slice(0, 8)}`));
+    head.appendChild(el("span", `run-state ${r.state}`, r.state));
+    box.appendChild(head);
+    const bar = el("div", r.total > 0 && r.done >= r.total ? "bar done" : "bar");
+    bar.setAttribute("role", "progressbar");
+    bar.setAttribute("aria-valuemin", "0");
+    bar.setAttribute("aria-valuemax", String(r.total));
+    bar.setAttribute("aria-valuenow", String(r.done));
+    const fill = el("div");
+    const share = r.total > 0 ? Math.min(1, r.done / r.total) : 1;
+    fill.style.width = `${(share * 100).toFixed(1)}%`;
+    bar.appendChild(fill);
+    box.appendChild(bar);
+    let figures = `${fmtInt(r.done)} / ${fmtInt(r.total)} submissions (${(share * 100).toFixed(1)} %)`;
+    if (r.state === "running") {
+      figures += ` · ${r.rate_per_s.toFixed(1)} /s · ETA ${r.eta_s === null ? "–" : fmtDuration(r.eta_s)}`;
+    }
+    box.appendChild(el("div", "run-figures", figures));
+    return box;
+  });
+  replaceChildren($("rejudges"), runs, "p", "no open rejudge runs");
+}
+
+function renderWorkers(s) {
+  const rows = s.workers.list.map((w) => {
+    const tr = el("tr");
+    tr.appendChild(el("td", w.online ? "name" : "name bad", w.online ? w.hostname : `${w.hostname} (offline)`));
+    tr.appendChild(el("td", "num", w.concurrency === null ? "?" : fmtInt(w.concurrency)));
+    tr.appendChild(el("td", "num", fmtInt(w.active)));
+    tr.appendChild(el("td", "num", fmtInt(w.processed)));
+    tr.appendChild(el("td", w.online ? "num" : "num bad", `${w.last_heartbeat_s.toFixed(1)} s ago`));
+    return tr;
+  });
+  const empty = s.workers.online === null ? `heartbeats ${s.workers.status}` : "no worker online";
+  replaceChildren($("workers").tBodies[0], rows, "tr", empty, 5);
+}
+
+function renderFailures(s) {
+  const reasons = s.failures.by_reason.map((r) => {
+    const li = el("li");
+    li.appendChild(el("span", "", r.reason));
+    li.appendChild(el("span", "count bad", fmtInt(r.count)));
+    return li;
+  });
+  replaceChildren($("failure-reasons"), reasons, "li", "no failures");
+  const recent = s.failures.recent.map((f) => {
+    const li = el("li", "", `${f.at.slice(11, 19)} · ${f.contest} · ${f.submission.slice(0, 8)} · ${f.reason}`);
+    li.title = f.detail;
+    return li;
+  });
+  replaceChildren($("failure-recent"), recent, "li", "none");
+}
+
+function eventSummary(e) {
+  const parts = [];
+  if (e.contest) parts.push(e.contest);
+  if (e.submission) parts.push(`sub ${String(e.submission).slice(0, 8)}`);
+  if (e.name) parts.push(String(e.name));
+  if (e.score !== undefined) parts.push(`score ${fmtInt(e.score)}`);
+  if (e.attempt !== undefined) parts.push(`attempt ${e.attempt}`);
+  if (e.reason) parts.push(String(e.reason));
+  return parts.join(" · ");
+}
+
+function renderEvents(s) {
+  const items = s.events.map((e) => {
+    const li = el("li");
+    li.appendChild(el("span", "ts", String(e.ts).slice(11, 19)));
+    const kind = String(e.type);
+    li.appendChild(el("span", `type ${kind.split(".").pop()}`, kind));
+    const what = eventSummary(e);
+    const cell = el("span", "what", what);
+    cell.title = what;
+    li.appendChild(cell);
+    return li;
+  });
+  replaceChildren($("events"), items, "li", "no events yet");
+}
+
+// --- charts ------------------------------------------------------------------------------
+
+function niceMax(value) {
+  if (value <= 4) return 4;
+  const power = 10 ** Math.floor(Math.log10(value));
+  for (const step of [1, 2, 2.5, 5, 10]) {
+    if (step * power >= value) return step * power;
+  }
+  return 10 * power;
+}
+
+function drawChart(canvas, series, emptyText) {
+  const ratio = window.devicePixelRatio || 1;
+  const width = canvas.clientWidth;
+  const height = canvas.clientHeight;
+  if (!width || !height) return;
+  if (canvas.width !== Math.round(width * ratio) || canvas.height !== Math.round(height * ratio)) {
+    canvas.width = Math.round(width * ratio);
+    canvas.height = Math.round(height * ratio);
+  }
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.clearRect(0, 0, width, height);
+  const pad = { left: 44, right: 10, top: 8, bottom: 22 };
+  const plotW = width - pad.left - pad.right;
+  const plotH = height - pad.top - pad.bottom;
+  const values = series.flatMap((s) => s.values.filter((v) => v !== null));
+  const top = niceMax(Math.max(0, ...values));
+  const n = series[0].values.length;
+  const x = (i) => pad.left + (plotW * i) / (n - 1);
+  const y = (v) => pad.top + plotH - (plotH * v) / top;
+
+  ctx.font = "11px system-ui, sans-serif";
+  ctx.strokeStyle = "#334155";
+  ctx.fillStyle = "#94a3b8";
+  ctx.lineWidth = 1;
+  ctx.textAlign = "right";
+  ctx.textBaseline = "middle";
+  for (let k = 0; k <= 4; k += 1) {
+    const v = (top * k) / 4;
+    const yy = Math.round(y(v)) + 0.5;
+    ctx.beginPath();
+    ctx.moveTo(pad.left, yy);
+    ctx.lineTo(width - pad.right, yy);
+    ctx.stroke();
+    ctx.fillText(Number.isInteger(v) ? v.toLocaleString("en-US") : v.toFixed(1), pad.left - 6, yy);
+  }
+  ctx.textAlign = "center";
+  ctx.textBaseline = "top";
+  for (const minutesAgo of [60, 45, 30, 15, 0]) {
+    const i = n - 1 - Math.min(n - 1, minutesAgo);
+    ctx.fillText(minutesAgo === 0 ? "now" : `−${minutesAgo} min`, x(i), height - pad.bottom + 6);
+  }
+  for (const s of series) {
+    ctx.strokeStyle = s.colour;
+    ctx.lineWidth = 2;
+    ctx.lineJoin = "round";
+    ctx.beginPath();
+    let drawing = false;
+    s.values.forEach((v, i) => {
+      if (v === null) {
+        drawing = false;
+        return;
+      }
+      if (drawing) ctx.lineTo(x(i), y(v));
+      else ctx.moveTo(x(i), y(v));
+      drawing = true;
+    });
+    ctx.stroke();
+    // a lone point (one minute of samples between gaps) would not show as a line
+    s.values.forEach((v, i) => {
+      const alone = v !== null && (i === 0 || s.values[i - 1] === null) && (i === n - 1 || s.values[i + 1] === null);
+      if (alone) {
+        ctx.fillStyle = s.colour;
+        ctx.beginPath();
+        ctx.arc(x(i), y(v), 2.5, 0, 2 * Math.PI);
+        ctx.fill();
+      }
+    });
+  }
+  if (!values.length && emptyText) {
+    ctx.fillStyle = "#94a3b8";
+    ctx.textAlign = "center";
+    ctx.textBaseline = "middle";
+    ctx.fillText(emptyText, pad.left + plotW / 2, pad.top + plotH / 2);
+  }
+}
+
+function renderCharts(s) {
+  drawChart($("chart-depth"), [{ values: s.series.queue_depth, colour: COLOURS.depth }],
+    s.queues.status === "ok" ? "sampled while a dashboard is open" : "broker unavailable");
+  drawChart($("chart-throughput"), [
+    { values: s.series.uploads, colour: COLOURS.uploads },
+    { values: s.series.judged, colour: COLOURS.judged },
+  ]);
+}
+
+// --- polling -----------------------------------------------------------------------------
+
+function render(s) {
+  renderStatus(s);
+  renderFigures(s);
+  renderCharts(s);
+  renderContests(s);
+  renderRejudges(s);
+  renderWorkers(s);
+  renderFailures(s);
+  renderEvents(s);
+  $("updated").title = `server time ${s.generated_at} · computed in ${s.compute_ms} ms`;
+}
+
+function showBanner(text) {
+  const banner = $("banner");
+  banner.textContent = text;
+  banner.hidden = !text;
+}
+
+function tickAge() {
+  if (!lastOkAt) return;
+  const age = (Date.now() - lastOkAt) / 1000;
+  setText("updated", `updated ${age < 1.5 ? "just now" : `${age.toFixed(0)} s ago`}`);
+}
+
+async function poll() {
+  try {
+    const response = await fetch("/v1/stats", { credentials: "same-origin", cache: "no-store" });
+    if (response.status === 401 || response.status === 403) {
+      window.location.assign("/dashboard"); // signed out or the token changed: the form again
+      return;
+    }
+    if (!response.ok) {
+      showBanner(`Stats unavailable (HTTP ${response.status}); retrying every ${POLL_MS / 1000} s`);
+    } else {
+      last = await response.json();
+      lastOkAt = Date.now();
+      showBanner("");
+      render(last);
+    }
+  } catch (error) {
+    showBanner(`The API does not answer (${error.message}); retrying every ${POLL_MS / 1000} s`);
+  }
+  tickAge();
+  window.setTimeout(poll, POLL_MS);
+}
+
+window.addEventListener("resize", () => { if (last) renderCharts(last); });
+window.setInterval(tickAge, 500);
+poll();

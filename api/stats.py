@@ -1,0 +1,452 @@
+"""The numbers behind /dashboard, /v1/stats and /metrics, computed at most once a second.
+
+`StatsCollector` caches one snapshot behind a lock: however many pages poll, Redis and SQL see
+one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot with read-only SQL on
+the schema's tables, a handful of Redis reads and what the worker heartbeats said.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from collections import Counter, defaultdict, deque
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import redis
+from sqlalchemy import Connection, and_, case, func, inspect, select, text
+
+from api.heartbeats import WorkerWatch
+from api.services import Services
+from infra import clock
+from infra.events import EventType, SubmissionState
+from infra.publisher import LIVE_QUEUE
+from infra.sql.schema import contests, events, submissions
+from infra.sql.store import SqlStore
+
+REFRESH_S = 1.0
+QUEUES = (LIVE_QUEUE, "bulk")
+PRIORITY_SEP = "\x06\x16"  # kombu keeps priority N of queue Q in the list Q + SEP + N
+SERIES_MINUTES = 60
+LATENCY_WINDOW_S = 600
+FAILURE_WINDOW_S = 300
+GROWTH_TOLERANCE = 1  # a queue one message deeper than a minute ago is noise, not a backlog
+LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
+REJUDGES_TABLE = "rejudge_runs"
+REJUDGE_RECENT_S = 600  # a finished run stays on the page this long, its bar full
+S = submissions.c
+WAITING = (SubmissionState.STORED, SubmissionState.QUEUED, SubmissionState.JUDGING)
+
+
+class StatsCollector:
+    """One cached snapshot, recomputed at most every `every` seconds whoever asks."""
+
+    def __init__(
+        self,
+        compute: Callable[[], dict[str, Any]],
+        *,
+        every: float = REFRESH_S,
+        monotonic: Callable[[], float] = time.monotonic,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
+        self._compute, self._every, self._now, self._on_close = compute, every, monotonic, on_close
+        self._lock = threading.Lock()
+        self._value: dict[str, Any] | None = None
+        self._error: Exception | None = None
+        self._at = -math.inf
+
+    def get(self) -> dict[str, Any]:
+        with self._lock:  # callers arriving during a refresh wait for it instead of repeating it
+            if self._now() - self._at >= self._every:
+                try:
+                    self._value, self._error = self._compute(), None
+                except Exception as exc:
+                    self._error = exc  # a failing store is asked again next second, not per caller
+                self._at = self._now()
+            if self._error is not None:
+                raise self._error
+            assert self._value is not None
+            return self._value
+
+    def close(self) -> None:
+        if self._on_close is not None:
+            self._on_close()
+
+
+def build_collector(services: Services) -> StatsCollector:
+    """Wire the collector to the app's store and Redis; listen to worker heartbeats if Redis is."""
+    watch = None
+    if services.redis is not None and services.settings.redis_url:
+        from infra.bootstrap import make_celery
+
+        watch = WorkerWatch(make_celery(services.settings))
+        watch.start()
+    snapshotter = StatsSnapshotter(services.store, services.redis, watch)
+    return StatsCollector(snapshotter.compute, on_close=watch.stop if watch else None)
+
+
+class StatsSnapshotter:
+    """Computes snapshots; keeps what SQL cannot answer later (queue depth history, rates)."""
+
+    def __init__(
+        self,
+        store: SqlStore,
+        client: redis.Redis | None,
+        workers: WorkerWatch | None,
+        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self._store, self._redis, self._workers, self._wall = store, client, workers, wall
+        self._depths: deque[tuple[float, int]] = deque(maxlen=4000)  # (epoch s, total depth)
+        self._rejudge_seen: dict[str, deque[tuple[float, int]]] = {}
+        self._has_rejudges: bool | None = None
+        self._rejudges_checked = -math.inf
+        self._histogram = LatencyHistogram()
+        self._judged_watermark = 0
+
+    def compute(self) -> dict[str, Any]:
+        started = time.perf_counter()
+        now = self._wall()
+        queues = queue_depths(self._redis)
+        workers = self._workers.snapshot() if self._workers else _no_workers()
+        with self._store.engine.connect().execution_options(readonly=True) as conn:
+            totals = _activity(conn, now)
+            series = _minute_series(conn, now)
+            latency = _latency(conn, now)
+            failures = _failures(conn, now, totals["failed_last_5_min"])
+            contest_rows = _contests(conn, now)
+            rejudges = self._rejudges(conn, now)
+            self._observe_new_judgements(conn)
+            top = conn.execute(select(func.max(events.c.id))).scalar() or 0
+        tail = self._store.events_after(max(0, top - 30), 30)
+        waiting, waiting_then = self._waiting(queues, totals, now)
+        series["queue_depth"] = self._depth_series(now)
+        return {
+            "generated_at": clock.format_time(now),
+            "refresh_s": REFRESH_S,
+            "status": status_of(
+                failed_recently=totals["failed_last_5_min"],
+                waiting=waiting,
+                waiting_then=waiting_then,
+                workers_online=workers["online"],
+            ),
+            "queues": queues,
+            "workers": workers,
+            "totals": totals,
+            "uploads_per_minute": totals["uploads_last_minute"],
+            "judged_per_minute": totals["judged_last_minute"],
+            "series": series,
+            "latency_ms": latency,
+            "latency_histogram": self._histogram.as_dict(),
+            "failures": failures,
+            "contests": contest_rows,
+            "rejudges": rejudges,
+            "events": list(reversed(tail)),
+            "compute_ms": round((time.perf_counter() - started) * 1000, 1),
+        }
+
+    def _waiting(
+        self, queues: dict[str, Any], totals: dict[str, int], now: datetime
+    ) -> tuple[int, int | None]:
+        """Work waiting now and a minute ago: Redis depth if it answers, else SQL's backlog."""
+        if queues["status"] == "ok":
+            depth = int(queues["total"])
+            self._depths.append((now.timestamp(), depth))
+            return depth, self._depth_about(now.timestamp() - 60)
+        backlog = totals["backlog"]
+        finished = totals["judged_last_minute"] + totals["failed_last_minute"]
+        return backlog, backlog - totals["uploads_last_minute"] + finished
+
+    def _depth_about(self, moment: float) -> int | None:
+        near = [(abs(t - moment), depth) for t, depth in self._depths if abs(t - moment) <= 30]
+        return min(near)[1] if near else None
+
+    def _depth_series(self, now: datetime) -> list[int | None]:
+        """The deepest total seen in each of the last 60 minutes (None: nobody was watching)."""
+        first = _minute_floor(now) - timedelta(minutes=SERIES_MINUTES - 1)
+        points: list[int | None] = [None] * SERIES_MINUTES
+        for moment, depth in self._depths:
+            index = int((moment - first.timestamp()) // 60)
+            if 0 <= index < SERIES_MINUTES:
+                current = points[index]
+                points[index] = depth if current is None else max(current, depth)
+        return points
+
+    def _observe_new_judgements(self, conn: Connection) -> None:
+        """Feed the latency histogram from `submission.judged` events not seen yet (bounded)."""
+        rows = conn.execute(
+            select(events.c.id, events.c.ts, events.c.data)
+            .where(
+                and_(
+                    events.c.id > self._judged_watermark,
+                    events.c.type == str(EventType.SUBMISSION_JUDGED),
+                )
+            )
+            .order_by(events.c.id)
+            .limit(5000)
+        )
+        for event_id, ts, data in rows:
+            self._judged_watermark = event_id
+            received = json.loads(data).get("received_at")
+            if isinstance(received, str):
+                self._histogram.observe((_parse(ts) - _parse(received)).total_seconds())
+
+    def _rejudges(self, conn: Connection, now: datetime) -> list[dict[str, Any]]:
+        """Open (and just finished) rejudge runs, if the rejudging migration is applied."""
+        if not self._rejudges_exist(conn):
+            return []
+        query = text(
+            "SELECT id, contest_id, state, total, done, created_at, updated_at "
+            f"FROM {REJUDGES_TABLE} WHERE state IN ('running', 'ready') OR updated_at >= :recent "
+            "ORDER BY created_at DESC LIMIT 20"
+        )
+        rows = conn.execute(query, {"recent": clock.format_time(now - timedelta(seconds=600))})
+        return [self._rejudge_row(dict(row), now) for row in rows.mappings()]
+
+    def _rejudges_exist(self, conn: Connection) -> bool:
+        # Another migration adds the table; look again every 30 s until it is there.
+        if not self._has_rejudges and time.monotonic() - self._rejudges_checked > 30:
+            self._rejudges_checked = time.monotonic()
+            self._has_rejudges = inspect(conn).has_table(REJUDGES_TABLE)
+        return bool(self._has_rejudges)
+
+    def _rejudge_row(self, row: dict[str, Any], now: datetime) -> dict[str, Any]:
+        total, done = int(row["total"] or 0), int(row["done"] or 0)
+        seen = self._rejudge_seen.setdefault(row["id"], deque(maxlen=120))
+        seen.append((now.timestamp(), done))
+        while seen and seen[0][0] < now.timestamp() - 60:
+            seen.popleft()
+        span = seen[-1][0] - seen[0][0]
+        if span >= 2:
+            rate = (seen[-1][1] - seen[0][1]) / span
+        else:
+            took = (_parse(row["updated_at"]) - _parse(row["created_at"])).total_seconds()
+            rate = done / took if took > 0 else 0.0
+        running = row["state"] == "running"
+        eta = (total - done) / rate if running and rate > 0 else None
+        return {
+            "id": row["id"],
+            "contest": row["contest_id"],
+            "state": row["state"],
+            "open": row["state"] in ("running", "ready"),
+            "total": total,
+            "done": done,
+            "rate_per_s": round(rate, 2),
+            "eta_s": None if eta is None else round(eta, 1),
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+        }
+
+
+class LatencyHistogram:
+    """Cumulative upload-to-result seconds in Prometheus buckets (all judgements seen)."""
+
+    def __init__(self) -> None:
+        self.counts = [0] * (len(LATENCY_BUCKETS_S) + 1)
+        self.sum = 0.0
+
+    def observe(self, seconds: float) -> None:
+        index = next((i for i, b in enumerate(LATENCY_BUCKETS_S) if seconds <= b), -1)
+        self.counts[index] += 1
+        self.sum += seconds
+
+    def as_dict(self) -> dict[str, Any]:
+        running, buckets = 0, []
+        for bound, count in zip((*LATENCY_BUCKETS_S, math.inf), self.counts):
+            running += count
+            buckets.append(["+Inf" if bound == math.inf else bound, running])
+        return {"buckets": buckets, "sum_s": round(self.sum, 6), "count": running}
+
+
+def queue_depths(client: redis.Redis | None) -> dict[str, Any]:
+    """LLEN of each queue and of its priority lists, and the unacked hash and index.
+
+    Five commands a refresh: priority lists exist only while they hold messages (Redis drops
+    empty lists), so one EXISTS over all of them says whether their LLENs are needed at all."""
+    if client is None:
+        return {"status": "unavailable", "detail": "no Redis configured", "total": None}
+    keys = {name: [_priority_key(name, p) for p in range(1, 10)] for name in QUEUES}
+    try:
+        pipe = client.pipeline(transaction=False)
+        for name in QUEUES:
+            pipe.llen(name)
+        pipe.hlen("unacked").zcard("unacked_index").exists(*sum(keys.values(), []))
+        *plain, unacked, index, prioritised = (int(n) for n in pipe.execute())
+        by_priority = {name: {"0": plain[i]} for i, name in enumerate(QUEUES)}
+        if prioritised:
+            pipe = client.pipeline(transaction=False)
+            for name in QUEUES:
+                for key in keys[name]:
+                    pipe.llen(key)
+            lengths = iter(int(n) for n in pipe.execute())
+            for name in QUEUES:
+                for priority in range(1, 10):
+                    if n := next(lengths):
+                        by_priority[name][str(priority)] = n
+    except redis.RedisError as exc:
+        return {"status": "unavailable", "detail": f"{type(exc).__name__}: {exc}", "total": None}
+    found: dict[str, Any] = {"status": "ok", "detail": None}
+    for name in QUEUES:
+        found[name] = {"depth": sum(by_priority[name].values()), "by_priority": by_priority[name]}
+    found["total"] = sum(found[name]["depth"] for name in QUEUES)
+    found["unacked"], found["unacked_index"] = unacked, index
+    return found
+
+
+def _priority_key(queue: str, priority: int) -> str:
+    return f"{queue}{PRIORITY_SEP}{priority}"
+
+
+def status_of(
+    *, failed_recently: int, waiting: int, waiting_then: int | None, workers_online: int | None
+) -> dict[str, Any]:
+    """Red: failing (recent failures, or work waiting with no worker); amber: backlog growing.
+
+    `areas` colours the figure each condition is about, so the page shows where to look."""
+    red, amber = [], []
+    areas = {"queue": "green", "workers": "unknown", "failures": "green"}
+    if workers_online is not None:
+        areas["workers"] = "green" if workers_online else "red"
+    if failed_recently:
+        red.append(f"{failed_recently} submission(s) failed in the last 5 min")
+        areas["failures"] = "red"
+    if waiting_then is not None and waiting - waiting_then > GROWTH_TOLERANCE:
+        amber.append(f"backlog grew from {waiting_then} to {waiting} in the last minute")
+        areas["queue"] = "amber"
+    if workers_online == 0 and waiting > 0:
+        red.append(f"{waiting} waiting and no worker online")
+        areas["queue"] = "red"
+    if red:
+        return {"colour": "red", "label": "failing", "reasons": red + amber, "areas": areas}
+    if amber:
+        return {"colour": "amber", "label": "backlog growing", "reasons": amber, "areas": areas}
+    return {"colour": "green", "label": "keeping up", "reasons": [], "areas": areas}
+
+
+def _no_workers() -> dict[str, Any]:
+    detail = "no Redis configured: worker heartbeats are not heard"
+    return {"status": "unavailable", "detail": detail, "online": None, "slots": 0, "active": 0,
+            "list": []}  # fmt: skip
+
+
+def _count(condition: Any) -> Any:
+    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+
+def _activity(conn: Connection, now: datetime) -> dict[str, int]:
+    minute, five = _ago(now, 60), _ago(now, FAILURE_WINDOW_S)
+    failed = S.state == SubmissionState.FAILED
+    row = conn.execute(
+        select(
+            func.count().label("uploads"),
+            _count(S.judged_at.is_not(None)).label("judged"),
+            _count(failed).label("failed"),
+            _count(S.state.in_(WAITING)).label("backlog"),
+            _count(S.received_at >= minute).label("uploads_last_minute"),
+            _count(S.judged_at >= minute).label("judged_last_minute"),
+            _count(and_(failed, S.state_at >= minute)).label("failed_last_minute"),
+            _count(and_(failed, S.state_at >= five)).label("failed_last_5_min"),
+        )
+    ).one()
+    return {key: int(value) for key, value in row._mapping.items()}
+
+
+def _minute_series(conn: Connection, now: datetime) -> dict[str, Any]:
+    first = _minute_floor(now) - timedelta(minutes=SERIES_MINUTES - 1)
+    since = clock.format_time(first)
+    keys = [(first + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M") for i in range(60)]
+    series: dict[str, Any] = {"start": since, "step_s": 60}
+    for name, column in (("uploads", S.received_at), ("judged", S.judged_at)):
+        minute = func.substr(column, 1, 16)  # 'YYYY-MM-DDTHH:MM' of the fixed-width ISO text
+        rows = conn.execute(select(minute, func.count()).where(column >= since).group_by(minute))
+        counts = {str(key): int(n) for key, n in rows}
+        series[name] = [counts.get(key, 0) for key in keys]
+    return series
+
+
+def _latency(conn: Connection, now: datetime) -> dict[str, Any]:
+    rows = conn.execute(
+        select(S.received_at, S.judged_at)
+        .where(S.judged_at >= _ago(now, LATENCY_WINDOW_S))
+        .limit(100_000)
+    )
+    spans = sorted((_parse(judged) - _parse(received)).total_seconds() * 1000 for received, judged in rows)
+    return {
+        "window_s": LATENCY_WINDOW_S,
+        "count": len(spans),
+        **{f"p{q}": _percentile(spans, q / 100) for q in (50, 95, 99)},
+    }
+
+
+def _percentile(ordered: list[float], share: float) -> float | None:
+    if not ordered:
+        return None
+    return round(ordered[max(0, math.ceil(share * len(ordered)) - 1)], 1)
+
+
+def _failures(conn: Connection, now: datetime, recent_count: int) -> dict[str, Any]:
+    failed = S.state == SubmissionState.FAILED
+    by_reason: Counter[str] = Counter()
+    grouped = select(S.failure, func.count()).where(failed).group_by(S.failure).limit(1000)
+    for failure, n in conn.execute(grouped):
+        by_reason[reason_of(failure)] += int(n)
+    latest = conn.execute(
+        select(S.id, S.contest_id, S.team_id, S.state_at, S.failure)
+        .where(failed)
+        .order_by(S.state_at.desc())
+        .limit(5)
+    )
+    return {
+        "total": sum(by_reason.values()),
+        "last_5_min": recent_count,
+        "by_reason": [{"reason": r, "count": n} for r, n in by_reason.most_common(10)],
+        "recent": [
+            {"submission": sid, "contest": contest, "team": team, "at": at,
+             "reason": reason_of(failure), "detail": (failure or "")[:300]}
+            for sid, contest, team, at, failure in latest
+        ],  # fmt: skip
+    }
+
+
+def reason_of(failure: str | None) -> str:
+    """'BlobNotFound: uploads/…' -> 'BlobNotFound': a short class of failure, not the message."""
+    head = (failure or "").split(":", 1)[0].strip()
+    return head[:60] or "unknown"
+
+
+def _contests(conn: Connection, now: datetime) -> list[dict[str, Any]]:
+    counts: dict[str, dict[str, int]] = defaultdict(dict)
+    for contest_id, state, n in conn.execute(
+        select(S.contest_id, S.state, func.count()).group_by(S.contest_id, S.state)
+    ):
+        counts[contest_id][state] = int(n)
+    rows = []
+    for c in conn.execute(select(contests)).mappings():
+        opens_in = (_parse(c["opens_at"]) - now).total_seconds()
+        closes_in = (_parse(c["closes_at"]) - now).total_seconds()
+        phase = "upcoming" if opens_in > 0 else ("open" if closes_in > 0 else "closed")
+        by_state = counts.get(c["id"], {})
+        rows.append({
+            "id": c["id"], "title": c["title"], "phase": phase,
+            "opens_at": c["opens_at"], "closes_at": c["closes_at"],
+            "opens_in_s": round(opens_in), "closes_in_s": round(closes_in),
+            "counts": {str(state): by_state.get(state, 0) for state in SubmissionState},
+            "total": sum(by_state.values()),
+        })  # fmt: skip
+    order = {"open": 0, "upcoming": 1, "closed": 2}
+    rows.sort(key=lambda r: (order[r["phase"]], abs(r["closes_in_s"])))
+    return rows[:20]
+
+
+def _ago(now: datetime, seconds: float) -> str:
+    return clock.format_time(now - timedelta(seconds=seconds))
+
+
+def _minute_floor(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
+
+
+def _parse(text: str) -> datetime:
+    return datetime.fromisoformat(text)  # the store's fixed 'YYYY-MM-DDTHH:MM:SS.ffffffZ'
