@@ -103,7 +103,9 @@ def wait_judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list
     pending, after = set(ids), 0
     deadline = time.monotonic() + 900
     while pending and time.monotonic() < deadline:
-        page = http.get("/v1/events", params={"after": after, "limit": 1000}, headers=stack.admin).json()
+        page = http.get(
+            "/v1/events", params={"after": after, "limit": 1000}, headers=stack.admin
+        ).json()
         pending -= {e["submission"] for e in page["events"] if e["type"] == "submission.judged"}
         after = page["next"]
         if len(page["events"]) < 1000:
@@ -111,7 +113,9 @@ def wait_judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list
     return [http.get(f"/v1/submissions/{sid}", headers=stack.admin).json() for sid in ids]
 
 
-def drain_rate(http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes]) -> float:
+def drain_rate(
+    http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes]
+) -> float:
     """Judged per second once the workers are let loose on a queue already full: the worker
     processes are frozen (SIGSTOP) while the uploads are stored and queued, then thawed."""
     parent, children = worker_pids(stack)
@@ -283,8 +287,10 @@ def main() -> None:
         )
         print(f"ratio end-to-end / judge-only:  {e2e / rate:8.2f}")
         drained = drain_rate(http, stack, tokens, [c + b"\n\n" for c in corpus])
-        print(f"queue drain, 2 worker processes: {drained:7.1f} submissions/s "
-              "(uploads stored first, then the workers let loose: S3 read, judge, report, SQL)")
+        print(
+            f"queue drain, 2 worker processes: {drained:7.1f} submissions/s "
+            "(uploads stored first, then the workers let loose: S3 read, judge, report, SQL)"
+        )
         print(f"ratio drain / judge-only:       {drained / rate:8.2f}")
 
         steady = corpus[: min(100, len(corpus))]
