@@ -28,8 +28,8 @@ PRIVACY = Path(__file__).resolve().parents[1] / "docs" / "privacy.md"
 
 def build_services(settings: Settings) -> Services:
     store = make_store(settings)
-    blobs = make_blobs(settings)
-    publisher = CeleryPublisher(make_celery(settings))
+    blobs = make_blobs(settings, read_timeout=5.0)
+    publisher = CeleryPublisher(make_celery(settings, publisher_only=True))
     client = make_redis(settings)
     return Services(
         settings=settings,

@@ -40,7 +40,9 @@ class S3BlobStore:
         self._bucket = bucket
 
     @classmethod
-    def from_settings(cls, settings: Settings, endpoint: str) -> S3BlobStore:
+    def from_settings(
+        cls, settings: Settings, endpoint: str, read_timeout: float = 20.0
+    ) -> S3BlobStore:
         client = boto3.client(
             "s3",
             endpoint_url=endpoint,
@@ -50,7 +52,7 @@ class S3BlobStore:
             # Fail fast: intake answers 503 rather than holding the client while S3 is down.
             config=Config(
                 connect_timeout=3,
-                read_timeout=20,
+                read_timeout=read_timeout,
                 retries={"max_attempts": 2, "mode": "standard"},
                 max_pool_connections=64,
                 s3={"addressing_style": "path"},

@@ -22,10 +22,12 @@ def make_store(settings: Settings, durable: bool = True) -> SqlStore:
     return SqlStore(make_engine(settings.resolved_database_url(), durable=durable))
 
 
-def make_blobs(settings: Settings) -> S3BlobStore:
+def make_blobs(settings: Settings, read_timeout: float = 20.0) -> S3BlobStore:
+    """`read_timeout`: the API passes a short one, so a hung S3 answers an upload with 503
+    in seconds rather than holding it."""
     if not settings.s3_endpoint:
         raise SettingsError("TILEJUDGE_S3_ENDPOINT is not set (`tilejudge up` starts a local S3)")
-    return S3BlobStore.from_settings(settings, settings.s3_endpoint)
+    return S3BlobStore.from_settings(settings, settings.s3_endpoint, read_timeout=read_timeout)
 
 
 def redis_url(settings: Settings) -> str:
@@ -38,11 +40,15 @@ def make_redis(settings: Settings) -> redis.Redis:
     return redis.Redis.from_url(redis_url(settings), socket_timeout=3, socket_connect_timeout=3)
 
 
-def make_celery(settings: Settings) -> Celery:
+def make_celery(settings: Settings, publisher_only: bool = False) -> Celery:
+    """`publisher_only` (the API): a publish fails at once when Redis is down instead of
+    reconnecting for seconds; the upload is stored already and the sweeper publishes it later."""
     from celery import Celery
 
     from workers.config import celery_config
 
     app = Celery("tilejudge")
     app.conf.update(celery_config(settings))
+    if publisher_only:
+        app.conf.broker_transport_options = {**app.conf.broker_transport_options, "max_retries": 0}
     return app

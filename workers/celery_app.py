@@ -18,10 +18,11 @@ import structlog
 from celery.signals import worker_init, worker_process_init
 from celery.worker.control import control_command
 
-from infra.bootstrap import make_blobs, make_celery, make_store
+from infra.bootstrap import make_blobs, make_celery, make_redis, make_store
 from infra.logging import configure_logging
 from infra.publisher import (
     JUDGE_TASK,
+    LIVE_QUEUE,
     PRELOAD_COMMAND,
     REJUDGE_BATCH_TASK,
     REJUDGE_PRODUCE_TASK,
@@ -29,7 +30,7 @@ from infra.publisher import (
 )
 from infra.settings import Settings
 from workers.judging import TRANSIENT, Outcome, RetryLater, WorkerDeps, judge_submission
-from workers.rejudging import judge_batch, produce
+from workers.rejudging import judge_batch, produce, run_niced
 from workers.rulesets import RulesetCache
 
 settings = Settings.from_env()
@@ -122,14 +123,18 @@ def rejudge_produce_task(self: Any, run_id: str) -> int:
     worker_deps = deps()
     publisher = CeleryPublisher(app)
     run = worker_deps.rejudges.get(run_id)
-    if run is not None:
+    if run is not None and not worker_deps.rulesets.shares(run.lexicon_id, run.from_lexicon_id):
         # Before any batch goes out, so the pool shares both word lists from the first batch.
+        # Wait for every worker's answer, not for the timeout: a broadcast collects replies
+        # until `limit` have come.
         with contextlib.suppress(Exception):
+            workers = len(app.control.ping(timeout=1.0))
             app.control.broadcast(
                 PRELOAD_COMMAND,
-                arguments={"lexicon_ids": [run.lexicon_id, run.from_lexicon_id]},
                 reply=True,
                 timeout=30,
+                limit=workers,
+                arguments={"lexicon_ids": [run.lexicon_id, run.from_lexicon_id]},
             )
     try:
         return produce(worker_deps, run_id, publisher.publish_batch)
@@ -139,7 +144,22 @@ def rejudge_produce_task(self: Any, run_id: str) -> int:
 
 @app.task(name=REJUDGE_BATCH_TASK, bind=True, max_retries=settings.max_attempts)
 def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int:
+    publisher = CeleryPublisher(app)
     try:
-        return judge_batch(deps(), run_id, submission_ids)
+        return run_niced(
+            lambda: judge_batch(
+                deps(), run_id, submission_ids, _live_waiting, publisher.publish_batch
+            )
+        )
     except TRANSIENT as exc:
         raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
+
+
+def _live_waiting() -> bool:
+    """A live upload is queued (cheap: one LLEN on the broker)."""
+    if "redis" not in _state:
+        _state["redis"] = make_redis(settings)
+    try:
+        return bool(_state["redis"].llen(LIVE_QUEUE))
+    except Exception:
+        return False

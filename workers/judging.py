@@ -52,16 +52,13 @@ def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
     return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
 
 
-def judge_and_store_report(
+def judge_only(
     deps: WorkerDeps, sub: Submission, data: bytes, lexicon_id: str, layout_id: str
 ) -> tuple[JudgedResult, Report]:
-    """Judge under one ruleset and write the full report to S3 (before any SQL row points at it)."""
     lexicon = deps.rulesets.lexicon(lexicon_id)
     layout = deps.rulesets.layout(layout_id)
     report = judge(data, lexicon, layout)
     key = report_key(sub.id, lexicon.id, layout.id)
-    about = json.dumps({"submission": sub.id, "contest": sub.contest_id}, separators=(",", ":"))
-    deps.blobs.put(key, about[:-1].encode() + b"," + report.to_json_bytes()[1:], "application/json")
     result = JudgedResult(
         lexicon.id,
         layout.id,
@@ -72,6 +69,21 @@ def judge_and_store_report(
         report.tiles_placed,
         key,
     )
+    return result, report
+
+
+def store_report(deps: WorkerDeps, result: JudgedResult, sub: Submission, report: Report) -> None:
+    """The full report to S3, before any SQL row points at it."""
+    about = json.dumps({"submission": sub.id, "contest": sub.contest_id}, separators=(",", ":"))
+    body = about[:-1].encode() + b"," + report.to_json_bytes()[1:]
+    deps.blobs.put(result.report_key, body, "application/json")
+
+
+def judge_and_store_report(
+    deps: WorkerDeps, sub: Submission, data: bytes, lexicon_id: str, layout_id: str
+) -> tuple[JudgedResult, Report]:
+    result, report = judge_only(deps, sub, data, lexicon_id, layout_id)
+    store_report(deps, result, sub, report)
     return result, report
 
 

@@ -5,18 +5,25 @@ transaction. Everything is idempotent, so redelivered or republished work never 
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import structlog
 
 from infra.sql.rejudges import RejudgeStore, Run
 from infra.sql.store import JudgedResult
-from workers.judging import WorkerDeps, judge_and_store_report, upload_bytes
+from workers.judging import WorkerDeps, judge_only, store_report, upload_bytes
 
 log = structlog.get_logger("tilejudge.rejudge")
+T = TypeVar("T")
 
+BULK_NICENESS = 10
 PAGE = 500
-BATCH = 10  # about a tenth of a second of judging: a live upload never waits long behind one
+BATCH = 4  # a few hundredths of a second of judging: a live upload never waits long behind one
 
 
 def changed_words(deps: WorkerDeps, run: Run) -> frozenset[str] | None:
@@ -57,19 +64,62 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
         run = rejudges.get(run.id) or run
 
 
-def judge_batch(deps: WorkerDeps, run_id: str, submission_ids: list[str]) -> int:
-    """Judge a batch under the run's ruleset; one transaction records them and the progress."""
+def judge_batch(
+    deps: WorkerDeps,
+    run_id: str,
+    submission_ids: list[str],
+    live_waiting: Callable[[], bool] = lambda: False,
+    hand_back: Callable[[str, list[str]], None] | None = None,
+) -> int:
+    """Judge a batch under the run's ruleset; one transaction records them and the progress.
+
+    S3 reads and report writes overlap the judging on a few threads (they wait on the network
+    and release the GIL), which is what makes bulk work cheaper per submission than live work.
+    Between submissions, if a live upload is waiting, the rest of the batch is handed back to
+    the bulk queue so this process is free for it at once."""
     rejudges = RejudgeStore(deps.store)
     run = rejudges.get(run_id)
     if run is None or run.state not in ("running", "ready"):
         return 0  # cancelled or applied: queued work just stops
+    todo = rejudges.without_result(run, submission_ids)
     done: list[tuple[str, JudgedResult]] = []
-    for submission_id in submission_ids:
-        sub = deps.store.get_submission(submission_id)
-        if sub is None or rejudges.has_result(run, submission_id):
-            continue
-        result, _ = judge_and_store_report(
-            deps, sub, upload_bytes(deps, sub), run.lexicon_id, run.layout_id
-        )
-        done.append((submission_id, result))
+    with ThreadPoolExecutor(max_workers=4) as io:
+        uploads = [io.submit(upload_bytes, deps, sub) for sub in todo]
+        writes = []
+        for n, sub in enumerate(todo):
+            if n and hand_back is not None and live_waiting():
+                for pending in uploads[n:]:
+                    pending.cancel()
+                hand_back(run.id, [later.id for later in todo[n:]])
+                break
+            result, report = judge_only(
+                deps, sub, uploads[n].result(), run.lexicon_id, run.layout_id
+            )
+            writes.append(io.submit(store_report, deps, result, sub, report))
+            done.append((sub.id, result))
+        for write in writes:
+            write.result()  # a failed report write fails the batch: nothing recorded, retried
     return rejudges.record_batch(run, done)
+
+
+def run_niced(work: Callable[[], T]) -> T:
+    """Run bulk work on a thread of lower CPU priority: nice values are per thread on Linux,
+    raising one needs no privilege, and the threads it starts inherit it. A live upload judged
+    by another process of the pool then gets the CPU first."""
+    outcome: dict[str, Any] = {}
+
+    def niced() -> None:
+        with contextlib.suppress(OSError, AttributeError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BULK_NICENESS)
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the calling thread as is
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=niced, name="tilejudge-bulk")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    value: T = outcome["value"]
+    return value

@@ -50,6 +50,10 @@ class RulesetCache:
         """Close the parent's SQL connections before it forks again."""
         self._store.engine.dispose()
 
+    def shares(self, *lexicon_ids: str) -> bool:
+        """Were all these preloaded by the parent (so this process shares them)?"""
+        return all(lexicon_id in self._pinned for lexicon_id in lexicon_ids)
+
     def loaded(self) -> list[str]:
         return list(self._lexicons)
 

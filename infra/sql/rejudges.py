@@ -13,7 +13,7 @@ from sqlalchemy import and_, func, insert, select, update
 from infra import clock
 from infra.events import EventType
 from infra.sql.schema import contests, rejudge_runs, results, submission_words, submissions
-from infra.sql.store import JudgedResult, SqlStore, count_progress, put_result
+from infra.sql.store import JudgedResult, SqlStore, Submission, count_progress, put_result
 
 OPEN = ("running", "ready")
 
@@ -219,6 +219,23 @@ class RejudgeStore:
             new = sum(put_result(conn, sid, result, now) for sid, result in batch)
             count_progress(conn, pending, run.id)
             return new
+
+    def without_result(self, run: Run, submission_ids: list[str]) -> list[Submission]:
+        """The submissions among these that have no result under the run's ruleset yet."""
+        have = select(results.c.submission_id).where(
+            and_(
+                results.c.submission_id.in_(submission_ids),
+                results.c.lexicon_id == run.lexicon_id,
+                results.c.layout_id == run.layout_id,
+            )
+        )
+        query = (
+            select(submissions)
+            .where(and_(submissions.c.id.in_(submission_ids), submissions.c.id.not_in(have)))
+            .order_by(submissions.c.id)
+        )
+        with self.store._read() as conn:
+            return [Submission(**row) for row in conn.execute(query).mappings()]
 
     def has_result(self, run: Run, submission_id: str) -> bool:
         with self.store._read() as conn:

@@ -482,11 +482,21 @@ class SqlStore:
             if not (free or abandoned):
                 return None
             attempt = current.attempts + 1
-            conn.execute(
+            # Conditional on what was read: under PostgreSQL's read committed, two workers can
+            # read the same free row; only the first update matches, the second claims nothing.
+            taken = conn.execute(
                 update(submissions)
-                .where(submissions.c.id == submission_id)
+                .where(
+                    and_(
+                        submissions.c.id == submission_id,
+                        submissions.c.state == current.state,
+                        submissions.c.attempts == current.attempts,
+                    )
+                )
                 .values(state=SubmissionState.JUDGING, state_at=now, attempts=attempt)
-            )
+            ).rowcount
+            if not taken:
+                return None
             pending.append(
                 {"type": EventType.SUBMISSION_JUDGING, **_about(current), "attempt": attempt}
             )
