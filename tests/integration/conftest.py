@@ -1,0 +1,113 @@
+"""Real services for the adapter tests: one Redis and one SeaweedFS per session, and a fresh
+SQL database per test on SQLite and, when TILEJUDGE_TEST_POSTGRES_URL is set, PostgreSQL.
+
+Each PostgreSQL test gets a schema of its own (the URL's search_path points at it), dropped at
+teardown, so the tests never touch other data and can run again and again on the same server.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator
+from itertools import count
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
+import pytest
+import redis
+from psycopg import sql
+
+from infra.blobstore import S3BlobStore
+from infra.local_services import Service, start_redis, start_seaweedfs
+from infra.settings import Settings
+from infra.sql.engine import make_engine
+from infra.sql.migrate import upgrade
+from infra.sql.store import SqlStore
+
+POSTGRES_URL = os.environ.get("TILEJUDGE_TEST_POSTGRES_URL", "")
+BUCKET = "tilejudge-it"
+_REDIS_DATABASES = 16  # redis-server's default `databases`
+_next_redis_db = count()
+
+
+@pytest.fixture(scope="session")
+def services_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("services")
+
+
+@pytest.fixture(scope="session")
+def redis_service(services_dir: Path) -> Iterator[Service]:
+    with start_redis(services_dir / "redis") as service:
+        yield service
+
+
+@pytest.fixture(scope="session")
+def seaweedfs(services_dir: Path) -> Iterator[Service]:
+    with start_seaweedfs(services_dir / "seaweedfs", BUCKET) as service:
+        yield service
+
+
+@pytest.fixture
+def redis_url(redis_service: Service) -> str:
+    """A Redis database of this test's own, emptied first, so queues never carry over."""
+    base = redis_service.url.rsplit("/", 1)[0]
+    url = f"{base}/{next(_next_redis_db) % _REDIS_DATABASES}"
+    with redis.Redis.from_url(url) as client:
+        client.flushdb()
+    return url
+
+
+def s3_settings(endpoint: str, bucket: str = BUCKET) -> Settings:
+    return Settings.from_env({"TILEJUDGE_S3_ENDPOINT": endpoint, "TILEJUDGE_S3_BUCKET": bucket})
+
+
+@pytest.fixture
+def blobs(seaweedfs: Service) -> Iterator[S3BlobStore]:
+    store = S3BlobStore.from_settings(s3_settings(seaweedfs.url), seaweedfs.url)
+    yield store
+    store._client.close()
+
+
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param(
+            "postgres",
+            marks=[
+                pytest.mark.postgres,
+                pytest.mark.skipif(not POSTGRES_URL, reason="TILEJUDGE_TEST_POSTGRES_URL not set"),
+            ],
+        ),
+    ]
+)
+def sql_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """The URL of an empty database, not yet migrated."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'tilejudge.sqlite3'}"
+        return
+    schema = f"tj_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
+    separator = "&" if "?" in POSTGRES_URL else "?"
+    yield f"{POSTGRES_URL}{separator}options={quote(f'-csearch_path={schema}', safe='')}"
+    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture
+def migrated_url(sql_url: str) -> str:
+    engine = make_engine(sql_url)
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+    return sql_url
+
+
+@pytest.fixture
+def store(migrated_url: str) -> Iterator[SqlStore]:
+    sql_store = SqlStore(make_engine(migrated_url))
+    yield sql_store
+    sql_store.engine.dispose()

@@ -1,0 +1,185 @@
+"""The Redis-backed adapters against a real Redis: the upload rate limiter and the Celery
+publisher, while Redis is up and after it stops."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+import redis
+from celery import Celery
+
+from api.errors import RateLimited
+from api.ratelimit import RateLimiter
+from infra.bootstrap import make_celery, make_redis
+from infra.local_services import Service, start_redis
+from infra.publisher import INLINE_LIMIT, JUDGE_TASK, LIVE_QUEUE, CeleryPublisher, PublishFailed
+from infra.settings import Settings
+
+pytestmark = pytest.mark.integration
+
+QUICKLY = 10.0  # seconds: an outage must not hold an upload much longer than this
+
+
+def settings_for(url: str) -> Settings:
+    return Settings.from_env({"REDIS_URL": url})
+
+
+@pytest.fixture
+def client(redis_url: str) -> Iterator[redis.Redis]:
+    with make_redis(settings_for(redis_url)) as connection:
+        yield connection
+
+
+@pytest.fixture
+def own_redis(tmp_path: Path) -> Iterator[Service]:
+    """A Redis this test may stop (the session's one stays up for the others)."""
+    with start_redis(tmp_path / "redis") as service:
+        yield service
+
+
+@pytest.fixture
+def celery_app(redis_url: str) -> Iterator[Celery]:
+    app = make_celery(settings_for(redis_url))
+    yield app
+    app.close()
+
+
+def frozen_clock(monkeypatch: pytest.MonkeyPatch, seconds_into_a_minute: float) -> float:
+    """Pin the limiter's clock inside one window, so a test never straddles two minutes."""
+    now = (time.time() // 60) * 60 + seconds_into_a_minute
+    monkeypatch.setattr("api.ratelimit.time", SimpleNamespace(time=lambda: now))
+    return now
+
+
+# -- the rate limiter ---------------------------------------------------------------------------
+
+
+def test_the_fourth_upload_in_a_minute_is_refused_with_a_retry_after_to_the_next_window(
+    client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = frozen_clock(monkeypatch, seconds_into_a_minute=30.5)
+    limiter = RateLimiter(client, per_minute=3)
+    for _ in range(3):
+        limiter.check("team-a")
+
+    with pytest.raises(RateLimited) as refused:
+        limiter.check("team-a")
+
+    assert refused.value.headers == {"Retry-After": "30"}
+    assert "at most 3 uploads a minute" in refused.value.detail
+    key = f"tilejudge:rate:team-a:{int(now // 60)}"
+    assert int(client.get(key) or 0) == 4
+    assert 0 < client.ttl(key) <= 120  # windows expire rather than pile up
+
+
+def test_each_team_has_its_own_allowance(
+    client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    frozen_clock(monkeypatch, seconds_into_a_minute=1)
+    limiter = RateLimiter(client, per_minute=3)
+    for _ in range(3):
+        limiter.check("team-a")
+    with pytest.raises(RateLimited):
+        limiter.check("team-a")
+
+    for _ in range(3):
+        limiter.check("team-b")
+
+
+def test_the_allowance_comes_back_in_the_next_minute(
+    client: redis.Redis, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    now = frozen_clock(monkeypatch, seconds_into_a_minute=59.9)
+    limiter = RateLimiter(client, per_minute=1)
+    limiter.check("team-a")
+    with pytest.raises(RateLimited) as refused:
+        limiter.check("team-a")
+    assert refused.value.headers == {"Retry-After": "1"}
+
+    monkeypatch.setattr("api.ratelimit.time", SimpleNamespace(time=lambda: now + 0.2))
+    limiter.check("team-a")
+
+
+def test_with_redis_stopped_the_limiter_lets_uploads_through(own_redis: Service) -> None:
+    with make_redis(settings_for(own_redis.url)) as connection:
+        limiter = RateLimiter(connection, per_minute=1)
+        limiter.check("team-a")
+        own_redis.stop()
+
+        started = time.monotonic()
+        for _ in range(3):
+            limiter.check("team-a")  # over the limit, but the count cannot be kept: fail open
+
+        assert time.monotonic() - started < QUICKLY
+
+
+# -- the Celery publisher -----------------------------------------------------------------------
+
+
+def live_messages(client: redis.Redis) -> list[dict[str, Any]]:
+    """The messages waiting in the `live` list (kombu's Redis transport pushes on the left)."""
+    raw = client.lrange(LIVE_QUEUE, 0, -1)
+    return [json.loads(message) for message in reversed(raw)]
+
+
+def task_args(message: dict[str, Any]) -> list[str]:
+    assert message["properties"]["body_encoding"] == "base64"
+    args, kwargs, _embed = json.loads(base64.b64decode(message["body"]))
+    assert kwargs == {}
+    return list(args)
+
+
+def test_a_published_submission_lands_in_the_live_queue_with_its_bytes_inline(
+    celery_app: Celery, client: redis.Redis
+) -> None:
+    data = b"0 0 2 0 cat\n"
+
+    CeleryPublisher(celery_app).publish("sub-1", data)
+
+    assert client.llen(LIVE_QUEUE) == 1
+    [message] = live_messages(client)
+    assert message["headers"]["task"] == JUDGE_TASK
+    assert message["content-type"] == "application/json"
+    assert task_args(message) == ["sub-1", base64.b64encode(data).decode()]
+
+
+def test_uploads_up_to_the_inline_limit_ride_along_and_larger_ones_or_none_do_not(
+    celery_app: Celery, client: redis.Redis
+) -> None:
+    publisher = CeleryPublisher(celery_app)
+    at_limit, above_limit = b"a" * INLINE_LIMIT, b"a" * (INLINE_LIMIT + 1)
+
+    publisher.publish("at-limit", at_limit)
+    publisher.publish("above-limit", above_limit)
+    publisher.publish("from-the-sweeper")
+
+    assert client.llen(LIVE_QUEUE) == 3
+    assert [task_args(m) for m in live_messages(client)] == [
+        ["at-limit", base64.b64encode(at_limit).decode()],
+        ["above-limit"],
+        ["from-the-sweeper"],
+    ]
+
+
+def test_with_redis_stopped_publishing_fails_quickly_every_time(own_redis: Service) -> None:
+    app = make_celery(settings_for(own_redis.url))
+    try:
+        publisher = CeleryPublisher(app)
+        publisher.publish("before-the-outage")
+        own_redis.stop()
+
+        # The first call finds its pooled connection dead; later ones must connect afresh.
+        for n in range(2):
+            started = time.monotonic()
+            with pytest.raises(PublishFailed):
+                publisher.publish(f"during-the-outage-{n}", b"data")
+            assert time.monotonic() - started < QUICKLY, f"publish {n} hung"
+    finally:
+        app.close()

@@ -1,0 +1,490 @@
+"""SqlStore on real SQLite and PostgreSQL: migrations, uniqueness, exclusive claims, the event
+log's commit order under concurrent writers, the leaderboard, the sweeper's moves, deletion."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import Any, TypeVar
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from sqlalchemy import func, inspect, select
+
+from infra import clock
+from infra.events import EventType, SubmissionState
+from infra.sql.engine import make_engine
+from infra.sql.migrate import upgrade
+from infra.sql.schema import events, metadata, results
+from infra.sql.store import (
+    Claim,
+    Contest,
+    Duplicate,
+    JudgedResult,
+    SqlStore,
+    Submission,
+    Team,
+)
+
+pytestmark = pytest.mark.integration
+
+T = TypeVar("T")
+LEXICON, LAYOUT = "lex-1", "layout-1"
+HOUR = 3600.0
+
+
+def at(seconds_from_now: float) -> str:
+    return clock.format_time(datetime.now(UTC) + timedelta(seconds=seconds_from_now))
+
+
+def add_contest(store: SqlStore, contest_id: str = "c1") -> Contest:
+    store.add_lexicon(
+        id=LEXICON, name="tiny", words=3, size=12, blob_key=f"lexicons/{LEXICON}.txt",
+        source="test", created_by="admin",
+    )  # fmt: skip
+    store.add_layout(id=LAYOUT, name="default", content="{}", created_by="admin")
+    return store.create_contest(
+        Contest(
+            id=contest_id, title=f"Contest {contest_id}", opens_at=at(-HOUR), closes_at=at(HOUR),
+            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(),
+        )
+    )  # fmt: skip
+
+
+def add_team(store: SqlStore, name: str, contest_id: str = "c1") -> Team:
+    return store.create_team(
+        Team(
+            id=f"team-{uuid.uuid4().hex[:12]}", contest_id=contest_id, name=name,
+            token_hash=uuid.uuid4().hex, created_at=clock.now(),
+        )
+    )  # fmt: skip
+
+
+def new_submission(
+    team: Team,
+    *,
+    sha256: str | None = None,
+    received_at: str | None = None,
+    state_at: str | None = None,
+) -> Submission:
+    submission_id = uuid.uuid4().hex
+    now = clock.now()
+    return Submission(
+        id=submission_id, contest_id=team.contest_id, team_id=team.id,
+        sha256=sha256 or uuid.uuid4().hex + uuid.uuid4().hex, size=10,
+        blob_key=f"uploads/{team.contest_id}/{team.id}/{submission_id}",
+        received_at=received_at or now, receipt="r" * 64, state=SubmissionState.STORED,
+        state_at=state_at or now, attempts=0, judged_at=None, failure=None,
+    )  # fmt: skip
+
+
+def store_submission(store: SqlStore, team: Team, **fields: str) -> Submission:
+    return store.store_submission(new_submission(team, **fields))
+
+
+def record(store: SqlStore, claim: Claim, score: int) -> bool:
+    result = JudgedResult(
+        lexicon_id=LEXICON, layout_id=LAYOUT, judge_version="test", score=score, legal=1,
+        illegal=0, tiles=3, report_key=f"reports/{claim.submission.id}/{LEXICON}.json",
+    )  # fmt: skip
+    return store.record_result(claim, result, words="cat")
+
+
+def judged(store: SqlStore, team: Team, score: int, received_at: str) -> Submission:
+    submission = store_submission(store, team, received_at=received_at)
+    claim = store.claim(submission.id, stale_after=HOUR)
+    assert claim is not None
+    assert record(store, claim, score)
+    return submission
+
+
+def all_events(store: SqlStore) -> list[dict[str, Any]]:
+    return store.events_after(0, 1_000_000)
+
+
+def count_results(store: SqlStore) -> int:
+    with store.engine.connect() as conn:
+        return int(conn.execute(select(func.count()).select_from(results)).scalar_one())
+
+
+def at_once(calls: list[Callable[[], T]]) -> list[T]:
+    """Run the calls in parallel threads released together by a barrier."""
+    barrier = threading.Barrier(len(calls))
+
+    def run(call: Callable[[], T]) -> T:
+        barrier.wait()
+        return call()
+
+    with ThreadPoolExecutor(len(calls)) as pool:
+        return list(pool.map(run, calls))
+
+
+@pytest.fixture
+def team(store: SqlStore) -> Team:
+    add_contest(store)
+    return add_team(store, "alpha")
+
+
+@pytest.fixture
+def second_store(migrated_url: str) -> Iterator[SqlStore]:
+    """Another process's view of the same database: its own engine and connection pool."""
+    other = SqlStore(make_engine(migrated_url))
+    yield other
+    other.engine.dispose()
+
+
+# -- migrations ---------------------------------------------------------------------------------
+
+
+def test_migrations_build_the_declared_schema_from_empty_and_running_them_again_changes_nothing(
+    sql_url: str,
+) -> None:
+    engine = make_engine(sql_url)
+    try:
+        assert inspect(engine).get_table_names() == []
+
+        upgrade(engine)
+        with engine.connect() as conn:
+            assert compare_metadata(MigrationContext.configure(conn), metadata) == []
+        store = SqlStore(engine)
+        add_contest(store)
+        before = all_events(store)
+
+        upgrade(engine)
+
+        assert set(inspect(engine).get_table_names()) == {*metadata.tables, "alembic_version"}
+        assert store.get_contest("c1") is not None
+        assert all_events(store) == before
+    finally:
+        engine.dispose()
+
+
+# -- uniqueness ---------------------------------------------------------------------------------
+
+
+def test_a_second_contest_with_the_same_id_is_a_duplicate_and_writes_no_event(
+    store: SqlStore,
+) -> None:
+    contest = add_contest(store)
+    before = all_events(store)
+
+    with pytest.raises(Duplicate):
+        store.create_contest(contest)
+
+    assert all_events(store) == before
+
+
+def test_a_team_name_or_token_used_twice_in_a_contest_is_a_duplicate(store: SqlStore) -> None:
+    add_contest(store)
+    alpha = add_team(store, "alpha")
+    before = all_events(store)
+
+    with pytest.raises(Duplicate):
+        add_team(store, "alpha")
+    with pytest.raises(Duplicate):
+        store.create_team(replace(alpha, id="other", name="beta"))  # the same token
+
+    assert all_events(store) == before
+    assert store.team_names("c1") == {alpha.id: "alpha"}
+
+
+def test_the_same_bytes_from_the_same_team_are_a_duplicate_but_another_team_may_send_them(
+    store: SqlStore, team: Team
+) -> None:
+    first = store_submission(store, team)
+    before = all_events(store)
+
+    with pytest.raises(Duplicate):
+        store_submission(store, team, sha256=first.sha256)
+    with pytest.raises(Duplicate):
+        store.store_submission(first)  # the same id
+
+    assert all_events(store) == before
+    other = store_submission(store, add_team(store, "beta"), sha256=first.sha256)
+    assert store.find_same_bytes("c1", team.id, first.sha256) == first
+    assert store.get_submission(other.id) == other
+
+
+# -- claims -------------------------------------------------------------------------------------
+
+
+def test_two_workers_claiming_the_same_submission_at_once_never_both_get_it(
+    store: SqlStore, second_store: SqlStore, team: Team
+) -> None:
+    ids = [store_submission(store, team).id for _ in range(30)]
+
+    for submission_id in ids:
+        claims = at_once(
+            [
+                partial(store.claim, submission_id, stale_after=HOUR),
+                partial(second_store.claim, submission_id, stale_after=HOUR),
+            ]
+        )
+        won = [claim for claim in claims if claim is not None]
+        attempts = [claim.attempt for claim in won]
+        assert len(won) == 1, f"{submission_id} claimed {len(won)} times, attempts {attempts}"
+
+    judging = [e for e in all_events(store) if e["type"] == EventType.SUBMISSION_JUDGING]
+    assert sorted(e["submission"] for e in judging) == sorted(ids)
+
+
+def test_a_judged_submission_cannot_be_claimed_again(store: SqlStore, team: Team) -> None:
+    submission = judged(store, team, score=7, received_at=at(-60))
+
+    assert store.claim(submission.id, stale_after=0) is None
+    assert store.claim("no-such-submission", stale_after=0) is None
+
+
+def test_a_result_recorded_after_the_claim_was_lost_writes_nothing(
+    store: SqlStore, team: Team
+) -> None:
+    submission = store_submission(store, team)
+    first = store.claim(submission.id, stale_after=HOUR)
+    assert first is not None
+    second = store.claim(submission.id, stale_after=0)  # the first attempt is taken as abandoned
+    assert second is not None and second.attempt == first.attempt + 1
+    before = all_events(store)
+
+    assert record(store, first, score=99) is False
+    store.release(first, "too slow", give_up=True)
+
+    assert all_events(store) == before
+    assert count_results(store) == 0
+    assert store.current_result(submission.id) is None
+    now = store.get_submission(submission.id)
+    assert now is not None
+    assert (now.state, now.attempts, now.failure) == (SubmissionState.JUDGING, 2, None)
+
+    assert record(store, second, score=5) is True
+    result = store.current_result(submission.id)
+    assert result is not None and result["score"] == 5
+
+
+# -- the event log ------------------------------------------------------------------------------
+
+
+def test_event_ids_follow_commit_order_so_a_reader_paging_during_concurrent_writes_misses_none(
+    store: SqlStore, second_store: SqlStore, team: Team
+) -> None:
+    writers, per_writer = 4, 50
+    done = threading.Event()
+    tailed: list[dict[str, Any]] = []
+
+    def tail() -> None:
+        # A live reader: polls with small pages, always after the last id it has seen.
+        after = 0
+        while True:
+            finished = done.is_set()
+            page = second_store.events_after(after, 7)
+            tailed.extend(page)
+            if page:
+                after = page[-1]["id"]
+            elif finished:
+                return
+            else:
+                time.sleep(0.001)  # leave the writers the GIL (and, on SQLite, the file)
+
+    def write(n: int) -> None:
+        # Each writer is a process of its own with its own engine, on alternate stores.
+        writer_store = store if n % 2 else second_store
+        for _ in range(per_writer):
+            submission = store_submission(writer_store, team)
+            writer_store.mark_queued(submission.id)
+            claim = writer_store.claim(submission.id, stale_after=HOUR)
+            assert claim is not None
+            assert record(writer_store, claim, score=n)
+
+    reader = threading.Thread(target=tail)
+    reader.start()
+    try:
+        at_once([partial(write, n) for n in range(writers)])
+    finally:
+        done.set()
+        reader.join()
+
+    everything = all_events(store)
+    paged: list[dict[str, Any]] = []
+    after = 0
+    while page := store.events_after(after, 3):
+        paged.extend(page)
+        after = page[-1]["id"]
+
+    ids = [event["id"] for event in tailed]
+    assert ids == sorted(set(ids)), "the live reader saw ids out of order or twice"
+    assert tailed == everything, "the live reader missed an event committed behind its cursor"
+    assert paged == everything
+    by_submission: dict[str, list[str]] = defaultdict(list)
+    for event in everything:
+        if "submission" in event:
+            by_submission[event["submission"]].append(event["type"])
+    assert len(by_submission) == writers * per_writer
+    expected = ["submission.stored", "submission.queued", "submission.judging", "submission.judged"]
+    assert all(types == expected for types in by_submission.values())
+
+
+def test_events_carry_their_fields_and_a_judged_one_its_score(store: SqlStore, team: Team) -> None:
+    submission = judged(store, team, score=42, received_at=at(-5))
+
+    last = all_events(store)[-1]
+
+    assert last["type"] == "submission.judged"
+    assert (last["submission"], last["team"], last["contest"]) == (submission.id, team.id, "c1")
+    assert last["score"] == 42
+    assert last["received_at"] == submission.received_at
+    with store.engine.connect() as conn:
+        row = conn.execute(select(events).where(events.c.id == last["id"])).mappings().one()
+    assert (row["submission_id"], row["team_id"], row["contest_id"]) == (
+        submission.id,
+        team.id,
+        "c1",
+    )
+
+
+# -- the leaderboard ----------------------------------------------------------------------------
+
+
+def test_the_leaderboard_shows_each_teams_best_and_breaks_ties_by_the_earlier_receipt(
+    store: SqlStore, team: Team
+) -> None:
+    late, early, low = team, add_team(store, "beta"), add_team(store, "gamma")
+    judged(store, late, score=10, received_at=at(-100))
+    late_best = judged(store, late, score=30, received_at=at(-10))
+    early_first = judged(store, early, score=30, received_at=at(-50))
+    judged(store, early, score=30, received_at=at(-20))  # the same score again: no better
+    judged(store, early, score=5, received_at=at(-5))
+    low_only = judged(store, low, score=1, received_at=at(-200))
+    stale = judged(store, low, score=1000, received_at=at(-1))
+    # A result under another word list (say, before a rejudge) does not count.
+    with store.engine.begin() as conn:
+        conn.execute(
+            results.update()
+            .where(results.c.submission_id == stale.id)
+            .values(lexicon_id="old-lexicon")
+        )
+
+    board = store.leaderboard("c1")
+
+    assert [(e["rank"], e["team"], e["score"], e["submission"]) for e in board] == [
+        (1, "beta", 30, early_first.id),
+        (2, "alpha", 30, late_best.id),
+        (3, "gamma", 1, low_only.id),
+    ]
+    assert board[0]["received_at"] == early_first.received_at
+
+
+def test_a_contest_with_nothing_judged_has_an_empty_leaderboard(
+    store: SqlStore, team: Team
+) -> None:
+    store_submission(store, team)
+
+    assert store.leaderboard("c1") == []
+
+
+# -- the sweeper's moves ------------------------------------------------------------------------
+
+
+def test_only_submissions_stuck_longer_than_their_state_allows_need_attention(
+    store: SqlStore, team: Team
+) -> None:
+    stuck_stored = store_submission(store, team, state_at=at(-120))
+    store_submission(store, team)  # stored just now
+    stuck_queued = store_submission(store, team, state_at=at(-120))
+    assert store.mark_queued(stuck_queued.id)
+    fresh_judging = store_submission(store, team)
+    assert store.claim(fresh_judging.id, stale_after=HOUR) is not None
+    judged(store, team, score=3, received_at=at(-300))
+
+    stuck = store.needing_attention(stored_for=60, queued_for=HOUR, judging_for=HOUR)
+    assert [s.id for s in stuck] == [stuck_stored.id]
+
+    stuck = store.needing_attention(stored_for=60, queued_for=0, judging_for=0)
+    assert {s.id for s in stuck} == {stuck_stored.id, stuck_queued.id, fresh_judging.id}
+
+
+def test_a_requeue_moves_a_stuck_submission_once_and_a_stale_view_does_nothing(
+    store: SqlStore, team: Team
+) -> None:
+    submission = store_submission(store, team, state_at=at(-120))
+    [seen] = store.needing_attention(stored_for=60, queued_for=HOUR, judging_for=HOUR)
+
+    assert store.requeue(seen) is True
+    after_first = all_events(store)
+    assert store.requeue(seen) is False  # a second sweeper with the same view
+
+    assert all_events(store) == after_first
+    assert after_first[-1]["type"] == "submission.queued"
+    assert after_first[-1]["was"] == "stored"
+    now = store.get_submission(submission.id)
+    assert now is not None and now.state == SubmissionState.QUEUED
+
+
+def test_a_requeue_after_a_worker_claimed_the_submission_leaves_the_claim_alone(
+    store: SqlStore, team: Team
+) -> None:
+    submission = store_submission(store, team)
+    assert store.mark_queued(submission.id)
+    [seen] = store.needing_attention(stored_for=HOUR, queued_for=0, judging_for=HOUR)
+    claim = store.claim(submission.id, stale_after=HOUR)
+    assert claim is not None
+
+    assert store.requeue(seen) is False
+
+    now = store.get_submission(submission.id)
+    assert now is not None and now.state == SubmissionState.JUDGING
+    assert record(store, claim, score=4) is True
+
+
+def test_requeueing_a_submission_stuck_in_judging_says_so_in_its_event(
+    store: SqlStore, team: Team
+) -> None:
+    submission = store_submission(store, team)
+    assert store.claim(submission.id, stale_after=HOUR) is not None
+    [seen] = store.needing_attention(stored_for=HOUR, queued_for=HOUR, judging_for=0)
+
+    assert store.requeue(seen) is True
+
+    last = all_events(store)[-1]
+    assert (last["type"], last["was"], last["submission"]) == (
+        "submission.requeued",
+        "judging",
+        submission.id,
+    )
+
+
+# -- deleting a team ----------------------------------------------------------------------------
+
+
+def test_deleting_a_team_removes_its_rows_and_returns_every_blob_key_it_owned(
+    store: SqlStore, team: Team
+) -> None:
+    kept_team = add_team(store, "beta")
+    pending = store_submission(store, team)
+    done = judged(store, team, score=8, received_at=at(-30))
+    kept = judged(store, kept_team, score=2, received_at=at(-30))
+
+    keys = store.delete_team(team.id, by="admin")
+
+    result_keys = [f"reports/{done.id}/{LEXICON}.json"]
+    assert sorted(keys) == sorted([pending.blob_key, done.blob_key, *result_keys])
+    assert store.get_team(team.id) is None
+    assert store.get_submission(pending.id) is None and store.get_submission(done.id) is None
+    assert store.current_result(done.id) is None
+    assert count_results(store) == 1
+    assert store.get_submission(kept.id) is not None
+    assert [e["team"] for e in store.leaderboard("c1")] == ["beta"]
+    last = all_events(store)[-1]
+    assert (last["type"], last["team"], last["submissions_deleted"], last["by"]) == (
+        "team.deleted",
+        team.id,
+        2,
+        "admin",
+    )
+    assert store.delete_team(team.id, by="admin") == []

@@ -1,0 +1,208 @@
+"""A real Celery worker process (`celery -A workers.celery_app:app worker`) on the real Redis,
+SeaweedFS and SQL store, judging uploads stored and published the way intake does it.
+
+The worker runs as a subprocess because workers/celery_app.py builds its app and settings from
+the environment when it is imported: a fresh process is the honest way to hand it ours.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from celery import Celery
+
+from infra import clock
+from infra.blobstore import S3BlobStore
+from infra.bootstrap import make_celery
+from infra.events import SubmissionState
+from infra.local_services import Service
+from infra.publisher import CeleryPublisher
+from infra.registry import register_lexicon
+from infra.settings import Settings
+from infra.sql.store import Contest, SqlStore, Submission, Team
+from judge import Lexicon, default_layout, judge
+from judge.generator import WordIndex, generate
+from tests.conftest import shared_list
+from tests.integration.conftest import BUCKET
+
+pytestmark = pytest.mark.integration
+
+ROOT = Path(__file__).resolve().parents[2]
+JUDGED_WITHIN = 30.0  # seconds, worker start-up included
+
+
+@pytest.fixture(scope="module")
+def words() -> list[str]:
+    """About 1300 real words: enough for the generator, small enough to load in no time."""
+    every = shared_list("words_alpha.txt").read_text().split()
+    return [word for word in every if 2 <= len(word) <= 5][::20]
+
+
+@pytest.fixture
+def worker_env(
+    tmp_path: Path, redis_url: str, seaweedfs: Service, migrated_url: str
+) -> dict[str, str]:
+    inherited = {
+        k: v for k, v in os.environ.items() if not k.startswith("TILEJUDGE_") and k != "REDIS_URL"
+    }
+    return inherited | {
+        "REDIS_URL": redis_url,
+        "TILEJUDGE_S3_ENDPOINT": seaweedfs.url,
+        "TILEJUDGE_S3_BUCKET": BUCKET,
+        "TILEJUDGE_HOME": str(tmp_path / "home"),
+        "TILEJUDGE_DATABASE_URL": migrated_url,
+    }
+
+
+@pytest.fixture
+def celery_app(worker_env: dict[str, str]) -> Iterator[Celery]:
+    app = make_celery(Settings.from_env(worker_env))
+    yield app
+    app.close()
+
+
+@dataclass
+class Worker:
+    process: subprocess.Popen[bytes]
+    log_path: Path
+
+    def check_alive(self) -> None:
+        if self.process.poll() is not None:
+            log = self.log_path.read_text(errors="replace")
+            pytest.fail(f"the worker exited with {self.process.returncode}:\n{log[-3000:]}")
+
+
+@pytest.fixture
+def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Worker]:
+    log_path = tmp_path / "worker.log"
+    argv = [
+        sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
+        "-Q", "live", "-c", "1", "--pool", "solo", "-n", f"it-{uuid.uuid4().hex[:8]}@%h",
+        "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO",
+    ]  # fmt: skip
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            argv, cwd=ROOT, env=worker_env, stdin=subprocess.DEVNULL, stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        yield Worker(process, log_path)
+    finally:
+        process.terminate()  # warm shutdown: finish the current task, then exit
+        try:
+            process.wait(15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def prepare_contest(store: SqlStore, blobs: S3BlobStore, lexicon: Lexicon) -> Team:
+    layout = default_layout()
+    register_lexicon(store, blobs, lexicon, name="subset", source="test", by="admin")
+    store.add_layout(
+        id=layout.id, name=layout.name, content=layout.to_json().decode(), created_by="system"
+    )
+    now = datetime.now(UTC)
+    store.create_contest(
+        Contest(
+            id="it", title="Integration", lexicon_id=lexicon.id, layout_id=layout.id,
+            opens_at=clock.format_time(now - timedelta(hours=1)),
+            closes_at=clock.format_time(now + timedelta(hours=1)), created_at=clock.now(),
+        )
+    )  # fmt: skip
+    return store.create_team(
+        Team(id="team-it", contest_id="it", name="it", token_hash="0" * 64, created_at=clock.now())
+    )
+
+
+def store_upload(store: SqlStore, blobs: S3BlobStore, team: Team, data: bytes) -> Submission:
+    """What intake does before it publishes: bytes to S3, then the row and its event."""
+    submission_id = uuid.uuid4().hex
+    key = f"uploads/{team.contest_id}/{team.id}/{submission_id}"
+    blobs.put(key, data, "text/plain")
+    now = clock.now()
+    return store.store_submission(
+        Submission(
+            id=submission_id, contest_id=team.contest_id, team_id=team.id,
+            sha256=hashlib.sha256(data).hexdigest(), size=len(data), blob_key=key,
+            received_at=now, receipt="r" * 64, state=SubmissionState.STORED, state_at=now,
+            attempts=0, judged_at=None, failure=None,
+        )
+    )  # fmt: skip
+
+
+def wait_until_settled(store: SqlStore, ids: list[str], worker: Worker) -> dict[str, Submission]:
+    deadline = time.monotonic() + JUDGED_WITHIN
+    while True:
+        now = {sid: store.get_submission(sid) for sid in ids}
+        settled = {
+            sid: s
+            for sid, s in now.items()
+            if s is not None and s.state in (SubmissionState.JUDGED, SubmissionState.FAILED)
+        }
+        if len(settled) == len(ids):
+            return settled
+        worker.check_alive()
+        assert time.monotonic() < deadline, f"not judged in time: {now}"
+        time.sleep(0.1)
+
+
+def test_a_real_worker_judges_uploads_from_the_queue_as_the_offline_judge_does(
+    store: SqlStore,
+    blobs: S3BlobStore,
+    celery_app: Celery,
+    worker: Worker,
+    words: list[str],
+) -> None:
+    lexicon, layout = Lexicon.from_words(words), default_layout()
+    index = WordIndex.build(words)
+    team = prepare_contest(store, blobs, lexicon)
+    publisher = CeleryPublisher(celery_app)
+    uploads: dict[str, bytes] = {}
+    for seed, inline in ((1, True), (2, False)):
+        # One rides in the message as intake sends it; one as the sweeper does, bytes in S3 only.
+        data = generate(index, layout, seed=seed, moves=30, illegal_share=0.2)
+        submission = store_upload(store, blobs, team, data)
+        publisher.publish(submission.id, data if inline else None)
+        assert store.mark_queued(submission.id)
+        uploads[submission.id] = data
+
+    settled = wait_until_settled(store, list(uploads), worker)
+
+    events = store.events_after(0, 10_000)
+    for submission_id, data in uploads.items():
+        expected = judge(data, lexicon, layout)
+        assert expected.legal > 0 and expected.illegal > 0  # both kinds of verdict are checked
+        assert settled[submission_id].state == SubmissionState.JUDGED, settled[submission_id]
+        result = store.current_result(submission_id)
+        assert result is not None
+        assert (result["score"], result["legal"], result["illegal"]) == (
+            expected.total,
+            expected.legal,
+            expected.illegal,
+        )
+        report = json.loads(blobs.get(result["report_key"]))
+        assert (report["submission"], report["contest"]) == (submission_id, "it")
+        assert (report["total"], report["lexicon"], report["layout"]) == (
+            expected.total,
+            lexicon.id,
+            layout.id,
+        )
+        assert len(report["lines"]) == data.count(b"\n")
+        assert [e["type"] for e in events if e.get("submission") == submission_id] == [
+            "submission.stored",
+            "submission.queued",
+            "submission.judging",
+            "submission.judged",
+        ]
