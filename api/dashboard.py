@@ -23,7 +23,7 @@ from prometheus_client.core import (
     HistogramMetricFamily,
     Metric,
 )
-from prometheus_client.registry import Collector
+from prometheus_client.registry import Collector as PrometheusCollector
 
 from api.errors import NotFound
 from api.services import ADMIN_COOKIE, Admin, Services, Svc
@@ -66,7 +66,7 @@ def stats_collector(request: Request, svc: Svc) -> StatsCollector:
     return found
 
 
-Collector = Annotated[StatsCollector, Depends(stats_collector)]
+Stats = Annotated[StatsCollector, Depends(stats_collector)]
 
 
 @router.get("/dashboard", include_in_schema=False)
@@ -110,14 +110,14 @@ def logout() -> Response:
 
 
 @router.get("/v1/stats", tags=["admin"])
-def stats(who: Admin, collector: Collector) -> JSONResponse:
+def stats(who: Admin, collector: Stats) -> JSONResponse:
     """What the dashboard draws: queues, workers, throughput, latency, failures, contests,
     rejudge runs and the event tail. Computed at most once a second for all callers."""
     return JSONResponse(collector.get(), headers={"Cache-Control": "no-store"})
 
 
 @router.get("/metrics", tags=["health"])
-def metrics(collector: Collector) -> Response:
+def metrics(collector: Stats) -> Response:
     """Prometheus exposition of the same snapshot (counts only: no tokens, names or hosts)."""
     registry = CollectorRegistry(auto_describe=False)
     registry.register(SnapshotMetrics(collector))
@@ -150,7 +150,7 @@ def _sign_in_form(message: str = "", status: int = 200) -> HTMLResponse:
     return HTMLResponse(page, status_code=status, headers=SECURITY_HEADERS)
 
 
-class SnapshotMetrics(Collector):
+class SnapshotMetrics(PrometheusCollector):
     """Translates the cached snapshot into `tilejudge_*` metric families at each scrape."""
 
     def __init__(self, collector: StatsCollector) -> None:

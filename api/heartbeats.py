@@ -21,7 +21,7 @@ log = structlog.get_logger("tilejudge.dashboard")
 MISSED_BEATS_OFFLINE = 3  # a worker silent for three heartbeat periods is counted offline
 FORGET_AFTER_S = 300.0  # an offline worker stays on the page this long, then disappears
 WARM_UP_S = 5.0  # until then an empty list means "not heard yet", not "no worker online"
-PROBE_RETRY_S = 60.0
+PROBE_RETRY_S = 10.0  # a worker busy re-forking its pool may miss the first question
 
 
 @dataclass
@@ -108,7 +108,7 @@ class WorkerWatch:
 
     def _probe_concurrency(self, hostname: str) -> None:
         try:
-            inspect = self._app.control.inspect(destination=[hostname], timeout=1.0)
+            inspect = self._app.control.inspect(destination=[hostname], timeout=2.0)
             replies = inspect.stats() or {}
             size = replies.get(hostname, {}).get("pool", {}).get("max-concurrency")
         except Exception as exc:  # a worker that does not answer keeps concurrency unknown
@@ -135,6 +135,7 @@ class WorkerWatch:
             "detail": self._error,
             "online": None if status != "ok" else len(online),
             "slots": sum(row["concurrency"] or 0 for row in online),
+            "slots_known": all(row["concurrency"] is not None for row in online),
             "active": sum(row["active"] for row in online),
             "list": rows,
         }

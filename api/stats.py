@@ -1,8 +1,8 @@
 """The numbers behind /dashboard, /v1/stats and /metrics, computed at most once a second.
 
 `StatsCollector` caches one snapshot behind a lock: however many pages poll, Redis and SQL see
-one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot with read-only SQL on
-the schema's tables, a handful of Redis reads and what the worker heartbeats said.
+one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot from read-only SQL
+(`stats_sql`), five Redis reads and what the worker heartbeats said (`heartbeats`).
 """
 
 from __future__ import annotations
@@ -11,34 +11,30 @@ import json
 import math
 import threading
 import time
-from collections import Counter, defaultdict, deque
+from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
-from sqlalchemy import Connection, and_, case, func, inspect, select, text
+from sqlalchemy import Connection, and_, func, inspect, select, text
 
+from api import stats_sql
 from api.heartbeats import WorkerWatch
 from api.services import Services
 from infra import clock
-from infra.events import EventType, SubmissionState
+from infra.events import EventType
 from infra.publisher import LIVE_QUEUE
-from infra.sql.schema import contests, events, submissions
+from infra.sql.schema import events
 from infra.sql.store import SqlStore
 
 REFRESH_S = 1.0
 QUEUES = (LIVE_QUEUE, "bulk")
 PRIORITY_SEP = "\x06\x16"  # kombu keeps priority N of queue Q in the list Q + SEP + N
-SERIES_MINUTES = 60
-LATENCY_WINDOW_S = 600
-FAILURE_WINDOW_S = 300
 GROWTH_TOLERANCE = 1  # a queue one message deeper than a minute ago is noise, not a backlog
 LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 REJUDGES_TABLE = "rejudge_runs"
 REJUDGE_RECENT_S = 600  # a finished run stays on the page this long, its bar full
-S = submissions.c
-WAITING = (SubmissionState.STORED, SubmissionState.QUEUED, SubmissionState.JUDGING)
 
 
 class StatsCollector:
@@ -112,11 +108,11 @@ class StatsSnapshotter:
         queues = queue_depths(self._redis)
         workers = self._workers.snapshot() if self._workers else _no_workers()
         with self._store.engine.connect().execution_options(readonly=True) as conn:
-            totals = _activity(conn, now)
-            series = _minute_series(conn, now)
-            latency = _latency(conn, now)
-            failures = _failures(conn, now, totals["failed_last_5_min"])
-            contest_rows = _contests(conn, now)
+            totals = stats_sql.activity(conn, now)
+            series = stats_sql.minute_series(conn, now)
+            latency = stats_sql.latency(conn, now)
+            failures = stats_sql.failures(conn, now, totals["failed_last_5_min"])
+            contest_rows = stats_sql.contests_now(conn, now)
             rejudges = self._rejudges(conn, now)
             self._observe_new_judgements(conn)
             top = conn.execute(select(func.max(events.c.id))).scalar() or 0
@@ -165,11 +161,11 @@ class StatsSnapshotter:
 
     def _depth_series(self, now: datetime) -> list[int | None]:
         """The deepest total seen in each of the last 60 minutes (None: nobody was watching)."""
-        first = _minute_floor(now) - timedelta(minutes=SERIES_MINUTES - 1)
-        points: list[int | None] = [None] * SERIES_MINUTES
+        first = stats_sql.minute_floor(now) - timedelta(minutes=stats_sql.SERIES_MINUTES - 1)
+        points: list[int | None] = [None] * stats_sql.SERIES_MINUTES
         for moment, depth in self._depths:
             index = int((moment - first.timestamp()) // 60)
-            if 0 <= index < SERIES_MINUTES:
+            if 0 <= index < stats_sql.SERIES_MINUTES:
                 current = points[index]
                 points[index] = depth if current is None else max(current, depth)
         return points
@@ -191,7 +187,9 @@ class StatsSnapshotter:
             self._judged_watermark = event_id
             received = json.loads(data).get("received_at")
             if isinstance(received, str):
-                self._histogram.observe((_parse(ts) - _parse(received)).total_seconds())
+                self._histogram.observe(
+                    (stats_sql.parse_time(ts) - stats_sql.parse_time(received)).total_seconds()
+                )
 
     def _rejudges(self, conn: Connection, now: datetime) -> list[dict[str, Any]]:
         """Open (and just finished) rejudge runs, if the rejudging migration is applied."""
@@ -202,7 +200,7 @@ class StatsSnapshotter:
             f"FROM {REJUDGES_TABLE} WHERE state IN ('running', 'ready') OR updated_at >= :recent "
             "ORDER BY created_at DESC LIMIT 20"
         )
-        rows = conn.execute(query, {"recent": clock.format_time(now - timedelta(seconds=600))})
+        rows = conn.execute(query, {"recent": stats_sql.ago(now, REJUDGE_RECENT_S)})
         return [self._rejudge_row(dict(row), now) for row in rows.mappings()]
 
     def _rejudges_exist(self, conn: Connection) -> bool:
@@ -222,7 +220,9 @@ class StatsSnapshotter:
         if span >= 2:
             rate = (seen[-1][1] - seen[0][1]) / span
         else:
-            took = (_parse(row["updated_at"]) - _parse(row["created_at"])).total_seconds()
+            took = (
+                stats_sql.parse_time(row["updated_at"]) - stats_sql.parse_time(row["created_at"])
+            ).total_seconds()
             rate = done / took if took > 0 else 0.0
         running = row["state"] == "running"
         eta = (total - done) / rate if running and rate > 0 else None
@@ -272,7 +272,9 @@ def queue_depths(client: redis.Redis | None) -> dict[str, Any]:
         pipe = client.pipeline(transaction=False)
         for name in QUEUES:
             pipe.llen(name)
-        pipe.hlen("unacked").zcard("unacked_index").exists(*sum(keys.values(), []))
+        pipe.hlen("unacked")
+        pipe.zcard("unacked_index")
+        pipe.exists(*[key for name in QUEUES for key in keys[name]])
         *plain, unacked, index, prioritised = (int(n) for n in pipe.execute())
         by_priority = {name: {"0": plain[i]} for i, name in enumerate(QUEUES)}
         if prioritised:
@@ -302,7 +304,8 @@ def _priority_key(queue: str, priority: int) -> str:
 def status_of(
     *, failed_recently: int, waiting: int, waiting_then: int | None, workers_online: int | None
 ) -> dict[str, Any]:
-    """Red: failing (recent failures, or work waiting with no worker); amber: backlog growing.
+    """Red: failing (recent failures, or work waiting with no worker); amber: the backlog grew
+    over the last minute, or no worker is online yet nothing waits.
 
     `areas` colours the figure each condition is about, so the page shows where to look."""
     red, amber = [], []
@@ -318,135 +321,17 @@ def status_of(
     if workers_online == 0 and waiting > 0:
         red.append(f"{waiting} waiting and no worker online")
         areas["queue"] = "red"
+    elif workers_online == 0:
+        amber.append("no worker online: the next upload will wait")
     if red:
         return {"colour": "red", "label": "failing", "reasons": red + amber, "areas": areas}
     if amber:
-        return {"colour": "amber", "label": "backlog growing", "reasons": amber, "areas": areas}
+        label = "backlog growing" if areas["queue"] == "amber" else "no worker online"
+        return {"colour": "amber", "label": label, "reasons": amber, "areas": areas}
     return {"colour": "green", "label": "keeping up", "reasons": [], "areas": areas}
 
 
 def _no_workers() -> dict[str, Any]:
     detail = "no Redis configured: worker heartbeats are not heard"
-    return {"status": "unavailable", "detail": detail, "online": None, "slots": 0, "active": 0,
-            "list": []}  # fmt: skip
-
-
-def _count(condition: Any) -> Any:
-    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
-
-
-def _activity(conn: Connection, now: datetime) -> dict[str, int]:
-    minute, five = _ago(now, 60), _ago(now, FAILURE_WINDOW_S)
-    failed = S.state == SubmissionState.FAILED
-    row = conn.execute(
-        select(
-            func.count().label("uploads"),
-            _count(S.judged_at.is_not(None)).label("judged"),
-            _count(failed).label("failed"),
-            _count(S.state.in_(WAITING)).label("backlog"),
-            _count(S.received_at >= minute).label("uploads_last_minute"),
-            _count(S.judged_at >= minute).label("judged_last_minute"),
-            _count(and_(failed, S.state_at >= minute)).label("failed_last_minute"),
-            _count(and_(failed, S.state_at >= five)).label("failed_last_5_min"),
-        )
-    ).one()
-    return {key: int(value) for key, value in row._mapping.items()}
-
-
-def _minute_series(conn: Connection, now: datetime) -> dict[str, Any]:
-    first = _minute_floor(now) - timedelta(minutes=SERIES_MINUTES - 1)
-    since = clock.format_time(first)
-    keys = [(first + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M") for i in range(60)]
-    series: dict[str, Any] = {"start": since, "step_s": 60}
-    for name, column in (("uploads", S.received_at), ("judged", S.judged_at)):
-        minute = func.substr(column, 1, 16)  # 'YYYY-MM-DDTHH:MM' of the fixed-width ISO text
-        rows = conn.execute(select(minute, func.count()).where(column >= since).group_by(minute))
-        counts = {str(key): int(n) for key, n in rows}
-        series[name] = [counts.get(key, 0) for key in keys]
-    return series
-
-
-def _latency(conn: Connection, now: datetime) -> dict[str, Any]:
-    rows = conn.execute(
-        select(S.received_at, S.judged_at)
-        .where(S.judged_at >= _ago(now, LATENCY_WINDOW_S))
-        .limit(100_000)
-    )
-    spans = sorted((_parse(judged) - _parse(received)).total_seconds() * 1000 for received, judged in rows)
-    return {
-        "window_s": LATENCY_WINDOW_S,
-        "count": len(spans),
-        **{f"p{q}": _percentile(spans, q / 100) for q in (50, 95, 99)},
-    }
-
-
-def _percentile(ordered: list[float], share: float) -> float | None:
-    if not ordered:
-        return None
-    return round(ordered[max(0, math.ceil(share * len(ordered)) - 1)], 1)
-
-
-def _failures(conn: Connection, now: datetime, recent_count: int) -> dict[str, Any]:
-    failed = S.state == SubmissionState.FAILED
-    by_reason: Counter[str] = Counter()
-    grouped = select(S.failure, func.count()).where(failed).group_by(S.failure).limit(1000)
-    for failure, n in conn.execute(grouped):
-        by_reason[reason_of(failure)] += int(n)
-    latest = conn.execute(
-        select(S.id, S.contest_id, S.team_id, S.state_at, S.failure)
-        .where(failed)
-        .order_by(S.state_at.desc())
-        .limit(5)
-    )
-    return {
-        "total": sum(by_reason.values()),
-        "last_5_min": recent_count,
-        "by_reason": [{"reason": r, "count": n} for r, n in by_reason.most_common(10)],
-        "recent": [
-            {"submission": sid, "contest": contest, "team": team, "at": at,
-             "reason": reason_of(failure), "detail": (failure or "")[:300]}
-            for sid, contest, team, at, failure in latest
-        ],  # fmt: skip
-    }
-
-
-def reason_of(failure: str | None) -> str:
-    """'BlobNotFound: uploads/…' -> 'BlobNotFound': a short class of failure, not the message."""
-    head = (failure or "").split(":", 1)[0].strip()
-    return head[:60] or "unknown"
-
-
-def _contests(conn: Connection, now: datetime) -> list[dict[str, Any]]:
-    counts: dict[str, dict[str, int]] = defaultdict(dict)
-    for contest_id, state, n in conn.execute(
-        select(S.contest_id, S.state, func.count()).group_by(S.contest_id, S.state)
-    ):
-        counts[contest_id][state] = int(n)
-    rows = []
-    for c in conn.execute(select(contests)).mappings():
-        opens_in = (_parse(c["opens_at"]) - now).total_seconds()
-        closes_in = (_parse(c["closes_at"]) - now).total_seconds()
-        phase = "upcoming" if opens_in > 0 else ("open" if closes_in > 0 else "closed")
-        by_state = counts.get(c["id"], {})
-        rows.append({
-            "id": c["id"], "title": c["title"], "phase": phase,
-            "opens_at": c["opens_at"], "closes_at": c["closes_at"],
-            "opens_in_s": round(opens_in), "closes_in_s": round(closes_in),
-            "counts": {str(state): by_state.get(state, 0) for state in SubmissionState},
-            "total": sum(by_state.values()),
-        })  # fmt: skip
-    order = {"open": 0, "upcoming": 1, "closed": 2}
-    rows.sort(key=lambda r: (order[r["phase"]], abs(r["closes_in_s"])))
-    return rows[:20]
-
-
-def _ago(now: datetime, seconds: float) -> str:
-    return clock.format_time(now - timedelta(seconds=seconds))
-
-
-def _minute_floor(moment: datetime) -> datetime:
-    return moment.replace(second=0, microsecond=0)
-
-
-def _parse(text: str) -> datetime:
-    return datetime.fromisoformat(text)  # the store's fixed 'YYYY-MM-DDTHH:MM:SS.ffffffZ'
+    return {"status": "unavailable", "detail": detail, "online": None, "slots": 0,
+            "slots_known": False, "active": 0, "list": []}  # fmt: skip

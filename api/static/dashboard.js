@@ -84,7 +84,8 @@ function renderFigures(s) {
     setText("workers-detail", w.status === "starting" ? "listening for heartbeats…" : `unavailable: ${w.detail || ""}`);
   } else {
     setText("workers-online", fmtInt(w.online));
-    setText("workers-detail", `${fmtInt(w.slots)} slots · ${fmtInt(w.active)} tasks running`);
+    const slots = w.slots_known ? fmtInt(w.slots) : "? (asking)";
+    setText("workers-detail", `${slots} slots · ${fmtInt(w.active)} ${w.active === 1 ? "task" : "tasks"} running`);
   }
   const t = s.totals;
   setText("uploads-rate", fmtInt(s.uploads_per_minute));
@@ -98,7 +99,7 @@ function renderFigures(s) {
   setText("latency-p50-unit", unit);
   setText("latency-p95", fmtLatency(lat.p95));
   setText("latency-p99", fmtLatency(lat.p99));
-  setText("latency-n", `${fmtInt(lat.count)} in ${Math.round(lat.window_s / 60)} min`);
+  $("kpi-latency").title = `${fmtInt(lat.count)} results in the last ${Math.round(lat.window_s / 60)} min`;
   setText("failures-recent", fmtInt(s.failures.last_5_min));
   setText("failures-total", fmtInt(s.failures.total));
 }
@@ -119,9 +120,10 @@ function renderContests(s) {
     tr.appendChild(el("td", counts.failed ? "num bad" : "num", fmtInt(counts.failed)));
     let deadline;
     if (c.phase === "upcoming") deadline = `opens in ${fmtDuration(c.opens_in_s)}`;
-    else if (c.phase === "open") deadline = `closes in ${fmtDuration(c.closes_in_s)}`;
+    else if (c.phase === "open") deadline = `in ${fmtDuration(c.closes_in_s)}`;
     else deadline = `closed ${fmtDuration(c.closes_in_s)} ago`;
-    const cell = el("td", c.phase === "open" && c.closes_in_s < 600 ? "num warn" : "num", deadline);
+    const soon = c.phase === "open" && c.closes_in_s < 600;
+    const cell = el("td", soon ? "num deadline warn" : "num deadline", deadline);
     cell.title = `closes_at ${c.closes_at}`;
     tr.appendChild(cell);
     return tr;
@@ -161,11 +163,14 @@ function renderRejudges(s) {
 function renderWorkers(s) {
   const rows = s.workers.list.map((w) => {
     const tr = el("tr");
-    tr.appendChild(el("td", w.online ? "name" : "name bad", w.online ? w.hostname : `${w.hostname} (offline)`));
+    const name = el("td", "name", w.hostname);
+    name.title = w.hostname;
+    if (!w.online) name.appendChild(el("span", "title bad", "offline: no heartbeat"));
+    tr.appendChild(name);
     tr.appendChild(el("td", "num", w.concurrency === null ? "?" : fmtInt(w.concurrency)));
     tr.appendChild(el("td", "num", fmtInt(w.active)));
     tr.appendChild(el("td", "num", fmtInt(w.processed)));
-    tr.appendChild(el("td", w.online ? "num" : "num bad", `${w.last_heartbeat_s.toFixed(1)} s ago`));
+    tr.appendChild(el("td", w.online ? "num" : "num bad", `${w.last_heartbeat_s.toFixed(1)} s`));
     return tr;
   });
   const empty = s.workers.online === null ? `heartbeats ${s.workers.status}` : "no worker online";
@@ -193,6 +198,10 @@ function eventSummary(e) {
   if (e.contest) parts.push(e.contest);
   if (e.submission) parts.push(`sub ${String(e.submission).slice(0, 8)}`);
   if (e.name) parts.push(String(e.name));
+  if (e.rejudge) parts.push(`run ${String(e.rejudge).slice(0, 8)}`);
+  if (e.mode) parts.push(String(e.mode));
+  if (e.done !== undefined && e.total !== undefined) parts.push(`${fmtInt(e.done)} / ${fmtInt(e.total)} done`);
+  else if (e.total !== undefined) parts.push(`${fmtInt(e.total)} to judge`);
   if (e.score !== undefined) parts.push(`score ${fmtInt(e.score)}`);
   if (e.attempt !== undefined) parts.push(`attempt ${e.attempt}`);
   if (e.reason) parts.push(String(e.reason));
@@ -216,13 +225,12 @@ function renderEvents(s) {
 
 // --- charts ------------------------------------------------------------------------------
 
-function niceMax(value) {
-  if (value <= 4) return 4;
-  const power = 10 ** Math.floor(Math.log10(value));
-  for (const step of [1, 2, 2.5, 5, 10]) {
-    if (step * power >= value) return step * power;
-  }
-  return 10 * power;
+function axis(max) {
+  // whole-number gridlines (counts are whole), about four of them, on a 1-2-5 step
+  const raw = Math.max(max, 1) / 4;
+  const power = 10 ** Math.floor(Math.log10(raw));
+  const step = Math.max(1, [1, 2, 5, 10].map((m) => m * power).find((v) => v >= raw));
+  return { step, top: step * Math.max(2, Math.ceil(max / step)) };
 }
 
 function drawChart(canvas, series, emptyText) {
@@ -241,7 +249,7 @@ function drawChart(canvas, series, emptyText) {
   const plotW = width - pad.left - pad.right;
   const plotH = height - pad.top - pad.bottom;
   const values = series.flatMap((s) => s.values.filter((v) => v !== null));
-  const top = niceMax(Math.max(0, ...values));
+  const { step, top } = axis(Math.max(0, ...values));
   const n = series[0].values.length;
   const x = (i) => pad.left + (plotW * i) / (n - 1);
   const y = (v) => pad.top + plotH - (plotH * v) / top;
@@ -252,14 +260,13 @@ function drawChart(canvas, series, emptyText) {
   ctx.lineWidth = 1;
   ctx.textAlign = "right";
   ctx.textBaseline = "middle";
-  for (let k = 0; k <= 4; k += 1) {
-    const v = (top * k) / 4;
+  for (let v = 0; v <= top; v += step) {
     const yy = Math.round(y(v)) + 0.5;
     ctx.beginPath();
     ctx.moveTo(pad.left, yy);
     ctx.lineTo(width - pad.right, yy);
     ctx.stroke();
-    ctx.fillText(Number.isInteger(v) ? v.toLocaleString("en-US") : v.toFixed(1), pad.left - 6, yy);
+    ctx.fillText(v.toLocaleString("en-US"), pad.left - 6, yy);
   }
   ctx.textAlign = "center";
   ctx.textBaseline = "top";
@@ -267,7 +274,16 @@ function drawChart(canvas, series, emptyText) {
     const i = n - 1 - Math.min(n - 1, minutesAgo);
     ctx.fillText(minutesAgo === 0 ? "now" : `−${minutesAgo} min`, x(i), height - pad.bottom + 6);
   }
-  for (const s of series) {
+  for (const s of series.filter((one) => one.fill)) {
+    // translucent bars under the lines, so a line equal to them stays visible
+    ctx.fillStyle = s.fill;
+    s.values.forEach((v, i) => {
+      if (v === null) return;
+      const w = plotW / (n - 1);
+      ctx.fillRect(x(i) - w / 2, y(v), w, y(0) - y(v));
+    });
+  }
+  for (const s of series.filter((one) => !one.fill)) {
     ctx.strokeStyle = s.colour;
     ctx.lineWidth = 2;
     ctx.lineJoin = "round";
@@ -306,7 +322,7 @@ function renderCharts(s) {
   drawChart($("chart-depth"), [{ values: s.series.queue_depth, colour: COLOURS.depth }],
     s.queues.status === "ok" ? "sampled while a dashboard is open" : "broker unavailable");
   drawChart($("chart-throughput"), [
-    { values: s.series.uploads, colour: COLOURS.uploads },
+    { values: s.series.uploads, colour: COLOURS.uploads, fill: "rgba(96, 165, 250, 0.45)" },
     { values: s.series.judged, colour: COLOURS.judged },
   ]);
 }

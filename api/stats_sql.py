@@ -1,0 +1,155 @@
+"""Read-only SQL for the dashboard, on the schema's tables: one consistent read per snapshot.
+
+Times in the store are fixed-width ISO text, so ranges compare as strings and a minute is the
+first 16 characters: counting per minute is a GROUP BY on a prefix, the same on SQLite and
+PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, and_, case, func, select
+
+from infra import clock
+from infra.events import SubmissionState
+from infra.sql.schema import contests, submissions
+
+SERIES_MINUTES = 60
+LATENCY_WINDOW_S = 600
+FAILURE_WINDOW_S = 300
+S = submissions.c
+WAITING = (SubmissionState.STORED, SubmissionState.QUEUED, SubmissionState.JUDGING)
+
+
+def _count(condition: Any) -> Any:
+    return func.coalesce(func.sum(case((condition, 1), else_=0)), 0)
+
+
+def activity(conn: Connection, now: datetime) -> dict[str, int]:
+    minute, five = ago(now, 60), ago(now, FAILURE_WINDOW_S)
+    failed = S.state == SubmissionState.FAILED
+    row = conn.execute(
+        select(
+            func.count().label("uploads"),
+            _count(S.judged_at.is_not(None)).label("judged"),
+            _count(failed).label("failed"),
+            _count(S.state.in_(WAITING)).label("backlog"),
+            _count(S.received_at >= minute).label("uploads_last_minute"),
+            _count(S.judged_at >= minute).label("judged_last_minute"),
+            _count(and_(failed, S.state_at >= minute)).label("failed_last_minute"),
+            _count(and_(failed, S.state_at >= five)).label("failed_last_5_min"),
+        )
+    ).one()
+    return {key: int(value) for key, value in row._mapping.items()}
+
+
+def minute_series(conn: Connection, now: datetime) -> dict[str, Any]:
+    first = minute_floor(now) - timedelta(minutes=SERIES_MINUTES - 1)
+    since = clock.format_time(first)
+    keys = [(first + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M") for i in range(60)]
+    series: dict[str, Any] = {"start": since, "step_s": 60}
+    for name, column in (("uploads", S.received_at), ("judged", S.judged_at)):
+        minute = func.substr(column, 1, 16)  # 'YYYY-MM-DDTHH:MM' of the fixed-width ISO text
+        rows = conn.execute(select(minute, func.count()).where(column >= since).group_by(minute))
+        counts = {str(key): int(n) for key, n in rows}
+        series[name] = [counts.get(key, 0) for key in keys]
+    return series
+
+
+def latency(conn: Connection, now: datetime) -> dict[str, Any]:
+    rows = conn.execute(
+        select(S.received_at, S.judged_at)
+        .where(S.judged_at >= ago(now, LATENCY_WINDOW_S))
+        .limit(100_000)
+    )
+    spans = sorted(
+        (parse_time(judged) - parse_time(received)).total_seconds() * 1000
+        for received, judged in rows
+    )
+    return {
+        "window_s": LATENCY_WINDOW_S,
+        "count": len(spans),
+        **{f"p{q}": _percentile(spans, q / 100) for q in (50, 95, 99)},
+    }
+
+
+def _percentile(ordered: list[float], share: float) -> float | None:
+    if not ordered:
+        return None
+    return round(ordered[max(0, math.ceil(share * len(ordered)) - 1)], 1)
+
+
+def failures(conn: Connection, now: datetime, recent_count: int) -> dict[str, Any]:
+    failed = S.state == SubmissionState.FAILED
+    by_reason: Counter[str] = Counter()
+    grouped = select(S.failure, func.count()).where(failed).group_by(S.failure).limit(1000)
+    for failure, n in conn.execute(grouped):
+        by_reason[reason_of(failure)] += int(n)
+    latest = conn.execute(
+        select(S.id, S.contest_id, S.team_id, S.state_at, S.failure)
+        .where(failed)
+        .order_by(S.state_at.desc())
+        .limit(5)
+    )
+    return {
+        "total": sum(by_reason.values()),
+        "last_5_min": recent_count,
+        "by_reason": [{"reason": r, "count": n} for r, n in by_reason.most_common(10)],
+        "recent": [
+            {
+                "submission": sid,
+                "contest": contest,
+                "team": team,
+                "at": at,
+                "reason": reason_of(failure),
+                "detail": (failure or "")[:300],
+            }
+            for sid, contest, team, at, failure in latest
+        ],
+    }
+
+
+def reason_of(failure: str | None) -> str:
+    """'BlobNotFound: uploads/…' -> 'BlobNotFound': a short class of failure, not the message."""
+    head = (failure or "").split(":", 1)[0].strip()
+    return head[:60] or "unknown"
+
+
+def contests_now(conn: Connection, now: datetime) -> list[dict[str, Any]]:
+    counts: dict[str, dict[str, int]] = defaultdict(dict)
+    for contest_id, state, n in conn.execute(
+        select(S.contest_id, S.state, func.count()).group_by(S.contest_id, S.state)
+    ):
+        counts[contest_id][state] = int(n)
+    rows = []
+    for c in conn.execute(select(contests)).mappings():
+        opens_in = (parse_time(c["opens_at"]) - now).total_seconds()
+        closes_in = (parse_time(c["closes_at"]) - now).total_seconds()
+        phase = "upcoming" if opens_in > 0 else ("open" if closes_in > 0 else "closed")
+        by_state = counts.get(c["id"], {})
+        rows.append({
+            "id": c["id"], "title": c["title"], "phase": phase,
+            "opens_at": c["opens_at"], "closes_at": c["closes_at"],
+            "opens_in_s": round(opens_in), "closes_in_s": round(closes_in),
+            "counts": {str(state): by_state.get(state, 0) for state in SubmissionState},
+            "total": sum(by_state.values()),
+        })  # fmt: skip
+    order = {"open": 0, "upcoming": 1, "closed": 2}
+    rows.sort(key=lambda r: (order[r["phase"]], abs(r["closes_in_s"])))
+    return rows[:20]
+
+
+def ago(now: datetime, seconds: float) -> str:
+    return clock.format_time(now - timedelta(seconds=seconds))
+
+
+def minute_floor(moment: datetime) -> datetime:
+    return moment.replace(second=0, microsecond=0)
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.fromisoformat(text)  # the store's fixed 'YYYY-MM-DDTHH:MM:SS.ffffffZ'
