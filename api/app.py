@@ -13,6 +13,7 @@ from fastapi.responses import HTMLResponse
 from api import errors
 from api.dashboard import router as dashboard_router
 from api.intake import Intake
+from api.openapi import document_errors
 from api.ratelimit import RateLimiter
 from api.routes import router
 from api.rulesets_routes import router as rulesets_router
@@ -72,6 +73,7 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         lifespan=lifespan,
     )
     errors.install(app)
+    document_errors(app)
     app.include_router(router)
     app.include_router(dashboard_router)
     app.include_router(rulesets_router)

@@ -116,7 +116,13 @@ def stats(who: Admin, collector: Stats) -> JSONResponse:
     return JSONResponse(collector.get(), headers={"Cache-Control": "no-store"})
 
 
-@router.get("/metrics", tags=["health"])
+@router.get(
+    "/metrics",
+    tags=["health"],
+    responses={
+        200: {"description": "Prometheus text exposition", "content": {CONTENT_TYPE_LATEST: {}}}
+    },
+)
 def metrics(collector: Stats) -> Response:
     """Prometheus exposition of the same snapshot (counts only: no tokens, names or hosts)."""
     registry = CollectorRegistry(auto_describe=False)

@@ -256,7 +256,7 @@ def leaderboard(contest: str, svc: Svc) -> schemas.Leaderboard:
 def list_events(
     svc: Svc,
     who: Admin,
-    after: Annotated[int, Query(ge=0)] = 0,
+    after: Annotated[int, Query(ge=0, le=2**62)] = 0,
     limit: Annotated[int, Query(ge=1, le=1000)] = 100,
 ) -> dict[str, object]:
     found = svc.store.events_after(after, limit)
@@ -268,7 +268,30 @@ def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz", tags=["health"])
+_READINESS = {
+    "content": {
+        "application/json": {
+            "schema": {
+                "type": "object",
+                "properties": {
+                    "ready": {"type": "boolean"},
+                    "checks": {"type": "object", "additionalProperties": {"type": "string"}},
+                },
+                "required": ["ready", "checks"],
+            }
+        }
+    }
+}
+
+
+@router.get(
+    "/readyz",
+    tags=["health"],
+    responses={
+        200: {"description": "Redis, S3 and SQL answer", **_READINESS},
+        503: {"description": "a dependency is down (which one: `checks`)", **_READINESS},
+    },
+)
 def readyz(svc: Svc) -> JSONResponse:
     checks: dict[str, str] = {}
     for name, probe in (

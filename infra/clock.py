@@ -22,7 +22,10 @@ def parse_time(text: str) -> datetime:
     moment = datetime.fromisoformat(text.strip().replace("z", "Z").replace("Z", "+00:00"))
     if moment.tzinfo is None:
         raise ValueError(f"{text!r} has no time zone; give UTC as ...Z")
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:
+        raise ValueError(f"{text!r} is outside the years 1 to 9999 in UTC") from None
 
 
 def ago(text_now: str, seconds: float) -> str:

@@ -14,4 +14,5 @@ def sign(
 
 
 def verify(key: str, receipt: str, **fields: str) -> bool:
-    return hmac.compare_digest(sign(key, **fields), receipt)
+    # Bytes, not str: compare_digest refuses a str with non-ASCII characters.
+    return hmac.compare_digest(sign(key, **fields).encode(), receipt.encode("utf-8", "replace"))
