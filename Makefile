@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install lexicon run test test-fast lint bench clean
+.PHONY: install lexicon browser run test test-fast lint bench bench-pipeline clean
 
 $(STAMP): pyproject.toml setup.py judge/engine.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -25,7 +25,14 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint lexicon
+# The browser test drives Debian's Chromium (no browser download); install it when missing.
+browser:
+	@test -x /usr/bin/chromium || { \
+		echo "installing Debian's chromium for the dashboard's browser test"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
+
+test: lint lexicon browser
 	$(BIN)/pytest
 
 test-fast: $(STAMP)
@@ -33,6 +40,13 @@ test-fast: $(STAMP)
 
 bench: install lexicon
 	$(BIN)/python -m benchmarks.judge_bench
+
+# The whole stack, several minutes each: figures for BENCHMARKS.md.
+bench-pipeline: install lexicon
+	$(BIN)/python -m benchmarks.pipeline_bench
+	$(BIN)/python -m benchmarks.rejudge_bench
+	$(BIN)/python -m benchmarks.dashboard_bench
+	$(BIN)/python -m benchmarks.spike_bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info judge/*.so
