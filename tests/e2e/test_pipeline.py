@@ -145,3 +145,13 @@ def test_two_hundred_concurrent_uploads_are_each_judged_once_and_exactly(tmp_pat
             assert "submission.judging" in kinds
         judged = {e["submission"]: e["score"] for e in events if e["type"] == "submission.judged"}
         assert judged == {sid: expected[n] for n, sid in enumerate(ids)}
+        report = http.get(f"/v1/submissions/{ids[0]}/report", headers=stack.admin).json()
+
+    # Everything survives a restart of the whole stack on the same home.
+    with (
+        running_stack(tmp_path / "home", workers=2) as stack,
+        httpx.Client(base_url=stack.url, timeout=60) as http,
+    ):
+        assert http.get("/v1/contests/e2e/leaderboard").json()["entries"] == board
+        assert http.get(f"/v1/submissions/{ids[0]}/report", headers=stack.admin).json() == report
+        assert len(_all_events(http, stack)) >= len(events)
