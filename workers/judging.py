@@ -15,7 +15,8 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from infra.blobstore import BlobNotFound, BlobStore, BlobStoreUnavailable
 from infra.sql.rejudges import RejudgeStore
-from infra.sql.store import JudgedResult, SqlStore, Submission
+from infra.sql.results import JudgedResult
+from infra.sql.store import SqlStore, Submission
 from judge import JUDGE_VERSION, Report, judge
 from workers.rulesets import RulesetCache, UnknownRuleset
 

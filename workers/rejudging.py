@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 import structlog
 
 from infra.sql.rejudges import RejudgeStore, Run
-from infra.sql.store import JudgedResult
+from infra.sql.results import JudgedResult
 from workers.judging import WorkerDeps, judge_only, store_report, upload_bytes
 
 log = structlog.get_logger("tilejudge.rejudge")

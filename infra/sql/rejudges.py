@@ -12,8 +12,9 @@ from sqlalchemy import and_, func, insert, select, update
 
 from infra import clock
 from infra.events import EventType
+from infra.sql.results import JudgedResult, count_progress, put_result
 from infra.sql.schema import contests, rejudge_runs, results, submission_words, submissions
-from infra.sql.store import JudgedResult, SqlStore, Submission, count_progress, put_result
+from infra.sql.store import SqlStore, Submission
 
 OPEN = ("running", "ready")
 

@@ -21,6 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from infra import clock
 from infra.events import EventType, SubmissionState
 from infra.sql.engine import is_postgres, make_engine
+from infra.sql.results import JudgedResult, count_progress, put_result, recount_open_runs
 from infra.sql.schema import (
     contests,
     events,
@@ -350,7 +351,7 @@ class SqlStore:
             conn.execute(submission_words.delete().where(submission_words.c.submission_id.in_(own)))
             conn.execute(submissions.delete().where(submissions.c.team_id == team_id))
             conn.execute(teams.delete().where(teams.c.id == team_id))
-            _recount_open_runs(conn, pending, team["contest_id"])
+            recount_open_runs(conn, pending, team["contest_id"])
             pending.append(
                 {
                     "type": EventType.TEAM_DELETED,
@@ -695,123 +696,6 @@ class SqlStore:
                 {"id": r["id"], "ts": r["ts"], "type": r["type"], **json.loads(r["data"])}
                 for r in rows
             ]
-
-
-@dataclass(frozen=True)
-class JudgedResult:
-    lexicon_id: str
-    layout_id: str
-    judge_version: str
-    score: int
-    legal: int
-    illegal: int
-    tiles: int
-    report_key: str
-
-
-def put_result(
-    conn: Connection,
-    submission_id: str,
-    result: JudgedResult,
-    now: str,
-    replace: bool = False,
-    carried: bool = False,
-) -> bool:
-    """Insert a submission's result under its ruleset; True if it was new (results are keyed by
-    submission and ruleset, so delivering the same work twice counts it once)."""
-    key = and_(
-        results.c.submission_id == submission_id,
-        results.c.lexicon_id == result.lexicon_id,
-        results.c.layout_id == result.layout_id,
-    )
-    values = {
-        "judge_version": result.judge_version,
-        "score": result.score,
-        "legal": result.legal,
-        "illegal": result.illegal,
-        "tiles": result.tiles,
-        "report_key": result.report_key,
-        "judged_at": now,
-        "carried": int(carried),
-    }
-    if conn.execute(select(results.c.id).where(key)).first() is not None:
-        if replace:
-            conn.execute(update(results).where(key).values(**values))
-        return False
-    conn.execute(
-        insert(results).values(
-            submission_id=submission_id,
-            lexicon_id=result.lexicon_id,
-            layout_id=result.layout_id,
-            **values,
-        )
-    )
-    return True
-
-
-def count_progress(conn: Connection, pending: list[dict[str, Any]], run_id: str) -> None:
-    """Recount a rejudge run's progress in the caller's transaction: the results its ruleset
-    has for the contest's submissions. A count, not an increment, so work delivered twice or
-    results already there (from the live path, or an earlier cancelled run) count exactly once."""
-    run = conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id)).mappings().first()
-    if run is None or run["state"] not in ("running", "ready"):
-        return
-    covered = (
-        select(func.count(), func.coalesce(func.sum(results.c.carried), 0))
-        .select_from(results.join(submissions, submissions.c.id == results.c.submission_id))
-        .where(
-            and_(
-                submissions.c.contest_id == run["contest_id"],
-                results.c.lexicon_id == run["lexicon_id"],
-                results.c.layout_id == run["layout_id"],
-            )
-        )
-    )
-    done, carried = conn.execute(covered).one()
-    now = clock.now()
-    values: dict[str, Any] = {"done": done, "carried": int(carried), "updated_at": now}
-    tenth = max(1, run["total"] // 10)
-    if done // tenth > run["done"] // tenth and done < run["total"]:
-        pending.append(
-            {
-                "type": EventType.REJUDGE_PROGRESS,
-                "rejudge": run_id,
-                "contest": run["contest_id"],
-                "done": done,
-                "total": run["total"],
-            }
-        )
-    if done >= run["total"] and run["state"] == "running":
-        values |= {"state": "ready", "finished_at": now}
-        pending.append(
-            {
-                "type": EventType.REJUDGE_READY,
-                "rejudge": run_id,
-                "contest": run["contest_id"],
-                "done": done,
-                "total": run["total"],
-                "carried": int(carried),
-            }
-        )
-    conn.execute(update(rejudge_runs).where(rejudge_runs.c.id == run_id).values(**values))
-
-
-def _recount_open_runs(conn: Connection, pending: list[dict[str, Any]], contest_id: str) -> None:
-    """After submissions are deleted, an open rejudge run covers fewer: recount it."""
-    total = conn.execute(
-        select(func.count()).select_from(submissions).where(submissions.c.contest_id == contest_id)
-    ).scalar_one()
-    open_runs = conn.execute(
-        select(rejudge_runs.c.id).where(
-            and_(
-                rejudge_runs.c.contest_id == contest_id,
-                rejudge_runs.c.state.in_(("running", "ready")),
-            )
-        )
-    ).all()
-    for run in open_runs:
-        conn.execute(update(rejudge_runs).where(rejudge_runs.c.id == run.id).values(total=total))
-        count_progress(conn, pending, run.id)
 
 
 def _about(submission: Submission) -> dict[str, Any]:
