@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse
 
 from api import errors
 from api.dashboard import router as dashboard_router
-from api.intake import Intake
+from api.intake import Intake, QueuedMarks
 from api.openapi import document_errors
 from api.ratelimit import RateLimiter
 from api.routes import router
@@ -37,7 +37,7 @@ def build_services(settings: Settings) -> Services:
         store=store,
         blobs=blobs,
         redis=client,
-        intake=Intake(store, blobs, publisher, settings.receipt_key_value()),
+        intake=Intake(store, blobs, publisher, settings.receipt_key_value(), QueuedMarks(store)),
         limiter=RateLimiter(client, settings.rate_limit_per_minute),
         admin_token=settings.admin_token_value(),
     )
@@ -58,12 +58,14 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
                 interval=5.0,
                 stored_for=10.0,
                 queued_for=svc.settings.requeue_after,
-                judging_for=limit + 30,
+                judging_for=limit + 5,
             )
             thread.start()
         yield
         if thread is not None:
             thread.stop()
+        if services is None and svc.intake.marks is not None:
+            svc.intake.marks.close()
 
     app = FastAPI(
         title="tilejudge",

@@ -203,7 +203,7 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
         "TILEJUDGE_API_PORT": str(api_port),
     }
     _register_judge_lexicon(settings, s3_endpoint, database_url)
-    api = stack.spawn("api", _api_argv(api_port), env)
+    api = stack.spawn("api", _api_argv(api_port, settings.api_workers), env)
     if workers:
         stack.spawn("worker", _worker_argv(settings.workers), env)
     api_url = f"http://{LOOPBACK}:{api_port}"
@@ -332,10 +332,10 @@ def _save_ports(home: Path, saved: dict[str, int], services: list[Service], api_
     partial.replace(home / "ports.json")
 
 
-def _api_argv(port: int) -> list[str]:
+def _api_argv(port: int, processes: int = 1) -> list[str]:
     return [
         sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory",
-        "--host", LOOPBACK, "--port", str(port),
+        "--host", LOOPBACK, "--port", str(port), "--workers", str(processes),
         # The access log would write every client's address (X-Forwarded-For from a local
         # proxy included) to logs/api.log; the privacy page promises no IP addresses are kept.
         "--no-access-log",

@@ -59,7 +59,8 @@ def deps() -> WorkerDeps:
             blobs=blobs,
             rulesets=rulesets,
             max_attempts=settings.max_attempts,
-            claim_stale_after=settings.task_time_limit + 30,
+            # The hard time limit has killed any attempt older than this.
+            claim_stale_after=settings.task_time_limit + 5,
         )
     worker_deps: WorkerDeps = _state["deps"]
     return worker_deps
@@ -109,8 +110,11 @@ def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[
 @app.task(name=JUDGE_TASK, bind=True, max_retries=settings.max_attempts)
 def judge_task(self: Any, submission_id: str, inline: str | None = None) -> str:
     data = base64.b64decode(inline) if inline is not None else None
+    # A redelivered message means the attempt that held it died (its child was killed, or the
+    # broker connection went): take its claim over at once instead of waiting for it to go stale.
+    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
     try:
-        outcome = judge_submission(deps(), submission_id, data)
+        outcome = judge_submission(deps(), submission_id, data, take_over=redelivered)
     except RetryLater as exc:
         raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
     if outcome is not Outcome.JUDGED:

@@ -52,5 +52,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_send_sent_event": True,
         "worker_hijack_root_logger": False,
         "worker_deduplicate_successful_tasks": False,
-        "worker_cancel_long_running_tasks_on_connection_loss": True,
+        # A judging task does not need the broker until it acks; cancelling it on a lost
+        # connection only strands its claim. A second delivery is skipped by the claim.
+        "worker_cancel_long_running_tasks_on_connection_loss": False,
     }

@@ -94,12 +94,15 @@ def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None)
     return deps.blobs.get(sub.blob_key)
 
 
-def judge_submission(deps: WorkerDeps, submission_id: str, inline: bytes | None = None) -> Outcome:
+def judge_submission(
+    deps: WorkerDeps, submission_id: str, inline: bytes | None = None, take_over: bool = False
+) -> Outcome:
     """Judge one submission; `inline` is the upload as carried in the message, if it was.
 
     Under the contest's live ruleset, and under the ruleset of every open rejudge run of the
     contest too, so that applying a run leaves no upload unjudged."""
-    claim = deps.store.claim(submission_id, stale_after=deps.claim_stale_after)
+    # Taking over a live attempt is safe: only the attempt holding the claim can record.
+    claim = deps.store.claim(submission_id, stale_after=0 if take_over else deps.claim_stale_after)
     if claim is None:
         return Outcome.SKIPPED
     sub = claim.submission

@@ -422,25 +422,41 @@ class SqlStore:
 
     def mark_queued(self, submission_id: str) -> bool:
         """stored -> queued once its message is published; False if it moved on meanwhile."""
+        return bool(self.mark_queued_many([submission_id]))
+
+    def mark_queued_many(self, submission_ids: Sequence[str]) -> list[str]:
+        """Several published submissions stored -> queued in one transaction (one commit, one
+        fsync, however many a burst of uploads published); returns those that were marked."""
         with self._write() as (conn, pending):
-            changed = conn.execute(
-                update(submissions)
-                .where(
-                    and_(
-                        submissions.c.id == submission_id,
-                        submissions.c.state == SubmissionState.STORED,
+            rows = (
+                conn.execute(
+                    select(submissions).where(
+                        and_(
+                            submissions.c.id.in_(list(submission_ids)),
+                            submissions.c.state == SubmissionState.STORED,
+                        )
                     )
                 )
-                .values(state=SubmissionState.QUEUED, state_at=clock.now())
-            ).rowcount
-            if changed:
-                row = (
-                    conn.execute(select(submissions).where(submissions.c.id == submission_id))
-                    .mappings()
-                    .one()
-                )
-                pending.append({"type": EventType.SUBMISSION_QUEUED, **_about(Submission(**row))})
-            return bool(changed)
+                .mappings()
+                .all()
+            )
+            marked = []
+            for row in rows:
+                sub = Submission(**row)
+                changed = conn.execute(
+                    update(submissions)
+                    .where(
+                        and_(
+                            submissions.c.id == sub.id,
+                            submissions.c.state == SubmissionState.STORED,
+                        )
+                    )
+                    .values(state=SubmissionState.QUEUED, state_at=clock.now())
+                ).rowcount
+                if changed:
+                    pending.append({"type": EventType.SUBMISSION_QUEUED, **_about(sub)})
+                    marked.append(sub.id)
+            return marked
 
     def requeue(self, seen: Submission) -> bool:
         """The sweeper's move: back to queued, only if nothing touched it since it was `seen`."""
