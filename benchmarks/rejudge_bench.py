@@ -36,27 +36,44 @@ def build_corpus(count: int, distinct: int) -> list[bytes]:
     a few open with a word the fix changes, so the fix has something to change."""
     old = Lexicon.from_bytes(shared_list("words_alpha_2020-08-24.txt").read_bytes())
     index = WordIndex.build(old.words)
-    games = [generate(index, default_layout(), seed=n, moves=3000, illegal_share=0.1) for n in range(distinct)]
+    games = [
+        generate(index, default_layout(), seed=n, moves=3000, illegal_share=0.1)
+        for n in range(distinct)
+    ]
     games = [SPICE[n % 2] + g if n % 25 == 0 else g for n, g in enumerate(games)]
     return [games[n % distinct] + b"\n" * (n // distinct) for n in range(count)]
 
 
 def setup(http: httpx.Client, stack: RunningStack, teams: int) -> list[str]:
     for name, file in (("old", "words_alpha_2020-08-24.txt"), ("fixed", "words_alpha.txt")):
-        http.post("/v1/lexicons", params={"name": name}, content=shared_list(file).read_bytes(),
-                  headers=stack.admin | {"content-type": "text/plain"}).raise_for_status()
+        http.post(
+            "/v1/lexicons",
+            params={"name": name},
+            content=shared_list(file).read_bytes(),
+            headers=stack.admin | {"content-type": "text/plain"},
+        ).raise_for_status()
     now = datetime.now(UTC)
-    contest = {"id": "bench", "title": "Bench", "lexicon": "old",
-               "opens_at": clock.format_time(now - timedelta(hours=1)),
-               "closes_at": clock.format_time(now + timedelta(days=1))}
+    contest = {
+        "id": "bench",
+        "title": "Bench",
+        "lexicon": "old",
+        "opens_at": clock.format_time(now - timedelta(hours=1)),
+        "closes_at": clock.format_time(now + timedelta(days=1)),
+    }
     http.post("/v1/contests", json=contest, headers=stack.admin).raise_for_status()
-    return [http.post("/v1/contests/bench/teams", json={"name": f"t{n}"}, headers=stack.admin).json()["token"]
-            for n in range(teams)]
+    return [
+        http.post("/v1/contests/bench/teams", json={"name": f"t{n}"}, headers=stack.admin).json()[
+            "token"
+        ]
+        for n in range(teams)
+    ]
 
 
 def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, float]:
     started = time.monotonic()
-    run = http.post("/v1/contests/bench/rejudges", json={"lexicon": "fixed", "mode": mode}, headers=stack.admin)
+    run = http.post(
+        "/v1/contests/bench/rejudges", json={"lexicon": "fixed", "mode": mode}, headers=stack.admin
+    )
     run.raise_for_status()
     while True:
         shown = http.get(f"/v1/rejudges/{run.json()['id']}", headers=stack.admin).json()
@@ -65,8 +82,9 @@ def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, f
         time.sleep(0.2)
 
 
-def live_latencies(http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes],
-                   rate: float) -> list[float]:
+def live_latencies(
+    http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes], rate: float
+) -> list[float]:
     ids = upload_all(http, tokens, corpus, concurrency=4, rate=rate)
     return [seconds(d["received_at"], d["judged_at"]) * 1000 for d in wait_judged(http, stack, ids)]
 
@@ -77,7 +95,10 @@ def forget_run(stack: RunningStack, run: dict) -> None:
     with httpx.Client(base_url=stack.url, timeout=60) as http:
         http.post(f"/v1/rejudges/{run['id']}/cancel", headers=stack.admin)
     with sqlite3.connect(stack.home / "tilejudge.sqlite3", timeout=30) as db:
-        db.execute("DELETE FROM results WHERE lexicon_id = ? AND layout_id = ?", (run["lexicon"], run["layout"]))
+        db.execute(
+            "DELETE FROM results WHERE lexicon_id = ? AND layout_id = ?",
+            (run["lexicon"], run["layout"]),
+        )
 
 
 def main() -> None:
@@ -90,7 +111,10 @@ def main() -> None:
     print(f"contest: {len(corpus)} submissions ({args.distinct} distinct games), {lines} lines")
     home = Path(tempfile.mkdtemp(prefix="tj-rejudge-"))
     env = {"TILEJUDGE_RATE_LIMIT": "1000000"}
-    with running_stack(home, workers=2, env=env) as stack, httpx.Client(base_url=stack.url, timeout=120) as http:
+    with (
+        running_stack(home, workers=2, env=env) as stack,
+        httpx.Client(base_url=stack.url, timeout=120) as http,
+    ):
         tokens = setup(http, stack, teams=50)
         live = drain_rate(http, stack, tokens, corpus)
         print(f"live judging (queue drain, 2 worker processes): {live:7.1f} submissions/s")
@@ -98,36 +122,52 @@ def main() -> None:
         probe = [b"0 0 1 0 at\n" + bytes(str(n), "ascii") + b"\n" for n in range(60)]
         quiet = live_latencies(http, stack, tokens, probe, rate=3.0)
         full_run, full_time = rejudge(http, stack, "full")
-        print(f"full rejudge: {full_run['total']} in {full_time:.1f} s = {full_run['total'] / full_time:7.1f} "
-              f"submissions/s; ratio to live {full_run['total'] / full_time / live:.2f}")
+        print(
+            f"full rejudge: {full_run['total']} in {full_time:.1f} s = {full_run['total'] / full_time:7.1f} "
+            f"submissions/s; ratio to live {full_run['total'] / full_time / live:.2f}"
+        )
         full_changes = http.get(f"/v1/rejudges/{full_run['id']}", headers=stack.admin).json()
         forget_run(stack, full_run)
 
         busy: list[float] = []
-        during = threading.Thread(target=lambda: busy.extend(live_latencies(
-            http, stack, tokens, [p + b"\n" for p in probe], rate=3.0)))
+        during = threading.Thread(
+            target=lambda: busy.extend(
+                live_latencies(http, stack, tokens, [p + b"\n" for p in probe], rate=3.0)
+            )
+        )
         second_full = threading.Thread(target=lambda: rejudge(http, stack, "full"))
         second_full.start()
         time.sleep(2)
         during.start()
         during.join()
         second_full.join()
-        print(f"live upload-to-result without a rejudge: p50 {statistics.median(quiet):.0f} ms, "
-              f"p99 {pct(quiet, 0.99):.0f} ms ({len(quiet)} uploads at 3/s)")
-        print(f"live upload-to-result during a full rejudge: p50 {statistics.median(busy):.0f} ms, "
-              f"p99 {pct(busy, 0.99):.0f} ms; p99 ratio {pct(busy, 0.99) / pct(quiet, 0.99):.2f}")
+        print(
+            f"live upload-to-result without a rejudge: p50 {statistics.median(quiet):.0f} ms, "
+            f"p99 {pct(quiet, 0.99):.0f} ms ({len(quiet)} uploads at 3/s)"
+        )
+        print(
+            f"live upload-to-result during a full rejudge: p50 {statistics.median(busy):.0f} ms, "
+            f"p99 {pct(busy, 0.99):.0f} ms; p99 ratio {pct(busy, 0.99) / pct(quiet, 0.99):.2f}"
+        )
         runs = http.get("/v1/contests/bench/rejudges", headers=stack.admin).json()["rejudges"]
         forget_run(stack, next(r for r in runs if r["state"] in ("running", "ready")))
 
         affected_run, affected_time = rejudge(http, stack, "affected")
-        affected_changes = http.get(f"/v1/rejudges/{affected_run['id']}", headers=stack.admin).json()
-        same = (sorted(map(str, full_changes["changed"])) == sorted(map(str, affected_changes["changed"]))
-                and full_changes["rank_changes"] == affected_changes["rank_changes"])
-        print(f"affected-only rejudge: {affected_time:.2f} s ({affected_run['carried']} carried, "
-              f"{affected_run['total'] - affected_run['carried']} judged) = "
-              f"{100 * affected_time / full_time:.1f}% of the full rejudge's time; "
-              f"same changes and rank changes as full: {'yes' if same else 'NO'} "
-              f"({len(full_changes['changed'])} scores change)")
+        affected_changes = http.get(
+            f"/v1/rejudges/{affected_run['id']}", headers=stack.admin
+        ).json()
+        same = (
+            sorted(map(str, full_changes["changed"]))
+            == sorted(map(str, affected_changes["changed"]))
+            and full_changes["rank_changes"] == affected_changes["rank_changes"]
+        )
+        print(
+            f"affected-only rejudge: {affected_time:.2f} s ({affected_run['carried']} carried, "
+            f"{affected_run['total'] - affected_run['carried']} judged) = "
+            f"{100 * affected_time / full_time:.1f}% of the full rejudge's time; "
+            f"same changes and rank changes as full: {'yes' if same else 'NO'} "
+            f"({len(full_changes['changed'])} scores change)"
+        )
 
 
 if __name__ == "__main__":

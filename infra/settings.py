@@ -66,7 +66,7 @@ class Settings:
             receipt_key=env.optional("TILEJUDGE_RECEIPT_KEY"),
             visibility_timeout=visibility,
             task_time_limit=time_limit,
-            max_attempts=env.integer("TILEJUDGE_MAX_ATTEMPTS", 5, low=1, high=100),
+            max_attempts=env.integer("TILEJUDGE_MAX_ATTEMPTS", 8, low=1, high=100),
             requeue_after=env.integer("TILEJUDGE_REQUEUE_AFTER", 120, low=1),
         )
 

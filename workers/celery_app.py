@@ -116,7 +116,7 @@ def judge_task(self: Any, submission_id: str, inline: str | None = None) -> str:
     try:
         outcome = judge_submission(deps(), submission_id, data, take_over=redelivered)
     except RetryLater as exc:
-        raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
     if outcome is not Outcome.JUDGED:
         log.info("worker.outcome", submission=submission_id, outcome=outcome.value)
     return outcome.value
@@ -143,7 +143,7 @@ def rejudge_produce_task(self: Any, run_id: str) -> int:
     try:
         return produce(worker_deps, run_id, publisher.publish_batch)
     except TRANSIENT as exc:
-        raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
 
 
 @app.task(name=REJUDGE_BATCH_TASK, bind=True, max_retries=settings.max_attempts)
@@ -156,7 +156,7 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
             )
         )
     except TRANSIENT as exc:
-        raise self.retry(exc=exc, countdown=min(30, 2**self.request.retries)) from exc
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
 
 
 def _live_waiting() -> bool:
@@ -167,3 +167,9 @@ def _live_waiting() -> bool:
         return bool(_state["redis"].llen(LIVE_QUEUE))
     except Exception:
         return False
+
+
+def _backoff(retries: int) -> int:
+    """5, 10, 20, 40, 80, 160, then 300 s: eight attempts ride out about ten minutes of an S3
+    or SQL outage before an upload is called failed (an outage is ours, not the team's)."""
+    return int(min(300, 5 * 2**retries))

@@ -1,0 +1,149 @@
+"""Deadline spike: every upload at once against a local stack, then the same bytes PUT straight
+into the stack's own S3 at the same concurrency, for the intake / raw-S3 throughput ratio.
+
+    python -m benchmarks.spike_bench [--uploads 5000] [--concurrency 200] [--teams 50]
+
+Prints the figures; exits 1 if an acknowledged upload was lost or misjudged, or any 5xx came.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import boto3
+import httpx
+from botocore.config import Config
+
+from infra.load import (
+    Burst,
+    Plan,
+    build_corpus,
+    event_mark,
+    follow_events,
+    last_result_after,
+    percentile,
+    prepare,
+    run_burst,
+    verify,
+)
+from judge import Lexicon
+from tests.conftest import shared_list
+from tests.stack_process import RunningStack, running_stack
+
+TARGET_RATIO = 0.5
+
+
+def raw_s3_rate(stack: RunningStack, corpus: list[bytes], concurrency: int) -> float:
+    """PUTs per second of the same bytes into the stack's bucket, with boto3 as intake uses it."""
+    ports = json.loads((stack.home / "ports.json").read_text())
+    s3 = boto3.client(
+        "s3",
+        endpoint_url=f"http://127.0.0.1:{ports['s3']}",
+        region_name="us-east-1",
+        aws_access_key_id="tilejudge",
+        aws_secret_access_key="tilejudge-local",
+        config=Config(max_pool_connections=concurrency, s3={"addressing_style": "path"}),
+    )
+
+    def put(n: int) -> None:
+        s3.put_object(
+            Bucket="tilejudge", Key=f"raw-s3-bench/{n}", Body=corpus[n], ContentType="text/plain"
+        )
+
+    put(0)  # connect once before the clock starts, as the API's client has
+    began = time.monotonic()
+    with ThreadPoolExecutor(concurrency) as pool:
+        list(pool.map(put, range(len(corpus))))
+    return len(corpus) / (time.monotonic() - began)
+
+
+def drain_seconds(burst: Burst, last_result: float | None) -> float | None:
+    """From the last acknowledgement to the last result: how long the queue took to empty."""
+    acks = [a.started + a.latency - burst.started for a in burst.attempts if a.outcome == "202"]
+    return None if last_result is None or not acks else last_result - max(acks)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--uploads", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--teams", type=int, default=50)
+    parser.add_argument("--moves", type=int, default=120)
+    args = parser.parse_args()
+    lexicon = Lexicon.from_bytes(shared_list("words_alpha.txt").read_bytes())
+    env = {"TILEJUDGE_RATE_LIMIT": "1000000"}
+    with (
+        tempfile.TemporaryDirectory(prefix="tj-spike-") as home,
+        running_stack(Path(home), workers=2, env=env) as stack,
+    ):
+        plan = Plan(
+            url=stack.url,
+            contest="spike",
+            uploads=args.uploads,
+            concurrency=args.concurrency,
+            teams=args.teams,
+            admin_token=stack.admin_token,
+            timeout=1800,
+            moves=args.moves,
+        )
+        began = time.monotonic()
+        corpus = build_corpus(lexicon, plan)
+        print(
+            f"corpus: {len(corpus.data)} generated uploads, "
+            f"{sum(map(len, corpus.data)) / 1e6:.1f} MB, built in "
+            f"{time.monotonic() - began:.0f} s"
+        )
+        with httpx.Client(base_url=stack.url, timeout=60) as http:
+            tokens = prepare(http, plan, lexicon)
+            mark = event_mark(http, plan)
+            burst = run_burst(plan, tokens, corpus, time.monotonic() + plan.timeout)
+            ids = [u.submission for u in burst.acknowledged if u.submission]
+            events = follow_events(http, plan, mark, ids, time.monotonic() + plan.timeout)
+            problems = verify(http, plan, burst, corpus, events)
+        raw = raw_s3_rate(stack, corpus.data, args.concurrency)
+    return report(plan, burst, events, problems, raw)
+
+
+def report(
+    plan: Plan, burst: Burst, events: list[dict[str, Any]], problems: list[str], raw: float
+) -> int:
+    acked, outcomes = burst.acknowledged, burst.outcomes()
+    server_errors = sum(n for k, n in outcomes.items() if k.startswith("5"))
+    latencies = [x * 1000 for x in burst.accept_latencies()]
+    intake = len(acked) / burst.elapsed
+    last = last_result_after(burst, events)
+    drain = drain_seconds(burst, last)
+    lines = [
+        f"spike: {plan.uploads} uploads from {plan.concurrency} concurrent clients, "
+        f"{plan.teams} teams, one burst",
+        f"  acknowledged        {len(acked)} (answers: {dict(sorted(outcomes.items()))})",
+        f"  lost or misjudged   {len(problems)}  (must be 0)",
+        f"  5xx                 {server_errors}  (must be 0)",
+        f"  accept latency      p50 {percentile(latencies, 0.5):.0f} ms, "
+        f"p95 {percentile(latencies, 0.95):.0f} ms, p99 {percentile(latencies, 0.99):.0f} ms",
+        f"  intake              {intake:.1f} accepted/s ({burst.elapsed:.1f} s for the burst)",
+        f"  last result         {_seconds(last)} after the first upload; queue drained "
+        f"{_seconds(drain)} after the last acknowledgement",
+        f"  raw S3 PUT          {raw:.1f} PUT/s (same bytes, same concurrency, same SeaweedFS, "
+        "after the queue drained)",
+        f"  intake / raw S3     {intake / raw:.2f}  (target >= {TARGET_RATIO})",
+    ]
+    print("\n".join(lines))
+    for problem in problems[:20]:
+        print(f"  problem: {problem}")
+    return 1 if problems or server_errors else 0
+
+
+def _seconds(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1f} s"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

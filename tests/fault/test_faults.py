@@ -1,0 +1,232 @@
+"""Faults injected into a running stack while uploads arrive: after each, every acknowledged
+upload is judged exactly once with the offline judge's score, the event log agrees, nothing is
+stuck, and recovery (end of the fault to the last result) fits within the visibility timeout.
+
+Run with -s to see one `FAULT name: ...` line of figures per test (RELIABILITY.md keeps the last).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from infra.load import Burst, Corpus
+from judge import Lexicon
+from tests.fault.harness import (
+    VISIBILITY_TIMEOUT_S,
+    FaultStack,
+    Load,
+    Recovery,
+    check_recovery,
+    corpus_for,
+    fault_stack,
+    outage_answers,
+    report,
+    start_load,
+)
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+UPLOADS = 300
+RATE = 20.0  # uploads a second: the load spans about ten seconds, the fault sits inside it
+# The issue's target: recovered within the visibility timeout after the fault ends.
+RECOVERY_BOUND_S = VISIBILITY_TIMEOUT_S
+GIVE_UP_S = 120.0  # waiting longer than the bound still measures how long recovery took
+
+
+@pytest.fixture(scope="module")
+def corpus(real_lexicon: Lexicon) -> Corpus:
+    return corpus_for(real_lexicon, UPLOADS)
+
+
+@pytest.fixture
+def stack(tmp_path: Path) -> Iterator[FaultStack]:
+    with fault_stack(tmp_path / "home") as running:
+        yield running
+
+
+def assert_recovered(name: str, recovery: Recovery, stack: FaultStack, **figures: object) -> None:
+    report(
+        name,
+        recovery_s=recovery.seconds,
+        acknowledged=recovery.acknowledged,
+        stored=recovery.stored,
+        problems=len(recovery.problems),
+        **figures,
+    )
+    assert not recovery.problems, "\n".join(recovery.problems[:20]) + "\n" + stack.log("worker")
+    assert recovery.seconds <= RECOVERY_BOUND_S, (
+        f"recovered {recovery.seconds:.1f} s after the fault, over the "
+        f"{RECOVERY_BOUND_S:.0f} s visibility timeout; the last one judged: {recovery.last_trail}"
+    )
+
+
+def assert_no_server_errors(burst: Burst) -> None:
+    errors = {k: n for k, n in burst.outcomes().items() if k.startswith("5") and k != "503"}
+    assert not errors, f"5xx answers other than 503: {errors}"
+
+
+def backlog_of(stack: FaultStack, corpus: Corpus, contest: str) -> tuple[Load, Burst]:
+    """All uploads acknowledged and queued while the worker stands still."""
+    with stack.frozen_worker():
+        load = start_load(stack, corpus, contest, rate=None)
+        burst = load.wait()
+    return load, burst
+
+
+def test_sigkill_of_a_worker_child_mid_batch_three_times_loses_nothing(
+    stack: FaultStack, corpus: Corpus
+) -> None:
+    load, burst = backlog_of(stack, corpus, "child-kill")
+    last_kill = datetime.now(UTC)
+    for _ in range(3):
+        last_kill = stack.kill_busy_child(claimed_after=last_kill)
+    fault_over = datetime.now(UTC)
+
+    recovery = check_recovery(load, burst, fault_over, GIVE_UP_S)
+
+    assert_no_server_errors(burst)
+    cut_short = stack.interrupted("child-kill")
+    assert_recovered("worker child SIGKILL x3", recovery, stack, interrupted=cut_short)
+    assert cut_short >= 1, "no kill landed on a running task: the test proved nothing"
+
+
+def test_sigkill_of_the_worker_parent_mid_batch_twice_loses_nothing(
+    stack: FaultStack, corpus: Corpus
+) -> None:
+    load, burst = backlog_of(stack, corpus, "parent-kill")
+    restarts = []
+    for _ in range(2):
+        stack.wait_until_busy(claimed_after=datetime.now(UTC))
+        stack.kill_worker_parent()
+        restarts.append(stack.start_worker())
+    fault_over = datetime.now(UTC)
+
+    recovery = check_recovery(load, burst, fault_over, GIVE_UP_S)
+
+    assert_no_server_errors(burst)
+    assert_recovered(
+        "worker parent SIGKILL x2",
+        recovery,
+        stack,
+        interrupted=stack.interrupted("parent-kill"),
+        orphans_still_running=stack.live_orphans(),
+        worker_restart_s=max(restarts),
+    )
+
+
+def test_a_redis_restart_during_a_spike_loses_nothing(stack: FaultStack, corpus: Corpus) -> None:
+    load = start_load(stack, corpus, "redis-restart", rate=None)  # a spike: as fast as it goes
+    time.sleep(2)
+    stack.wait_until_busy(claimed_after=datetime.now(UTC))  # and judging in full swing
+    began = time.monotonic()
+    stack.kill_redis()
+    time.sleep(3)
+    stack.start_redis_again()
+    ended = time.monotonic()
+    fault_over = datetime.now(UTC)
+    burst = load.wait()
+
+    recovery = check_recovery(load, burst, fault_over, GIVE_UP_S)
+
+    answers, slowest = outage_answers(burst, began, ended)
+    assert_no_server_errors(burst)
+    assert set(answers) <= {"202", "503"}, f"while Redis was down the API answered {answers}"
+    assert_recovered(
+        "Redis kill -9 and restart",
+        recovery,
+        stack,
+        down_s=ended - began,
+        answers_while_down=dict(answers),
+        slowest_answer_s=slowest,
+    )
+
+
+def test_seaweedfs_stopped_for_ten_seconds_gets_503_then_recovers(
+    stack: FaultStack, corpus: Corpus
+) -> None:
+    load = start_load(stack, corpus, "s3-outage", rate=RATE)
+    time.sleep(3)
+    began = time.monotonic()
+    stack.stop_s3()
+    time.sleep(10)
+    restart = stack.start_s3_again()
+    ended = time.monotonic()
+    fault_over = datetime.now(UTC)
+    burst = load.wait()
+
+    recovery = check_recovery(load, burst, fault_over, GIVE_UP_S)
+
+    answers, slowest = outage_answers(burst, began + 1, ended - restart)
+    assert_no_server_errors(burst)
+    assert_recovered(
+        "SeaweedFS stopped 10 s",
+        recovery,
+        stack,
+        down_s=ended - began,
+        answers_while_down=dict(answers),
+        slowest_answer_s=slowest,
+    )
+    assert set(answers) == {"503"}, f"while S3 was down the API answered {dict(answers)}"
+    assert slowest < 10, f"an upload took {slowest:.1f} s to be refused while S3 was down"
+
+
+def test_sql_locked_for_five_seconds_delays_or_refuses_uploads_and_loses_nothing(
+    stack: FaultStack, corpus: Corpus
+) -> None:
+    load = start_load(stack, corpus, "sql-lock", rate=RATE)
+    time.sleep(3)
+    with closing(sqlite3.connect(stack.database, timeout=30, isolation_level=None)) as lock:
+        lock.execute("BEGIN EXCLUSIVE")
+        began = time.monotonic()
+        time.sleep(5)
+        lock.execute("COMMIT")
+    ended = time.monotonic()
+    fault_over = datetime.now(UTC)
+    burst = load.wait()
+
+    recovery = check_recovery(load, burst, fault_over, GIVE_UP_S)
+
+    answers, slowest = outage_answers(burst, began, ended)
+    assert_no_server_errors(burst)
+    assert_recovered(
+        "SQLite locked 5 s",
+        recovery,
+        stack,
+        locked_s=ended - began,
+        answers_while_locked=dict(answers),
+        slowest_answer_s=slowest,
+    )
+    assert set(answers) <= {"202", "503"}, f"while SQL was locked the API answered {answers}"
+    assert slowest < (ended - began) + 10, f"an upload waited {slowest:.1f} s on the lock"
+
+
+def test_an_api_restart_mid_spike_loses_nothing(stack: FaultStack, corpus: Corpus) -> None:
+    load = start_load(stack, corpus, "api-restart", rate=RATE)
+    time.sleep(4)
+    began = time.monotonic()
+    stack.kill_api()
+    restart = stack.start_api()
+    ended = time.monotonic()
+    fault_over = datetime.now(UTC)
+    burst = load.wait()
+
+    recovery = check_recovery(load, burst, fault_over, GIVE_UP_S)
+
+    answers, _ = outage_answers(burst, began, ended)
+    assert_no_server_errors(burst)
+    assert_recovered(
+        "API SIGKILL and restart",
+        recovery,
+        stack,
+        api_restart_s=restart,
+        answers_while_down=dict(answers),
+        duplicates=sum(u.duplicate for u in burst.uploads),
+    )
+    assert len(burst.acknowledged) == UPLOADS, "the clients' retries should get every upload in"
