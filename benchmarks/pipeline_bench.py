@@ -295,7 +295,7 @@ def main() -> None:
 
         steady = corpus[: min(100, len(corpus))]
         steady = [c + b"\n" for c in steady]  # new bytes, not deduplicated
-        rate_per_s = max(1.0, rate / 4)
+        rate_per_s = max(1.0, e2e / 3)  # a steady load well under what the stack sustains
         ids = upload_all(http, tokens, steady, concurrency=8, rate=rate_per_s)
         latencies = [
             seconds(d["received_at"], d["judged_at"]) * 1000 for d in wait_judged(http, stack, ids)

@@ -359,10 +359,17 @@ def verify(
 
 
 def _result_problem(http: httpx.Client, plan: Plan, upload: Upload, corpus: Corpus) -> str | None:
-    try:
-        response = http.get(f"/v1/submissions/{upload.submission}", headers=plan.admin)
-    except httpx.HTTPError as exc:
-        return f"upload {upload.index} ({upload.submission}): {type(exc).__name__} reading it"
+    # A pooled keep-alive connection the server has just closed fails once: read again.
+    for attempt in range(3):
+        try:
+            response = http.get(f"/v1/submissions/{upload.submission}", headers=plan.admin)
+            break
+        except httpx.TransportError as exc:
+            if attempt == 2:
+                return (
+                    f"upload {upload.index} ({upload.submission}): {type(exc).__name__} reading it"
+                )
+            time.sleep(0.2)
     if response.status_code != 200:
         return f"upload {upload.index} ({upload.submission}): {describe_error(response)}"
     doc, want = response.json(), corpus.expected[upload.index]

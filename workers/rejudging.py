@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 BULK_NICENESS = 10
 PAGE = 500
-BATCH = 4  # a few hundredths of a second of judging: a live upload never waits long behind one
+BATCH = 16  # a live upload never waits behind a batch: judge_batch hands the rest back for it
 
 
 def changed_words(deps: WorkerDeps, run: Run) -> frozenset[str] | None:
