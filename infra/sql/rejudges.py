@@ -238,21 +238,6 @@ class RejudgeStore:
         with self.store._read() as conn:
             return [Submission(**row) for row in conn.execute(query).mappings()]
 
-    def has_result(self, run: Run, submission_id: str) -> bool:
-        with self.store._read() as conn:
-            return (
-                conn.execute(
-                    select(results.c.id).where(
-                        and_(
-                            results.c.submission_id == submission_id,
-                            results.c.lexicon_id == run.lexicon_id,
-                            results.c.layout_id == run.layout_id,
-                        )
-                    )
-                ).first()
-                is not None
-            )
-
     def apply(self, run_id: str, by: str) -> Run:
         """Switch the contest's ruleset, and with it its results and leaderboard, atomically."""
         with self.store._write() as (conn, pending):

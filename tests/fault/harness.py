@@ -26,7 +26,6 @@ import httpx
 import redis
 
 from infra import clock, lexicon_files
-from infra.bootstrap import make_blobs, make_store
 from infra.load import (
     Burst,
     Corpus,
@@ -39,11 +38,13 @@ from infra.load import (
     verify,
 )
 from infra.local_services import Service, free_port, start_redis, start_seaweedfs
-from infra.registry import register_lexicon
 from infra.settings import Settings
-from infra.sql.engine import make_engine
-from infra.sql.migrate import upgrade
-from infra.stack import _api_argv, _worker_argv  # the command lines `up` runs
+from infra.stack import (  # what `up` runs
+    _api_argv,
+    _migrate,
+    _register_judge_lexicon,
+    _worker_argv,
+)
 from judge import Lexicon
 
 ADMIN_TOKEN = "fault-admin-token"
@@ -287,28 +288,14 @@ def _environment(stack: FaultStack) -> dict[str, str]:
 
 
 def _prepare_store(settings: Settings) -> None:
-    """What `up` does before it starts the API: migrate, make the secrets, register the list
-    (before the worker starts, so its parent preloads it)."""
-    engine = make_engine(settings.resolved_database_url())
-    try:
-        upgrade(engine)
-    finally:
-        engine.dispose()
+    """What `up` does before it starts the API, with `up`'s own steps: migrate, make the
+    secrets, register the list (before the worker starts, so its parent preloads it)."""
+    assert settings.s3_endpoint is not None
+    lexicon_files.resolve(None)  # fail here, not in a judge, if the list is missing
+    _migrate(settings.resolved_database_url())
     settings.admin_token_value()
     settings.receipt_key_value()
-    path = lexicon_files.resolve(None)
-    store = make_store(settings)
-    try:
-        register_lexicon(
-            store,
-            make_blobs(settings),
-            Lexicon.from_bytes(path.read_bytes()),
-            name="words_alpha",
-            source=str(path),
-            by="fault harness",
-        )
-    finally:
-        store.engine.dispose()
+    _register_judge_lexicon(settings, settings.s3_endpoint, settings.resolved_database_url())
 
 
 # --- load --------------------------------------------------------------------------------------
