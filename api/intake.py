@@ -127,7 +127,7 @@ class Intake:
         except Exception:
             self._forget(submission_id, key)
             raise
-        self.enqueue(submission.id)
+        self.enqueue(submission.id, data)
         return submission, True
 
     def _forget(self, submission_id: str, key: str) -> None:
@@ -143,9 +143,10 @@ class Intake:
         except Exception as exc:
             log.warning("intake.orphan_upload", key=key, error=str(exc))
 
-    def enqueue(self, submission_id: str) -> None:
+    def enqueue(self, submission_id: str, data: bytes | None = None) -> None:
+        """Publish for judging; a small upload rides in the message (no S3 read for it)."""
         try:
-            self.publisher.publish(submission_id)
+            self.publisher.publish(submission_id, data)
         except PublishFailed as exc:
             log.warning("intake.broker_unavailable", submission=submission_id, error=str(exc))
             return  # stored durably; the sweeper publishes it when the broker is back

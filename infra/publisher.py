@@ -66,6 +66,7 @@ class CeleryPublisher:
 class InMemoryPublisher:
     def __init__(self) -> None:
         self.published: list[str] = []
+        self.inline: dict[str, bytes] = {}
         self.rejudges: list[str] = []
         self.batches: list[tuple[str, list[str]]] = []
         self.preloaded: list[str] = []
@@ -78,6 +79,8 @@ class InMemoryPublisher:
     def publish(self, submission_id: str, data: bytes | None = None) -> None:
         self._check()
         self.published.append(submission_id)
+        if data is not None and len(data) <= INLINE_LIMIT:
+            self.inline[submission_id] = data
 
     def start_rejudge(self, run_id: str) -> None:
         self._check()

@@ -52,6 +52,7 @@ def test_a_raw_upload_is_accepted_with_id_digest_receipt_time_and_receipt(
     assert body["received_at"].endswith("Z")
     assert len(body["receipt"]) == 64
     assert pipe.publisher.published == [body["id"]]
+    assert pipe.publisher.inline == {body["id"]: MOVES}  # a small upload rides in the message
     assert pipe.state(body["id"]) == "queued"
 
 
