@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, func, insert, select, update
+from sqlalchemy import and_, func, insert, literal, select, update
 
 from infra import clock
 from infra.events import EventType
@@ -179,37 +179,50 @@ class RejudgeStore:
             )
 
     def carry(self, run: Run, submission_ids: list[str]) -> int:
-        """Copy the current results of submissions no word of the fix touches; one transaction."""
+        """Copy the current results of submissions no word of the fix touches, in one statement
+        and one transaction with the progress; a result already there under the run's ruleset
+        stays as it is (so a page carried twice counts once)."""
         if not submission_ids:
             return 0
-        now = clock.now()
-        with self.store._write() as (conn, pending):
-            rows = (
-                conn.execute(
-                    select(results).where(
-                        and_(
-                            results.c.submission_id.in_(submission_ids),
-                            results.c.lexicon_id == run.from_lexicon_id,
-                            results.c.layout_id == run.from_layout_id,
-                        )
-                    )
+        source = results.alias("source")
+        already = (
+            select(results.c.id)
+            .where(
+                and_(
+                    results.c.submission_id == source.c.submission_id,
+                    results.c.lexicon_id == run.lexicon_id,
+                    results.c.layout_id == run.layout_id,
                 )
-                .mappings()
-                .all()
             )
-            new = 0
-            for row in rows:
-                result = JudgedResult(
-                    run.lexicon_id,
-                    run.layout_id,
-                    row["judge_version"],
-                    row["score"],
-                    row["legal"],
-                    row["illegal"],
-                    row["tiles"],
-                    row["report_key"],
-                )
-                new += put_result(conn, row["submission_id"], result, now, carried=True)
+            .exists()
+        )
+        copied = select(
+            source.c.submission_id,
+            literal(run.lexicon_id),
+            literal(run.layout_id),
+            source.c.judge_version,
+            source.c.score,
+            source.c.legal,
+            source.c.illegal,
+            source.c.tiles,
+            source.c.report_key,
+            literal(clock.now()),
+            literal(1),
+        ).where(
+            and_(
+                source.c.submission_id.in_(submission_ids),
+                source.c.lexicon_id == run.from_lexicon_id,
+                source.c.layout_id == run.from_layout_id,
+                ~already,
+            )
+        )
+        columns = [
+            "submission_id", "lexicon_id", "layout_id", "judge_version", "score", "legal",
+            "illegal", "tiles", "report_key", "judged_at", "carried",
+        ]  # fmt: skip
+        with self.store._write() as (conn, pending):
+            statement = insert(results).from_select(columns, copied).returning(results.c.id)
+            new = len(conn.execute(statement).all())  # (rowcount is -1 here on psycopg)
             count_progress(conn, pending, run.id)
             return new
 

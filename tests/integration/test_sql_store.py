@@ -488,3 +488,38 @@ def test_deleting_a_team_removes_its_rows_and_returns_every_blob_key_it_owned(
         "admin",
     )
     assert store.delete_team(team.id, by="admin") == []
+
+
+# -- rejudge carry ------------------------------------------------------------------------------
+
+
+def test_an_affected_only_carry_copies_results_once_and_counts_them_in_the_progress(
+    store: SqlStore, team: Team
+) -> None:
+    from infra.sql.rejudges import RejudgeStore
+
+    store.add_lexicon(
+        id="lex-2", name="fixed", words=4, size=16, blob_key="lexicons/lex-2.txt",
+        source="test", created_by="admin",
+    )  # fmt: skip
+    subs = [judged(store, team, score=10 * n, received_at=at(-n - 1)) for n in range(1, 5)]
+    rejudges = RejudgeStore(store)
+    run, created = rejudges.start("c1", "lex-2", LAYOUT, "affected", by="admin")
+    assert created and (run.total, run.done) == (4, 0)
+
+    ids = [s.id for s in subs[:3]]
+    assert rejudges.carry(run, ids) == 3
+    assert rejudges.carry(run, ids) == 0  # a page carried again (a restarted producer) counts once
+
+    shown = rejudges.get(run.id)
+    assert shown is not None and (shown.state, shown.done, shown.carried) == ("running", 3, 3)
+    with store.engine.connect() as conn:
+        copied = conn.execute(
+            select(results.c.submission_id, results.c.score, results.c.carried).where(
+                results.c.lexicon_id == "lex-2"
+            )
+        ).all()
+    assert sorted(copied) == sorted((s.id, 10 * n, 1) for n, s in enumerate(subs[:3], start=1))
+    assert rejudges.carry(run, [subs[3].id]) == 1
+    shown = rejudges.get(run.id)
+    assert shown is not None and (shown.state, shown.done, shown.carried) == ("ready", 4, 4)
