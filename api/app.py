@@ -18,6 +18,7 @@ from api.ratelimit import RateLimiter
 from api.routes import router
 from api.rulesets_routes import router as rulesets_router
 from api.services import Services
+from api.stats import live_backlog
 from infra.bootstrap import make_blobs, make_celery, make_redis, make_store
 from infra.logging import configure_logging
 from infra.publisher import CeleryPublisher
@@ -59,6 +60,7 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
                 stored_for=10.0,
                 queued_for=svc.settings.requeue_after,
                 judging_for=limit + 5,
+                backlog=lambda: live_backlog(svc.redis),
             )
             thread.start()
         yield

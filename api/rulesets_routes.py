@@ -120,14 +120,35 @@ def list_rejudges(contest: str, svc: Svc, who: Admin) -> dict[str, Any]:
 
 @router.get("/v1/rejudges/{run_id}", tags=["admin"])
 def show_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
+    """Progress, and once the run is no longer running its preview: the scores and ranks that
+    change. While it runs, `changed` and `rank_changes` are empty and `preview` is false: ranks
+    over a half-judged contest would mislead, and a progress bar polls this often."""
     rejudges = RejudgeStore(svc.store)
     run = _run(rejudges, run_id)
-    return {
-        "id": run.id,
-        **_summary(run),
+    return {"id": run.id, **_summary(run), **_preview(rejudges, run)}
+
+
+_PREVIEWS: dict[str, tuple[tuple[object, ...], dict[str, Any]]] = {}
+
+
+def _preview(rejudges: RejudgeStore, run: Run) -> dict[str, Any]:
+    """Computed once per state of the run (a result added under either ruleset moves `done`,
+    `total` or `updated_at`), however often it is asked for."""
+    if run.state == "running":
+        return {"preview": False, "changed": [], "rank_changes": []}
+    key = (run.state, run.total, run.done, run.carried, run.updated_at)
+    cached = _PREVIEWS.get(run.id)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    preview = {
+        "preview": True,
         "changed": rejudges.changes(run),
         "rank_changes": rejudges.rank_changes(run),
     }
+    if len(_PREVIEWS) > 64:
+        _PREVIEWS.clear()
+    _PREVIEWS[run.id] = (key, preview)
+    return preview
 
 
 @router.post("/v1/rejudges/{run_id}/apply", tags=["admin"])

@@ -297,6 +297,12 @@ def queue_depths(client: redis.Redis | None) -> dict[str, Any]:
     return found
 
 
+def live_backlog(client: redis.Redis | None) -> int | None:
+    """Messages waiting in the live queue (all priorities); None when Redis cannot say."""
+    depths = queue_depths(client)
+    return None if depths["status"] != "ok" else int(depths["live"]["depth"])
+
+
 def _priority_key(queue: str, priority: int) -> str:
     return f"{queue}{PRIORITY_SEP}{priority}"
 

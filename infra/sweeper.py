@@ -7,6 +7,7 @@ update, so a duplicate message finds the submission taken or judged and does not
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 
 import structlog
 
@@ -24,11 +25,19 @@ def sweep(
     stored_for: float,
     queued_for: float,
     judging_for: float,
+    backlog: Callable[[], int | None] = lambda: None,
 ) -> int:
-    """One pass; returns how many submissions were published again."""
+    """One pass; returns how many submissions were published again.
+
+    A submission queued longer than `queued_for` is published again only while the live queue
+    is empty (`backlog` is its depth, None if unknown): behind a deadline backlog a message is
+    late, not lost, and a second copy of every late one would only lengthen the queue."""
     published = 0
+    waiting = backlog()
     stuck = store.needing_attention(
-        stored_for=stored_for, queued_for=queued_for, judging_for=judging_for
+        stored_for=stored_for,
+        queued_for=queued_for if not waiting else None,
+        judging_for=judging_for,
     )
     for submission in stuck:
         if not store.requeue(submission):
@@ -75,11 +84,13 @@ class SweeperThread(threading.Thread):
         stored_for: float,
         queued_for: float,
         judging_for: float,
+        backlog: Callable[[], int | None] = lambda: None,
     ) -> None:
         super().__init__(name="tilejudge-sweeper", daemon=True)
         self._store, self._publisher = store, publisher
         self._stored_for, self._queued_for, self._judging_for = stored_for, queued_for, judging_for
         self._interval = interval
+        self._backlog = backlog
         self._halt = threading.Event()  # not `_stop`: Thread.join() calls a method of that name
 
     def run(self) -> None:
@@ -91,6 +102,7 @@ class SweeperThread(threading.Thread):
                     stored_for=self._stored_for,
                     queued_for=self._queued_for,
                     judging_for=self._judging_for,
+                    backlog=self._backlog,
                 )
             except Exception:
                 log.exception("sweeper.pass_failed")

@@ -616,29 +616,37 @@ class SqlStore:
             return dict(row) if row is not None else None
 
     def needing_attention(
-        self, *, stored_for: float, queued_for: float, judging_for: float, limit: int = 500
+        self,
+        *,
+        stored_for: float,
+        queued_for: float | None,
+        judging_for: float,
+        limit: int = 500,
     ) -> list[Submission]:
-        """Submissions the sweeper must (re)publish: stuck in stored, queued or judging too long."""
+        """Submissions the sweeper must (re)publish: stuck in stored, queued or judging too long
+        (`queued_for` None: none for being queued)."""
         now = clock.now()
+        stuck = [
+            and_(
+                submissions.c.state == SubmissionState.STORED,
+                submissions.c.state_at < clock.ago(now, stored_for),
+            ),
+            and_(
+                submissions.c.state == SubmissionState.JUDGING,
+                submissions.c.state_at < clock.ago(now, judging_for),
+            ),
+        ]
+        if queued_for is not None:
+            stuck.append(
+                and_(
+                    submissions.c.state == SubmissionState.QUEUED,
+                    submissions.c.state_at < clock.ago(now, queued_for),
+                )
+            )
         with self._read() as conn:
             rows = conn.execute(
                 select(submissions)
-                .where(
-                    or_(
-                        and_(
-                            submissions.c.state == SubmissionState.STORED,
-                            submissions.c.state_at < clock.ago(now, stored_for),
-                        ),
-                        and_(
-                            submissions.c.state == SubmissionState.QUEUED,
-                            submissions.c.state_at < clock.ago(now, queued_for),
-                        ),
-                        and_(
-                            submissions.c.state == SubmissionState.JUDGING,
-                            submissions.c.state_at < clock.ago(now, judging_for),
-                        ),
-                    )
-                )
+                .where(or_(*stuck))
                 .order_by(submissions.c.received_at)
                 .limit(limit)
             ).mappings()

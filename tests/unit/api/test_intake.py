@@ -236,6 +236,22 @@ def test_a_sweep_while_the_broker_is_still_down_loses_nothing(
     assert pipe.publisher.published == [accepted["id"]]
 
 
+def test_a_queued_upload_is_published_again_only_once_the_live_queue_is_empty(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    accepted = pipe.accepted(team, MOVES)
+    assert pipe.publisher.published == [accepted["id"]]
+
+    # Behind a deadline backlog the message is late, not lost: no second copy.
+    assert sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=0, judging_for=3600,
+                 backlog=lambda: 250) == 0  # fmt: skip
+    assert pipe.publisher.published == [accepted["id"]]
+    # The queue drained and it is still not judged: the message was lost; publish it again.
+    assert sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=0, judging_for=3600,
+                 backlog=lambda: 0) == 1  # fmt: skip
+    assert pipe.publisher.published == [accepted["id"], accepted["id"]]
+
+
 def receipt_fields(pipe: Pipeline, team: TeamLogin, accepted: dict[str, Any]) -> dict[str, str]:
     return {
         "id": accepted["id"], "team": team.id, "contest": "open", "sha256": accepted["sha256"],

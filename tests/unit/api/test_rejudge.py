@@ -147,8 +147,14 @@ def test_nothing_visible_changes_until_apply_which_switches_everything_at_once(
     before_board = pipe.client.get("/v1/contests/open/leaderboard").json()
     before_score = pipe.submission(cyber)["score"]
     run = start(pipe, "affected")
+    running = show(pipe, run["id"])
+    # No preview of a half-judged contest: ranks over part of it would mislead.
+    assert (running["state"], running["preview"]) == ("running", False)
+    assert running["changed"] == running["rank_changes"] == []
     run_rejudge_work(pipe)
     preview = show(pipe, run["id"])
+    assert (preview["state"], preview["preview"]) == ("ready", True)
+    assert show(pipe, run["id"]) == preview  # asked again: the same (cached) preview
     assert any(
         c["submission"] == cyber and c["old_score"] == before_score for c in preview["changed"]
     )
