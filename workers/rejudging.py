@@ -37,27 +37,32 @@ def changed_words(deps: WorkerDeps, run: Run) -> frozenset[str] | None:
 
 
 def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[str]], None]) -> int:
-    """Page from the run's cursor to the end: carry what the fix cannot touch, publish the rest."""
+    """Page from the run's cursor to the end: publish what must be judged, then carry what the
+    fix cannot touch (the pool judges the first batches while this copies)."""
     rejudges = RejudgeStore(deps.store)
     run = rejudges.get(run_id)
     if run is None or run.state not in ("running", "ready"):
         return 0
     changed = changed_words(deps, run)
+    # Affected-only work is a few submissions spread thin: bigger pages (fewer transactions)
+    # and smaller batches (both processes busy to the end).
+    page_size, batch = (PAGE, BATCH) if changed is None else (4 * PAGE, BATCH // 2)
     published = 0
     while True:
-        page = rejudges.next_page(run, PAGE)
+        page = rejudges.next_page(run, page_size)
         if not page:
             return published
         if changed is None:
-            to_judge = [sid for sid, _ in page]
+            to_judge, to_carry = [sid for sid, _ in page], []
         else:
             # No recorded words (never judged yet): judge it rather than guess.
-            to_judge = [
-                sid for sid, words in page if words is None or not changed.isdisjoint(words.split())
-            ]
-            rejudges.carry(run, [sid for sid, words in page if sid not in set(to_judge)])
-        for start in range(0, len(to_judge), BATCH):
-            publish_batch(run.id, to_judge[start : start + BATCH])
+            to_judge, to_carry = [], []
+            for sid, words in page:
+                touched = words is None or not changed.isdisjoint(words.split())
+                (to_judge if touched else to_carry).append(sid)
+        for start in range(0, len(to_judge), batch):
+            publish_batch(run.id, to_judge[start : start + batch])
+        rejudges.carry(run, to_carry)
         published += len(to_judge)
         if not rejudges.advance(run.id, page[-1][0]):
             return published  # cancelled meanwhile

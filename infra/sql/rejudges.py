@@ -223,7 +223,7 @@ class RejudgeStore:
         with self.store._write() as (conn, pending):
             statement = insert(results).from_select(columns, copied).returning(results.c.id)
             new = len(conn.execute(statement).all())  # (rowcount is -1 here on psycopg)
-            count_progress(conn, pending, run.id)
+            count_progress(conn, pending, run.id, added=new, carried=new)
             return new
 
     def record_batch(self, run: Run, batch: list[tuple[str, JudgedResult]]) -> int:
@@ -231,7 +231,7 @@ class RejudgeStore:
         now = clock.now()
         with self.store._write() as (conn, pending):
             new = sum(put_result(conn, sid, result, now) for sid, result in batch)
-            count_progress(conn, pending, run.id)
+            count_progress(conn, pending, run.id, added=new)
             return new
 
     def without_result(self, run: Run, submission_ids: list[str]) -> list[Submission]:

@@ -64,51 +64,97 @@ def put_result(
     return True
 
 
-def count_progress(conn: Connection, pending: list[dict[str, Any]], run_id: str) -> None:
-    """Recount a rejudge run's progress in the caller's transaction: the results its ruleset
-    has for the contest's submissions. A count, not an increment, so work delivered twice or
-    results already there (from the live path, or an earlier cancelled run) count exactly once."""
-    run = conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id)).mappings().first()
-    if run is None or run["state"] not in ("running", "ready"):
-        return
-    covered = (
-        select(func.count(), func.coalesce(func.sum(results.c.carried), 0))
-        .select_from(results.join(submissions, submissions.c.id == results.c.submission_id))
-        .where(
-            and_(
-                submissions.c.contest_id == run["contest_id"],
-                results.c.lexicon_id == run["lexicon_id"],
-                results.c.layout_id == run["layout_id"],
+def count_progress(
+    conn: Connection,
+    pending: list[dict[str, Any]],
+    run_id: str,
+    added: int | None = None,
+    carried: int = 0,
+) -> None:
+    """Bring a rejudge run's progress up to date in the caller's transaction, with the results
+    that transaction added under the run's ruleset (`added`, of which `carried` were carried
+    over), or, with `added` None, by counting every result the ruleset has for the contest.
+
+    Every write of such a result goes through here with the number `put_result` reported new,
+    so work delivered twice counts once; the increment happens in SQL (`done = done + n`), so
+    concurrent transactions cannot lose one. The full count is for starting a run (results of
+    an earlier, cancelled one count) and after deletions."""
+    if added is None:
+        run = (
+            conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id)).mappings().first()
+        )
+        if run is None or run["state"] not in ("running", "ready"):
+            return
+        covered = (
+            select(func.count(), func.coalesce(func.sum(results.c.carried), 0))
+            .select_from(results.join(submissions, submissions.c.id == results.c.submission_id))
+            .where(
+                and_(
+                    submissions.c.contest_id == run["contest_id"],
+                    results.c.lexicon_id == run["lexicon_id"],
+                    results.c.layout_id == run["layout_id"],
+                )
             )
         )
-    )
-    done, carried = conn.execute(covered).one()
+        done, carried = conn.execute(covered).one()
+        before = int(run["done"])
+        set_to: dict[str, Any] = {"done": done, "carried": int(carried)}
+    else:
+        set_to = {
+            "done": rejudge_runs.c.done + added,
+            "carried": rejudge_runs.c.carried + carried,
+        }
     now = clock.now()
-    values: dict[str, Any] = {"done": done, "carried": int(carried), "updated_at": now}
-    tenth = max(1, run["total"] // 10)
-    if done // tenth > run["done"] // tenth and done < run["total"]:
+    updated = (
+        conn.execute(
+            update(rejudge_runs)
+            .where(
+                and_(rejudge_runs.c.id == run_id, rejudge_runs.c.state.in_(("running", "ready")))
+            )
+            .values(**set_to, updated_at=now)
+            .returning(
+                rejudge_runs.c.contest_id,
+                rejudge_runs.c.state,
+                rejudge_runs.c.total,
+                rejudge_runs.c.done,
+                rejudge_runs.c.carried,
+            )
+        )
+        .mappings()
+        .first()
+    )
+    if updated is None:
+        return  # closed meanwhile
+    done, total = int(updated["done"]), int(updated["total"])
+    if added is not None:
+        before = done - added
+    tenth = max(1, total // 10)
+    if done // tenth > before // tenth and done < total:
         pending.append(
             {
                 "type": EventType.REJUDGE_PROGRESS,
                 "rejudge": run_id,
-                "contest": run["contest_id"],
+                "contest": updated["contest_id"],
                 "done": done,
-                "total": run["total"],
+                "total": total,
             }
         )
-    if done >= run["total"] and run["state"] == "running":
-        values |= {"state": "ready", "finished_at": now}
+    if done >= total and updated["state"] == "running":
+        conn.execute(
+            update(rejudge_runs)
+            .where(rejudge_runs.c.id == run_id)
+            .values(state="ready", finished_at=now)
+        )
         pending.append(
             {
                 "type": EventType.REJUDGE_READY,
                 "rejudge": run_id,
-                "contest": run["contest_id"],
+                "contest": updated["contest_id"],
                 "done": done,
-                "total": run["total"],
-                "carried": int(carried),
+                "total": total,
+                "carried": int(updated["carried"]),
             }
         )
-    conn.execute(update(rejudge_runs).where(rejudge_runs.c.id == run_id).values(**values))
 
 
 def recount_open_runs(conn: Connection, pending: list[dict[str, Any]], contest_id: str) -> None:

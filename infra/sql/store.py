@@ -567,8 +567,8 @@ class SqlStore:
                 }
             )
             for run_id, run_result in runs:
-                put_result(conn, sub.id, run_result, now)
-                count_progress(conn, pending, run_id)
+                added = put_result(conn, sub.id, run_result, now)
+                count_progress(conn, pending, run_id, added=int(added))
             return True
 
     def release(self, claim: Claim, error: str, give_up: bool) -> None:
