@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 
 from api import schemas
 from api.errors import ApiError, Invalid, NotFound, TooLarge, Unavailable, UnsupportedMediaType
-from api.services import Admin, AnyCaller, Svc, TeamCaller, token_hash
+from api.services import Admin, AnyCaller, BearerToken, Services, Svc, team_of, token_hash
 from infra import clock, receipts
 from infra.publisher import PublishFailed
 from infra.registry import register_lexicon
@@ -163,14 +163,12 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     openapi_extra={"requestBody": {"content": {"text/plain": {"schema": {"type": "string"}}}}},
 )
 async def submit(
-    contest: str, request: Request, response: Response, svc: Svc, team: TeamCaller
+    contest: str, request: Request, response: Response, svc: Svc, token: BearerToken
 ) -> schemas.SubmissionAccepted:
     """Upload a move list: raw text/plain body, or multipart/form-data with a field `file`."""
-    found = await run_in_threadpool(_contest, svc, contest)
-    if team.contest_id != found.id:
-        raise NotFound(f"no contest {contest!r} for this team")
-    await run_in_threadpool(svc.limiter.check, team.id)
-    svc.intake.check_window(found, clock.now())
+    # Two trips to the thread pool in all, the body read on the event loop between them:
+    # the team, the contest, its window and the rate limit before a byte is read, then intake.
+    team, found = await run_in_threadpool(_admit, svc, token, contest)
     data = await _upload_bytes(request, svc.settings.max_upload_bytes)
     received_at = clock.now()
     svc.intake.check_window(found, received_at)
@@ -183,6 +181,18 @@ async def submit(
         received_at=submission.received_at,
         receipt=submission.receipt,
     )
+
+
+def _admit(svc: Services, token: str, contest_id: str) -> tuple[Team, Contest]:
+    """Who uploads, to which contest, whether it is open and whether the team may send more
+    now: the checks made before the body is read (401, 403, 404, 429)."""
+    team = team_of(svc, token)
+    found = _contest(svc, contest_id)
+    if team.contest_id != found.id:
+        raise NotFound(f"no contest {contest_id!r} for this team")
+    svc.limiter.check(team.id)
+    svc.intake.check_window(found, clock.now())
+    return team, found
 
 
 @router.get("/v1/submissions/{submission_id}", response_model=schemas.SubmissionOut, tags=["teams"])

@@ -58,15 +58,36 @@ class Caller:
 
 
 def caller(request: Request, svc: Annotated[Services, Depends(services)]) -> Caller:
+    token = _token(request)
+    if hmac.compare_digest(token, svc.admin_token):
+        return Caller(admin=True, team=None)
+    return Caller(admin=False, team=_team(svc, token))
+
+
+async def bearer_token(request: Request) -> str:
+    """The caller's token, read without touching the store (so on the event loop)."""
+    return _token(request)
+
+
+def _token(request: Request) -> str:
     token = _bearer(request) or request.cookies.get(ADMIN_COOKIE)
     if not token:
         raise Unauthorized("missing token: send 'Authorization: Bearer <token>'")
+    return token
+
+
+def team_of(svc: Services, token: str) -> Team:
+    """The team a token belongs to: 401 if none, 403 for the admin token."""
     if hmac.compare_digest(token, svc.admin_token):
-        return Caller(admin=True, team=None)
+        raise Forbidden("uploads are made with a team token, not the admin token")
+    return _team(svc, token)
+
+
+def _team(svc: Services, token: str) -> Team:
     team = svc.store.team_by_token_hash(token_hash(token))
     if team is None:
         raise Unauthorized("unknown token")
-    return Caller(admin=False, team=team)
+    return team
 
 
 def admin(who: Annotated[Caller, Depends(caller)]) -> Caller:
@@ -75,13 +96,7 @@ def admin(who: Annotated[Caller, Depends(caller)]) -> Caller:
     return who
 
 
-def team(who: Annotated[Caller, Depends(caller)]) -> Team:
-    if who.team is None:
-        raise Forbidden("uploads are made with a team token, not the admin token")
-    return who.team
-
-
 AnyCaller = Annotated[Caller, Depends(caller)]
+BearerToken = Annotated[str, Depends(bearer_token)]
 Admin = Annotated[Caller, Depends(admin)]
-TeamCaller = Annotated[Team, Depends(team)]
 Svc = Annotated[Services, Depends(services)]

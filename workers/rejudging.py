@@ -36,6 +36,20 @@ def changed_words(deps: WorkerDeps, run: Run) -> frozenset[str] | None:
     return added | removed
 
 
+def touches(words: str | None, changed: frozenset[str]) -> bool:
+    """Whether a submission's distinct words (space-separated, as recorded) include a changed
+    one; no recorded words (never judged yet) counts as touched: judge it rather than guess.
+
+    A fix changes a handful of words and a submission holds hundreds: a few substring searches
+    of the padded text cost far less than splitting it into a list."""
+    if words is None:
+        return True
+    if len(changed) > 16:
+        return not changed.isdisjoint(words.split())
+    padded = f" {words} "
+    return any(f" {word} " in padded for word in changed)
+
+
 def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[str]], None]) -> int:
     """Page from the run's cursor to the end: publish what must be judged, then carry what the
     fix cannot touch (the pool judges the first batches while this copies)."""
@@ -52,14 +66,13 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
         page = rejudges.next_page(run, page_size)
         if not page:
             return published
+        to_judge: list[str] = []
+        to_carry: list[str] = []
         if changed is None:
-            to_judge, to_carry = [sid for sid, _ in page], []
+            to_judge = [sid for sid, _ in page]
         else:
-            # No recorded words (never judged yet): judge it rather than guess.
-            to_judge, to_carry = [], []
             for sid, words in page:
-                touched = words is None or not changed.isdisjoint(words.split())
-                (to_judge if touched else to_carry).append(sid)
+                (to_judge if touches(words, changed) else to_carry).append(sid)
         for start in range(0, len(to_judge), batch):
             publish_batch(run.id, to_judge[start : start + batch])
         rejudges.carry(run, to_carry)

@@ -6,6 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from infra.publisher import InMemoryPublisher
 from judge import Lexicon, default_layout, judge
@@ -13,7 +15,7 @@ from judge.generator import WordIndex, generate
 from tests.conftest import shared_list
 from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline
 from workers.judging import WorkerDeps
-from workers.rejudging import judge_batch, produce
+from workers.rejudging import judge_batch, produce, touches
 from workers.rulesets import RulesetCache
 
 # Moves whose verdicts the real fix (+abled +cyber +nerdy -unneccessary) flips.
@@ -249,3 +251,15 @@ def test_lexicon_diff_and_bad_requests(pipes, word_lists, corpus) -> None:
         ).status_code
         == 403
     )
+
+
+@given(
+    words=st.lists(st.text(alphabet="abcn", min_size=1, max_size=5), max_size=30),
+    changed=st.frozensets(st.text(alphabet="abcn", min_size=1, max_size=5), max_size=40),
+)
+def test_a_submission_is_touched_exactly_when_it_holds_a_changed_word(
+    words: list[str], changed: frozenset[str]
+) -> None:
+    recorded = " ".join(sorted(set(words)))
+    assert touches(recorded, changed) == (not changed.isdisjoint(words))
+    assert touches(None, changed)  # never judged: judge it rather than guess
