@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse
 
 from api import errors
 from api.dashboard import router as dashboard_router
-from api.intake import Intake, QueuedMarks
+from api.intake import GroupCommit, Intake, QueuedMarks
 from api.openapi import document_errors
 from api.ratelimit import RateLimiter
 from api.routes import router
@@ -38,7 +38,14 @@ def build_services(settings: Settings) -> Services:
         store=store,
         blobs=blobs,
         redis=client,
-        intake=Intake(store, blobs, publisher, settings.receipt_key_value(), QueuedMarks(store)),
+        intake=Intake(
+            store,
+            blobs,
+            publisher,
+            settings.receipt_key_value(),
+            QueuedMarks(store),
+            GroupCommit(store),
+        ),
         limiter=RateLimiter(client, settings.rate_limit_per_minute),
         admin_token=settings.admin_token_value(),
     )
@@ -66,6 +73,8 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         yield
         if thread is not None:
             thread.stop()
+        if services is None and svc.intake.commits is not None:
+            svc.intake.commits.close()
         if services is None and svc.intake.marks is not None:
             svc.intake.marks.close()
 

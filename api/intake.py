@@ -12,6 +12,7 @@ import queue
 import threading
 import time
 import uuid
+from concurrent.futures import Future
 from dataclasses import dataclass
 
 import structlog
@@ -63,6 +64,71 @@ class QueuedMarks:
                     log.warning("intake.mark_queued_failed", count=len(ids), error=str(exc))
 
 
+class GroupCommit:
+    """Stores uploads in groups: whatever arrived while the previous transaction committed goes
+    into the next one (no waiting to fill it). A burst of uploads then costs one commit (one
+    fsync) and a few statements per group instead of per upload, and each upload is answered
+    only once its group has committed, so a 202 still means the row is durable."""
+
+    def __init__(self, store: SqlStore, most: int = 256) -> None:
+        self._store = store
+        self._most = most
+        self._pending: queue.SimpleQueue[tuple[Submission, Future[bool]] | None] = (
+            queue.SimpleQueue()
+        )
+        self._thread = threading.Thread(
+            target=self._run, name="tilejudge-group-commit", daemon=True
+        )
+        self._thread.start()
+
+    def store(self, submission: Submission) -> bool:
+        """Store one upload with whatever else is waiting; False if its bytes were there already
+        (raises what the store raised, for this upload alone where that can be told)."""
+        done: Future[bool] = Future()
+        self._pending.put((submission, done))
+        return done.result()
+
+    def close(self) -> None:
+        self._pending.put(None)
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        while True:
+            first = self._pending.get()
+            if first is None:
+                return
+            group = [first]
+            while len(group) < self._most and not self._pending.empty():
+                item = self._pending.get()
+                if item is None:
+                    self._pending.put(None)  # finish this group, then stop
+                    break
+                group.append(item)
+            self._commit(group)
+
+    def _commit(self, group: list[tuple[Submission, Future[bool]]]) -> None:
+        try:
+            stored = self._store.store_submissions([submission for submission, _ in group])
+        except Duplicate:
+            # Another process stored the same bytes meanwhile: one by one, so only they fail.
+            for submission, done in group:
+                _settle(done, self._store, submission)
+            return
+        except Exception as exc:
+            for _, done in group:
+                done.set_exception(exc)
+            return
+        for (_, done), row in zip(group, stored):
+            done.set_result(row is not None)
+
+
+def _settle(done: Future[bool], store: SqlStore, submission: Submission) -> None:
+    try:
+        done.set_result(store.store_submissions([submission])[0] is not None)
+    except Exception as exc:
+        done.set_exception(exc)
+
+
 @dataclass
 class Intake:
     store: SqlStore
@@ -70,6 +136,16 @@ class Intake:
     publisher: Publisher
     receipt_key: str
     marks: QueuedMarks | None = None  # None: mark each upload in its own transaction (tests)
+    commits: GroupCommit | None = None  # None: store each upload in its own transaction
+
+    def _store(self, submission: Submission) -> None:
+        stored = (
+            self.commits.store(submission)
+            if self.commits is not None
+            else self.store.store_submissions([submission])[0] is not None
+        )
+        if not stored:
+            raise Duplicate("the same bytes were uploaded already")
 
     def check_window(self, contest: Contest, received_at: str) -> None:
         if received_at < contest.opens_at:
@@ -116,7 +192,7 @@ class Intake:
             failure=None,
         )
         try:
-            self.store.store_submission(submission)
+            self._store(submission)
         except Duplicate:
             # The same team sent the same bytes twice at once: the first row wins.
             self.blobs.delete(key)

@@ -20,7 +20,7 @@ import httpx
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.intake import Intake
+from api.intake import GroupCommit, Intake
 from api.ratelimit import RateLimiter
 from api.services import Services
 from infra import clock
@@ -150,7 +150,7 @@ def open_pipeline(tmp_path: Path, limiter: RateLimiter | None = None) -> Iterato
     settings = settings_for(tmp_path)
     services = Services(
         settings=settings, store=store, blobs=blobs, redis=None,
-        intake=Intake(store, blobs, publisher, RECEIPT_KEY),
+        intake=Intake(store, blobs, publisher, RECEIPT_KEY, commits=GroupCommit(store)),
         limiter=limiter or RateLimiter(None, settings.rate_limit_per_minute),
         admin_token=ADMIN_TOKEN,
     )  # fmt: skip
@@ -158,6 +158,8 @@ def open_pipeline(tmp_path: Path, limiter: RateLimiter | None = None) -> Iterato
         with TestClient(create_app(services, sweeper=False)) as client:
             yield Pipeline(services, client, store, blobs, publisher)
     finally:
+        assert services.intake.commits is not None
+        services.intake.commits.close()
         engine.dispose()
 
 

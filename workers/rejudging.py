@@ -59,27 +59,37 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
         return 0
     changed = changed_words(deps, run)
     # Affected-only work is a few submissions spread thin: bigger pages (fewer transactions)
-    # and smaller batches (both processes busy to the end).
-    page_size, batch = (PAGE, BATCH) if changed is None else (4 * PAGE, BATCH // 2)
+    # after a small first one (the pool starts at once), and smaller batches (both processes
+    # busy to the end).
+    page_size, batch = (PAGE, BATCH) if changed is None else (PAGE // 4, BATCH // 2)
     published = 0
     while True:
-        page = rejudges.next_page(run, page_size)
-        if not page:
-            return published
         to_judge: list[str] = []
         to_carry: list[str] = []
         if changed is None:
-            to_judge = [sid for sid, _ in page]
+            ids = [sid for sid, _ in rejudges.next_page(run, page_size)]
+            to_judge = ids
+        elif len(changed) <= 16:
+            page = rejudges.next_page_touched(run, page_size, changed)
+            ids = [sid for sid, _ in page]
+            for sid, touched in page:
+                (to_judge if touched else to_carry).append(sid)
         else:
-            for sid, words in page:
-                (to_judge if touches(words, changed) else to_carry).append(sid)
+            words = rejudges.next_page(run, page_size)
+            ids = [sid for sid, _ in words]
+            for sid, recorded in words:
+                (to_judge if touches(recorded, changed) else to_carry).append(sid)
+        if not ids:
+            return published
         for start in range(0, len(to_judge), batch):
             publish_batch(run.id, to_judge[start : start + batch])
         rejudges.carry(run, to_carry)
         published += len(to_judge)
-        if not rejudges.advance(run.id, page[-1][0]):
+        if not rejudges.advance(run.id, ids[-1]):
             return published  # cancelled meanwhile
         run = rejudges.get(run.id) or run
+        if changed is not None:
+            page_size = 4 * PAGE
 
 
 def judge_batch(

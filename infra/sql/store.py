@@ -8,13 +8,14 @@ before it inserts an event (SQLite serialises writers anyway), so a reader pagin
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import structlog
-from sqlalchemy import Connection, and_, func, insert, or_, select, text, update
+from sqlalchemy import Connection, and_, func, insert, or_, select, text, tuple_, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import IntegrityError
 
@@ -393,32 +394,62 @@ class SqlStore:
 
     def store_submission(self, submission: Submission) -> Submission:
         """Record an upload whose bytes are already in blob storage (state `stored`)."""
+        if self.store_submissions([submission])[0] is None:
+            raise Duplicate("the same bytes were uploaded already")
+        return submission
+
+    def store_submissions(self, batch: Sequence[Submission]) -> list[Submission | None]:
+        """Record uploads whose bytes are in blob storage, all in one transaction (one commit,
+        one fsync, for a burst of them: intake's group commit). Each comes back as stored, or
+        None where its team sent the same bytes already (earlier, or earlier in this batch).
+        A concurrent writer of the same bytes makes it raise Duplicate, and nothing is stored."""
+        same = tuple_(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
+        keys = [(s.contest_id, s.team_id, s.sha256) for s in batch]
         try:
             with self._write() as (conn, pending):
-                conn.execute(insert(submissions).values(**submission.__dict__))
+                found = conn.execute(
+                    select(
+                        submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256
+                    ).where(same.in_(keys))
+                )
+                seen: set[tuple[str, str, str]] = {(r[0], r[1], r[2]) for r in found}
+                fresh: list[Submission] = []
+                for key, submission in zip(keys, batch):
+                    if key not in seen:
+                        seen.add(key)
+                        fresh.append(submission)
+                if not fresh:
+                    return [None] * len(batch)
+                conn.execute(insert(submissions), [s.__dict__ for s in fresh])
                 # An open rejudge run covers uploads that arrive while it runs, too.
-                conn.execute(
-                    update(rejudge_runs)
-                    .where(
-                        and_(
-                            rejudge_runs.c.contest_id == submission.contest_id,
-                            rejudge_runs.c.state.in_(("running", "ready")),
+                by_contest = Counter(s.contest_id for s in fresh)
+                for contest_id, count in by_contest.items():
+                    conn.execute(
+                        update(rejudge_runs)
+                        .where(
+                            and_(
+                                rejudge_runs.c.contest_id == contest_id,
+                                rejudge_runs.c.state.in_(("running", "ready")),
+                            )
+                        )
+                        .values(
+                            total=rejudge_runs.c.total + count, state="running", finished_at=None
                         )
                     )
-                    .values(total=rejudge_runs.c.total + 1, state="running", finished_at=None)
-                )
-                pending.append(
+                pending.extend(
                     {
                         "type": EventType.SUBMISSION_STORED,
-                        **_about(submission),
-                        "sha256": submission.sha256,
-                        "size": submission.size,
-                        "received_at": submission.received_at,
+                        **_about(s),
+                        "sha256": s.sha256,
+                        "size": s.size,
+                        "received_at": s.received_at,
                     }
+                    for s in fresh
                 )
         except IntegrityError as exc:
             raise Duplicate("the same bytes were uploaded already") from exc
-        return submission
+        stored = {id(s) for s in fresh}
+        return [s if id(s) in stored else None for s in batch]
 
     def mark_queued(self, submission_id: str) -> bool:
         """stored -> queued once its message is published; False if it moved on meanwhile."""

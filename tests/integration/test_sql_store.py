@@ -523,3 +523,76 @@ def test_an_affected_only_carry_copies_results_once_and_counts_them_in_the_progr
     assert rejudges.carry(run, [subs[3].id]) == 1
     shown = rejudges.get(run.id)
     assert shown is not None and (shown.state, shown.done, shown.carried) == ("ready", 4, 4)
+
+
+# -- intake's group commit ----------------------------------------------------------------------
+
+
+def test_a_group_of_uploads_is_stored_in_one_transaction_skipping_bytes_seen_before(
+    store: SqlStore, team: Team
+) -> None:
+    other = add_team(store, "beta")
+    earlier = store_submission(store, team, sha256="a" * 64)
+    group = [
+        new_submission(team, sha256="a" * 64),  # the same bytes as `earlier`
+        new_submission(team, sha256="b" * 64),
+        new_submission(team, sha256="b" * 64),  # the same bytes twice in one group
+        new_submission(other, sha256="b" * 64),  # the same bytes from another team: its own
+    ]
+
+    stored = store.store_submissions(group)
+
+    assert stored == [None, group[1], None, group[3]]
+    assert store.find_same_bytes("c1", team.id, "a" * 64) == earlier
+    stored_events = [e for e in all_events(store) if e["type"] == "submission.stored"]
+    assert [e["submission"] for e in stored_events] == [earlier.id, group[1].id, group[3].id]
+    assert store.store_submissions(group[1:2]) == [None]  # asked again: nothing new
+
+
+def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
+    store: SqlStore, team: Team
+) -> None:
+    from api.intake import GroupCommit
+
+    commits = GroupCommit(store)
+    try:
+        uploads = [new_submission(team, sha256=f"{n % 150:064x}") for n in range(200)]
+        with ThreadPoolExecutor(32) as pool:
+            stored = list(pool.map(commits.store, uploads))
+    finally:
+        commits.close()
+
+    assert sum(stored) == 150  # 50 of them repeat the bytes of another: each bytes stored once
+    rows = {s.sha256: s for s in (store.get_submission(u.id) for u in uploads) if s is not None}
+    assert len(rows) == 150
+    ids = [e["id"] for e in all_events(store) if e["type"] == "submission.stored"]
+    assert ids == sorted(ids) and len(ids) == 150
+
+
+def test_a_page_of_an_affected_only_run_says_which_submissions_hold_a_changed_word(
+    store: SqlStore, team: Team
+) -> None:
+    from infra.sql.rejudges import RejudgeStore
+    from infra.sql.schema import submission_words
+
+    store.add_lexicon(
+        id="lex-2", name="fixed", words=4, size=16, blob_key="lexicons/lex-2.txt",
+        source="test", created_by="admin",
+    )  # fmt: skip
+    words = {"a": "at cyber zoo", "b": "cyberia tub", "c": "nerdy", "d": "crab tab", "e": None}
+    subs = {k: store_submission(store, team, sha256=k * 64) for k in words}
+    with store.engine.begin() as conn:
+        for key, recorded in words.items():
+            if recorded is not None:
+                conn.execute(
+                    submission_words.insert().values(submission_id=subs[key].id, words=recorded)
+                )
+    rejudges = RejudgeStore(store)
+    run, _ = rejudges.start("c1", "lex-2", LAYOUT, "affected", by="admin")
+
+    page = dict(rejudges.next_page_touched(run, 10, frozenset({"cyber", "nerdy", "ab"})))
+
+    # Whole words only ("cyberia" and "crab" hold no changed word); none recorded: judge it.
+    touched = {key for key, sub in subs.items() if page[sub.id]}
+    assert touched == {"a", "c", "e"}
+    assert len(page) == 5

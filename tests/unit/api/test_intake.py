@@ -179,7 +179,7 @@ def test_with_sql_down_an_upload_gets_503_and_is_not_half_accepted(
     def refuse(*_: Any) -> None:
         raise OperationalError("INSERT INTO submissions", {}, Exception("disk I/O error"))
 
-    monkeypatch.setattr(pipe.store, "store_submission", refuse)
+    monkeypatch.setattr(pipe.store, "store_submissions", refuse)
     response = pipe.upload(team, MOVES)
 
     assert response.status_code == 503
