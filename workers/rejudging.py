@@ -40,14 +40,20 @@ def touches(words: str | None, changed: frozenset[str]) -> bool:
     """Whether a submission's distinct words (space-separated, as recorded) include a changed
     one; no recorded words (never judged yet) counts as touched: judge it rather than guess.
 
-    A fix changes a handful of words and a submission holds hundreds: a few substring searches
-    of the padded text cost far less than splitting it into a list."""
+    A fix changes a handful of words and a submission holds hundreds: searching the text for
+    each (a hit counts only between spaces or ends) costs far less than splitting it."""
     if words is None:
         return True
     if len(changed) > 16:
         return not changed.isdisjoint(words.split())
-    padded = f" {words} "
-    return any(f" {word} " in padded for word in changed)
+    for word in changed:
+        at = words.find(word)
+        while at >= 0:
+            end = at + len(word)
+            if (at == 0 or words[at - 1] == " ") and (end == len(words) or words[end] == " "):
+                return True
+            at = words.find(word, end)
+    return False
 
 
 def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[str]], None]) -> int:
@@ -64,21 +70,15 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
     page_size, batch = (PAGE, BATCH) if changed is None else (PAGE // 4, BATCH // 2)
     published = 0
     while True:
+        page = rejudges.next_page(run, page_size)
+        ids = [sid for sid, _ in page]
         to_judge: list[str] = []
         to_carry: list[str] = []
         if changed is None:
-            ids = [sid for sid, _ in rejudges.next_page(run, page_size)]
             to_judge = ids
-        elif len(changed) <= 16:
-            page = rejudges.next_page_touched(run, page_size, changed)
-            ids = [sid for sid, _ in page]
-            for sid, touched in page:
-                (to_judge if touched else to_carry).append(sid)
         else:
-            words = rejudges.next_page(run, page_size)
-            ids = [sid for sid, _ in words]
-            for sid, recorded in words:
-                (to_judge if touches(recorded, changed) else to_carry).append(sid)
+            for sid, words in page:
+                (to_judge if touches(words, changed) else to_carry).append(sid)
         if not ids:
             return published
         for start in range(0, len(to_judge), batch):

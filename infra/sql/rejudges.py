@@ -8,7 +8,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import and_, case, func, insert, literal, or_, select, update
+from sqlalchemy import and_, func, insert, literal, select, update
 
 from infra import clock
 from infra.events import EventType
@@ -157,27 +157,6 @@ class RejudgeStore:
         )
         with self.store._read() as conn:
             return [(r.id, r.words) for r in conn.execute(query)]
-
-    def next_page_touched(
-        self, run: Run, limit: int, changed: frozenset[str]
-    ) -> list[tuple[str, bool]]:
-        """The run's next submission ids after its cursor, each with whether its recorded words
-        include one of `changed` (or it has none recorded yet): the test runs in SQL, so a
-        page's words never leave the database. For a handful of changed words."""
-        padded = literal(" ") + submission_words.c.words + literal(" ")
-        touched = or_(
-            submission_words.c.words.is_(None),
-            *(padded.contains(f" {word} ", autoescape=True) for word in sorted(changed)),
-        )
-        query = (
-            select(submissions.c.id, case((touched, 1), else_=0).label("touched"))
-            .outerjoin(submission_words, submission_words.c.submission_id == submissions.c.id)
-            .where(and_(submissions.c.contest_id == run.contest_id, submissions.c.id > run.cursor))
-            .order_by(submissions.c.id)
-            .limit(limit)
-        )
-        with self.store._read() as conn:
-            return [(r.id, bool(r.touched)) for r in conn.execute(query)]
 
     def advance(self, run_id: str, cursor: str) -> bool:
         """Record that everything up to `cursor` was published; False if the run was closed."""

@@ -567,32 +567,3 @@ def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
     assert len(rows) == 150
     ids = [e["id"] for e in all_events(store) if e["type"] == "submission.stored"]
     assert ids == sorted(ids) and len(ids) == 150
-
-
-def test_a_page_of_an_affected_only_run_says_which_submissions_hold_a_changed_word(
-    store: SqlStore, team: Team
-) -> None:
-    from infra.sql.rejudges import RejudgeStore
-    from infra.sql.schema import submission_words
-
-    store.add_lexicon(
-        id="lex-2", name="fixed", words=4, size=16, blob_key="lexicons/lex-2.txt",
-        source="test", created_by="admin",
-    )  # fmt: skip
-    words = {"a": "at cyber zoo", "b": "cyberia tub", "c": "nerdy", "d": "crab tab", "e": None}
-    subs = {k: store_submission(store, team, sha256=k * 64) for k in words}
-    with store.engine.begin() as conn:
-        for key, recorded in words.items():
-            if recorded is not None:
-                conn.execute(
-                    submission_words.insert().values(submission_id=subs[key].id, words=recorded)
-                )
-    rejudges = RejudgeStore(store)
-    run, _ = rejudges.start("c1", "lex-2", LAYOUT, "affected", by="admin")
-
-    page = dict(rejudges.next_page_touched(run, 10, frozenset({"cyber", "nerdy", "ab"})))
-
-    # Whole words only ("cyberia" and "crab" hold no changed word); none recorded: judge it.
-    touched = {key for key, sub in subs.items() if page[sub.id]}
-    assert touched == {"a", "c", "e"}
-    assert len(page) == 5
