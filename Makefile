@@ -47,6 +47,7 @@ bench-pipeline: install lexicon
 	$(BIN)/python -m benchmarks.rejudge_bench
 	$(BIN)/python -m benchmarks.dashboard_bench
 	$(BIN)/python -m benchmarks.spike_bench
+	$(BIN)/python -m benchmarks.intake_cpu
 
 clean:
 	rm -rf $(VENV) build *.egg-info judge/*.so
