@@ -19,6 +19,7 @@ from infra.sql.results import JudgedResult
 from infra.sql.store import SqlStore, Submission
 from judge import JUDGE_VERSION, Report, judge
 from workers.rulesets import RulesetCache, UnknownRuleset
+from workers.word_hashes import signature
 
 log = structlog.get_logger("tilejudge.worker")
 
@@ -118,7 +119,7 @@ def judge_submission(
             (run.id, judge_and_store_report(deps, sub, data, run.lexicon_id, run.layout_id)[0])
             for run in deps.rejudges.open_runs(sub.contest_id)
         ]
-        recorded = deps.store.record_result(claim, result, " ".join(sorted(report.words)), runs)
+        recorded = deps.store.record_result(claim, result, signature(report.words), runs)
     except TRANSIENT as exc:
         give_up = claim.attempt >= deps.max_attempts
         _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up)

@@ -17,6 +17,7 @@ import structlog
 from infra.sql.rejudges import RejudgeStore, Run
 from infra.sql.results import JudgedResult
 from workers.judging import WorkerDeps, judge_only, store_report, upload_bytes
+from workers.word_hashes import changed_hashes, touches
 
 log = structlog.get_logger("tilejudge.rejudge")
 T = TypeVar("T")
@@ -26,34 +27,15 @@ PAGE = 500
 BATCH = 16  # a live upload never waits behind a batch: judge_batch hands the rest back for it
 
 
-def changed_words(deps: WorkerDeps, run: Run) -> frozenset[str] | None:
-    """Words whose membership the run changes; None when every submission is affected."""
+def changed_words(deps: WorkerDeps, run: Run) -> frozenset[int] | None:
+    """Hashes of the words whose membership the run changes (see `workers.word_hashes`); None
+    when every submission is affected."""
     if run.mode != "affected" or run.layout_id != run.from_layout_id:
         return None  # a layout change can move any score
     added, removed = deps.rulesets.lexicon(run.from_lexicon_id).diff(
         deps.rulesets.lexicon(run.lexicon_id)
     )
-    return added | removed
-
-
-def touches(words: str | None, changed: frozenset[str]) -> bool:
-    """Whether a submission's distinct words (space-separated, as recorded) include a changed
-    one; no recorded words (never judged yet) counts as touched: judge it rather than guess.
-
-    A fix changes a handful of words and a submission holds hundreds: searching the text for
-    each (a hit counts only between spaces or ends) costs far less than splitting it."""
-    if words is None:
-        return True
-    if len(changed) > 16:
-        return not changed.isdisjoint(words.split())
-    for word in changed:
-        at = words.find(word)
-        while at >= 0:
-            end = at + len(word)
-            if (at == 0 or words[at - 1] == " ") and (end == len(words) or words[end] == " "):
-                return True
-            at = words.find(word, end)
-    return False
+    return changed_hashes(added | removed)
 
 
 def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[str]], None]) -> int:
@@ -77,8 +59,8 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
         if changed is None:
             to_judge = ids
         else:
-            for sid, words in page:
-                (to_judge if touches(words, changed) else to_carry).append(sid)
+            for sid, recorded in page:
+                (to_judge if touches(recorded, changed) else to_carry).append(sid)
         if not ids:
             return published
         for start in range(0, len(to_judge), batch):

@@ -13,7 +13,7 @@ from sqlalchemy import and_, func, insert, literal, select, update
 from infra import clock
 from infra.events import EventType
 from infra.sql.results import JudgedResult, count_progress, put_result
-from infra.sql.schema import contests, rejudge_runs, results, submission_words, submissions
+from infra.sql.schema import contests, rejudge_runs, results, submissions, word_hashes
 from infra.sql.store import SqlStore, Submission
 
 OPEN = ("running", "ready")
@@ -146,17 +146,18 @@ class RejudgeStore:
             ).mappings()
             return [Run(**row) for row in rows]
 
-    def next_page(self, run: Run, limit: int) -> list[tuple[str, str | None]]:
-        """The run's next submission ids after its cursor, each with its words (if known)."""
+    def next_page(self, run: Run, limit: int) -> list[tuple[str, bytes | None]]:
+        """The run's next submission ids after its cursor, each with the signature of its words
+        (if judged)."""
         query = (
-            select(submissions.c.id, submission_words.c.words)
-            .outerjoin(submission_words, submission_words.c.submission_id == submissions.c.id)
+            select(submissions.c.id, word_hashes.c.hashes)
+            .outerjoin(word_hashes, word_hashes.c.submission_id == submissions.c.id)
             .where(and_(submissions.c.contest_id == run.contest_id, submissions.c.id > run.cursor))
             .order_by(submissions.c.id)
             .limit(limit)
         )
         with self.store._read() as conn:
-            return [(r.id, r.words) for r in conn.execute(query)]
+            return [(r.id, r.hashes) for r in conn.execute(query)]
 
     def advance(self, run_id: str, cursor: str) -> bool:
         """Record that everything up to `cursor` was published; False if the run was closed."""

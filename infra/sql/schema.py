@@ -8,6 +8,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     MetaData,
     String,
     Table,
@@ -116,13 +117,14 @@ results = Table(
     UniqueConstraint("submission_id", "lexicon_id", "layout_id", name="uq_results_ruleset"),
 )
 
-# The distinct words a submission looks up in the lexicon: the same under every ruleset (they
-# depend on checks 1-5 only), so a word-list fix can only change submissions that use its words.
-submission_words = Table(
-    "submission_words",
+# The distinct words a submission looks up in the lexicon, as a signature (workers.word_hashes):
+# the same under every ruleset (they depend on checks 1-5 only), so a word-list fix can only
+# change submissions that use its words.
+word_hashes = Table(
+    "word_hashes",
     metadata,
     Column("submission_id", ID, ForeignKey("submissions.id"), primary_key=True),
-    Column("words", Text, nullable=False),  # sorted, space-separated
+    Column("hashes", LargeBinary, nullable=False),  # sorted CRC-32s, 4 bytes little-endian each
 )
 
 rejudge_runs = Table(

@@ -31,9 +31,9 @@ from infra.sql.schema import (
     lexicons,
     rejudge_runs,
     results,
-    submission_words,
     submissions,
     teams,
+    word_hashes,
 )
 
 __all__ = ["Contest", "Duplicate", "SqlStore", "Submission", "Team", "make_engine"]
@@ -349,7 +349,7 @@ class SqlStore:
             ]
             count = len(conn.execute(own).all())
             conn.execute(results.delete().where(results.c.submission_id.in_(own)))
-            conn.execute(submission_words.delete().where(submission_words.c.submission_id.in_(own)))
+            conn.execute(word_hashes.delete().where(word_hashes.c.submission_id.in_(own)))
             conn.execute(submissions.delete().where(submissions.c.team_id == team_id))
             conn.execute(teams.delete().where(teams.c.id == team_id))
             recount_open_runs(conn, pending, team["contest_id"])
@@ -554,7 +554,7 @@ class SqlStore:
         self,
         claim: Claim,
         result: JudgedResult,
-        words: str,
+        word_signature: bytes,
         runs: Sequence[tuple[str, JudgedResult]] = (),
     ) -> bool:
         """judging -> judged with its result (and the results under any open rejudge run, so an
@@ -578,13 +578,13 @@ class SqlStore:
             put_result(conn, sub.id, result, now, replace=True)
             if (
                 conn.execute(
-                    select(submission_words.c.submission_id).where(
-                        submission_words.c.submission_id == sub.id
-                    )
+                    select(word_hashes.c.submission_id).where(word_hashes.c.submission_id == sub.id)
                 ).first()
                 is None
             ):
-                conn.execute(insert(submission_words).values(submission_id=sub.id, words=words))
+                conn.execute(
+                    insert(word_hashes).values(submission_id=sub.id, hashes=word_signature)
+                )
             pending.append(
                 {
                     "type": EventType.SUBMISSION_JUDGED,

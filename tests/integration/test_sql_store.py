@@ -15,15 +15,16 @@ from functools import partial
 from typing import Any, TypeVar
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import func, inspect, select
+from sqlalchemy import func, inspect, select, text
 
 from infra import clock
 from infra.events import EventType, SubmissionState
 from infra.sql.engine import make_engine
-from infra.sql.migrate import upgrade
-from infra.sql.schema import events, metadata, results
+from infra.sql.migrate import alembic_config, upgrade
+from infra.sql.schema import events, metadata, results, word_hashes
 from infra.sql.store import (
     Claim,
     Contest,
@@ -33,6 +34,7 @@ from infra.sql.store import (
     Submission,
     Team,
 )
+from workers.word_hashes import signature
 
 pytestmark = pytest.mark.integration
 
@@ -95,7 +97,7 @@ def record(store: SqlStore, claim: Claim, score: int) -> bool:
         lexicon_id=LEXICON, layout_id=LAYOUT, judge_version="test", score=score, legal=1,
         illegal=0, tiles=3, report_key=f"reports/{claim.submission.id}/{LEXICON}.json",
     )  # fmt: skip
-    return store.record_result(claim, result, words="cat")
+    return store.record_result(claim, result, word_signature=signature(["cat"]))
 
 
 def judged(store: SqlStore, team: Team, score: int, received_at: str) -> Submission:
@@ -163,6 +165,34 @@ def test_migrations_build_the_declared_schema_from_empty_and_running_them_again_
         assert set(inspect(engine).get_table_names()) == {*metadata.tables, "alembic_version"}
         assert store.get_contest("c1") is not None
         assert all_events(store) == before
+    finally:
+        engine.dispose()
+
+
+def test_the_words_recorded_as_text_before_0004_become_their_signature(sql_url: str) -> None:
+    engine = make_engine(sql_url)
+    config = alembic_config()
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0003")
+        store = SqlStore(engine)
+        add_contest(store)
+        sub = store_submission(store, add_team(store, "alpha"))
+        with engine.begin() as connection:
+            connection.execute(
+                text("INSERT INTO submission_words (submission_id, words) VALUES (:s, :w)"),
+                {"s": sub.id, "w": "cat tab zebra"},
+            )
+
+        upgrade(engine)
+
+        with engine.connect() as connection:
+            rows = connection.execute(select(word_hashes)).all()
+        assert [(row.submission_id, row.hashes) for row in rows] == [
+            (sub.id, signature(["zebra", "cat", "tab"]))
+        ]
+        assert "submission_words" not in inspect(engine).get_table_names()
     finally:
         engine.dispose()
 

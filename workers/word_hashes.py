@@ -1,0 +1,48 @@
+"""A submission's distinct words as a compact signature: sorted 32-bit CRCs, 4 bytes a word.
+
+Affected-only rejudging asks one question of every submission: does it use a word the fix
+changes? The signature answers it from a fifth of the bytes the words themselves take (the
+producer reads one per submission of the contest). A collision can only make a submission look
+touched when it is not: it is then judged again to the same result, never skipped wrongly.
+"""
+
+from __future__ import annotations
+
+import sys
+import zlib
+from array import array
+from bisect import bisect_left
+from collections.abc import Iterable
+
+
+def _hash(word: str) -> int:
+    return zlib.crc32(word.encode())
+
+
+def signature(words: Iterable[str]) -> bytes:
+    hashes = array("I", sorted({_hash(word) for word in words}))
+    if sys.byteorder == "big":  # stored little-endian whatever the machine
+        hashes.byteswap()
+    return hashes.tobytes()
+
+
+def changed_hashes(words: frozenset[str]) -> frozenset[int]:
+    return frozenset(_hash(word) for word in words)
+
+
+def touches(recorded: bytes | None, changed: frozenset[int]) -> bool:
+    """Whether a signature holds one of the `changed` hashes; no signature (never judged yet)
+    counts as touched: judge it rather than guess."""
+    if recorded is None:
+        return True
+    hashes = array("I")
+    hashes.frombytes(recorded)
+    if sys.byteorder == "big":
+        hashes.byteswap()
+    if len(changed) > 16:
+        return not changed.isdisjoint(hashes)
+    for wanted in changed:  # a fix changes a handful of words: a binary search each
+        at = bisect_left(hashes, wanted)
+        if at < len(hashes) and hashes[at] == wanted:
+            return True
+    return False
