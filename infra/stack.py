@@ -343,9 +343,11 @@ def _api_argv(port: int, processes: int = 1) -> list[str]:
 
 
 def _worker_argv(concurrency: int) -> list[str]:
+    # One process more than judge in bulk: during a rejudge it stands by for live uploads
+    # (workers/bulk_slots.py); otherwise it judges live uploads like the others.
     return [
         sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
-        "-Q", "live,bulk", "-c", str(concurrency), "--pool", "prefork", "-E",
+        "-Q", "live,bulk", "-c", str(concurrency + 1), "--pool", "prefork", "-E",
         "--loglevel", "INFO", "-n", "tilejudge@%h",
     ]  # fmt: skip
 

@@ -29,6 +29,7 @@ from infra.publisher import (
     CeleryPublisher,
 )
 from infra.settings import Settings
+from workers.bulk_slots import BulkSlots
 from workers.judging import TRANSIENT, Outcome, RetryLater, WorkerDeps, judge_submission
 from workers.rejudging import judge_batch, produce, run_niced
 from workers.rulesets import RulesetCache
@@ -37,6 +38,7 @@ settings = Settings.from_env()
 app = make_celery(settings)
 log = structlog.get_logger("tilejudge.worker")
 _state: dict[str, Any] = {}
+SLOT_WAIT_S = 30.0  # then the batch goes back to the queue rather than hold its message longer
 
 
 def _rulesets() -> RulesetCache:
@@ -67,8 +69,9 @@ def deps() -> WorkerDeps:
 
 
 @worker_init.connect
-def _preload_lexicons(**_: Any) -> None:
+def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     configure_logging()
+    _state["pool_size"] = int(getattr(sender, "concurrency", 0) or 0)  # the children inherit it
     rulesets = _rulesets()
     store = make_store(settings)
     # The live lexicons, and the newest registered ones (a contest about to be created uses one).
@@ -149,12 +152,24 @@ def rejudge_produce_task(self: Any, run_id: str) -> int:
 @app.task(name=REJUDGE_BATCH_TASK, bind=True, max_retries=settings.max_attempts)
 def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int:
     publisher = CeleryPublisher(app)
+    slots = BulkSlots(settings.home / "bulk-slots", settings.workers)
+    # With a process to spare for live uploads, a bulk one finishes its batch; without, it
+    # hands the rest back between submissions when a live upload waits.
+    standby = _state.get("pool_size", 0) > settings.workers
     try:
-        return run_niced(
-            lambda: judge_batch(
-                deps(), run_id, submission_ids, _live_waiting, publisher.publish_batch
+        with slots.held(_live_waiting, give_up_after=SLOT_WAIT_S) as holding:
+            if not holding:
+                publisher.publish_batch(run_id, submission_ids)
+                return 0
+            return run_niced(
+                lambda: judge_batch(
+                    deps(),
+                    run_id,
+                    submission_ids,
+                    (lambda: False) if standby else _live_waiting,
+                    publisher.publish_batch,
+                )
             )
-        )
     except TRANSIENT as exc:
         raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
 

@@ -90,9 +90,14 @@ def judge_and_store_report(
 
 
 def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None) -> bytes:
+    """The upload's bytes, checked against the SHA-256 taken at intake: what is judged is
+    exactly what the team sent (a damaged read is retried like an outage)."""
     if inline is not None and hashlib.sha256(inline).hexdigest() == sub.sha256:
         return inline
-    return deps.blobs.get(sub.blob_key)
+    data = deps.blobs.get(sub.blob_key)
+    if hashlib.sha256(data).hexdigest() != sub.sha256:
+        raise BlobStoreUnavailable(f"S3 get {sub.blob_key}: bytes do not match their SHA-256")
+    return data
 
 
 def judge_submission(

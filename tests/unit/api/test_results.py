@@ -238,6 +238,22 @@ def test_a_lost_upload_ends_failed_with_a_reason_and_an_event(pipe: Pipeline) ->
     assert pipe.client.get("/v1/contests/open/leaderboard").json()["entries"] == []
 
 
+def test_stored_bytes_that_no_longer_match_their_sha256_are_not_judged_but_retried(
+    pipe: Pipeline,
+) -> None:
+    accepted = pipe.accepted(pipe.teams["zebra"], CAT)
+    (key,) = [k for k in pipe.blobs.objects if accepted["id"] in k]
+    pipe.blobs.objects[key] = CAT_ATE  # what a damaged read would hand back
+
+    with pytest.raises(RetryLater, match="SHA-256"):
+        drain(pipe.services)
+
+    assert pipe.state(accepted["id"]) == "queued"
+    pipe.blobs.objects[key] = CAT
+    assert drain(pipe.services) == [(accepted["id"], Outcome.JUDGED)]
+    assert pipe.submission(accepted["id"])["score"] == 9
+
+
 def test_an_outage_during_judging_releases_the_submission_for_a_retry(pipe: Pipeline) -> None:
     accepted = pipe.accepted(pipe.teams["zebra"], CAT)
     pipe.blobs.down = True

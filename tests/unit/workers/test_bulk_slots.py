@@ -1,0 +1,67 @@
+"""Bulk slots: as many bulk batches judge at once as there are slots; a process left waiting
+gives way to the first live upload; a slot of a process that died is free again."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+from workers.bulk_slots import BulkSlots
+
+
+def test_no_more_slots_are_held_at_once_than_there_are(tmp_path: Path) -> None:
+    slots = BulkSlots(tmp_path, 2)
+    first, second = slots.try_take(), slots.try_take()
+    assert first is not None and second is not None
+
+    assert slots.try_take() is None
+
+    os.close(first)
+    third = slots.try_take()
+    assert third is not None
+    os.close(second)
+    os.close(third)
+
+
+def test_a_process_waiting_for_a_slot_gives_way_as_soon_as_a_live_upload_waits(
+    tmp_path: Path,
+) -> None:
+    slots = BulkSlots(tmp_path, 1)
+    busy = slots.try_take()
+    polls = iter([False, False, True])
+    started = time.monotonic()
+
+    with slots.held(lambda: next(polls), give_up_after=30) as holding:
+        assert holding is False
+
+    assert time.monotonic() - started < 1
+    assert busy is not None
+    os.close(busy)
+    with slots.held(lambda: True, give_up_after=30) as holding:
+        assert holding is True  # a free slot is taken whatever waits
+
+
+def test_waiting_for_a_slot_ends_after_the_time_given(tmp_path: Path) -> None:
+    slots = BulkSlots(tmp_path, 1)
+    busy = slots.try_take()
+
+    with slots.held(lambda: False, give_up_after=0.05) as holding:
+        assert holding is False
+
+    assert busy is not None
+    os.close(busy)
+
+
+def test_the_slot_of_a_process_that_died_is_free_again(tmp_path: Path) -> None:
+    slots = BulkSlots(tmp_path, 1)
+    pid = os.fork()
+    if pid == 0:  # the child takes the only slot and dies holding it
+        slots.try_take()
+        os._exit(0)
+    os.waitpid(pid, 0)
+
+    taken = slots.try_take()
+
+    assert taken is not None
+    os.close(taken)

@@ -1,0 +1,55 @@
+"""A live upload never waits for a pool process behind rejudge work.
+
+The pool has one process more than there are bulk slots (`tilejudge up` starts
+`TILEJUDGE_WORKERS + 1`). A bulk batch judges only while it holds a slot (an exclusive `flock`
+on one of the slot files, per machine; the kernel drops it when its process dies). The process
+left without one waits, polling the live queue, and on the first live upload hands its batch
+back and returns, so Celery gives the upload that process at once, instead of after whatever
+submission a bulk process is halfway through.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+POLL_S = 0.005  # one LLEN on the broker each: a few percent of a core while a process waits
+
+
+class BulkSlots:
+    def __init__(self, directory: Path, count: int) -> None:
+        self._paths = [directory / f"bulk-slot-{n}" for n in range(count)]
+        directory.mkdir(parents=True, exist_ok=True)
+
+    def try_take(self) -> int | None:
+        """A held slot's open descriptor, or None if every slot is held."""
+        for path in self._paths:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            return fd
+        return None
+
+    @contextmanager
+    def held(self, live_waiting: Callable[[], bool], give_up_after: float) -> Iterator[bool]:
+        """Wait for a slot; yields True holding it, or False (holding none) as soon as a live
+        upload waits, or after `give_up_after` seconds (the batch is then handed back too)."""
+        deadline = time.monotonic() + give_up_after
+        fd = self.try_take()
+        while fd is None:
+            if live_waiting() or time.monotonic() > deadline:
+                yield False
+                return
+            time.sleep(POLL_S)
+            fd = self.try_take()
+        try:
+            yield True
+        finally:
+            os.close(fd)  # closing the descriptor releases the lock
