@@ -188,5 +188,6 @@ def drain(services: Services) -> list[tuple[str, Outcome]]:
         store=services.store, blobs=services.blobs, rulesets=rulesets,
         max_attempts=services.settings.max_attempts,
         claim_stale_after=float(services.settings.visibility_timeout),
+        publish_batch=publisher.publish_batch,
     )  # fmt: skip
     return [(sid, judge_submission(deps, sid)) for sid in list(publisher.published)]

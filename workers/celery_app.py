@@ -63,6 +63,7 @@ def deps() -> WorkerDeps:
             max_attempts=settings.max_attempts,
             # The hard time limit has killed any attempt older than this.
             claim_stale_after=settings.task_time_limit + 5,
+            publish_batch=CeleryPublisher(app).publish_batch,
         )
     worker_deps: WorkerDeps = _state["deps"]
     return worker_deps

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -44,6 +45,7 @@ class WorkerDeps:
     rulesets: RulesetCache
     max_attempts: int
     claim_stale_after: float
+    publish_batch: Callable[[str, list[str]], None]  # a rejudge batch to the bulk queue
 
     @property
     def rejudges(self) -> RejudgeStore:
@@ -105,8 +107,11 @@ def judge_submission(
 ) -> Outcome:
     """Judge one submission; `inline` is the upload as carried in the message, if it was.
 
-    Under the contest's live ruleset, and under the ruleset of every open rejudge run of the
-    contest too, so that applying a run leaves no upload unjudged."""
+    Under the contest's live ruleset; then, for every open rejudge run of the contest, a batch
+    of one goes to the bulk queue. The run counted the upload when it was stored and is not
+    ready (so cannot be applied) before that batch is judged: no gap, and the team's result
+    does not wait for a ruleset nobody sees yet. A batch lost on the way stalls the run, and
+    the sweeper restarts its producer, which finds the upload without a result."""
     # Taking over a live attempt is safe: only the attempt holding the claim can record.
     claim = deps.store.claim(submission_id, stale_after=0 if take_over else deps.claim_stale_after)
     if claim is None:
@@ -120,11 +125,8 @@ def judge_submission(
         result, report = judge_and_store_report(
             deps, sub, data, contest.lexicon_id, contest.layout_id
         )
-        runs = [
-            (run.id, judge_and_store_report(deps, sub, data, run.lexicon_id, run.layout_id)[0])
-            for run in deps.rejudges.open_runs(sub.contest_id)
-        ]
-        recorded = deps.store.record_result(claim, result, signature(report.words), runs)
+        runs = deps.rejudges.open_runs(sub.contest_id)
+        recorded = deps.store.record_result(claim, result, signature(report.words))
     except TRANSIENT as exc:
         give_up = claim.attempt >= deps.max_attempts
         _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up)
@@ -134,7 +136,14 @@ def judge_submission(
     except (BlobNotFound, UnknownRuleset) as exc:
         _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up=True)
         return Outcome.FAILED
-    return Outcome.JUDGED if recorded else Outcome.LOST_CLAIM
+    if not recorded:
+        return Outcome.LOST_CLAIM
+    for run in runs:
+        try:
+            deps.publish_batch(run.id, [sub.id])
+        except Exception as exc:  # the run stalls, and the sweeper restarts its producer
+            log.warning("worker.rejudge_batch_unpublished", rejudge=run.id, error=str(exc))
+    return Outcome.JUDGED
 
 
 def _release(deps: WorkerDeps, claim: object, error: str, give_up: bool) -> None:

@@ -22,7 +22,7 @@ from sqlalchemy.exc import IntegrityError
 from infra import clock
 from infra.events import EventType, SubmissionState
 from infra.sql.engine import is_postgres, make_engine
-from infra.sql.results import JudgedResult, count_progress, put_result, recount_open_runs
+from infra.sql.results import JudgedResult, put_result, recount_open_runs
 from infra.sql.schema import (
     contests,
     events,
@@ -555,10 +555,8 @@ class SqlStore:
         claim: Claim,
         result: JudgedResult,
         word_signature: bytes,
-        runs: Sequence[tuple[str, JudgedResult]] = (),
     ) -> bool:
-        """judging -> judged with its result (and the results under any open rejudge run, so an
-        upload arriving mid-run leaves no gap); False, nothing written, if the claim was lost."""
+        """judging -> judged with its result; False, nothing written, if the claim was lost."""
         now = clock.now()
         sub = claim.submission
         with self._write() as (conn, pending):
@@ -597,9 +595,6 @@ class SqlStore:
                     "layout": result.layout_id,
                 }
             )
-            for run_id, run_result in runs:
-                added = put_result(conn, sub.id, run_result, now)
-                count_progress(conn, pending, run_id, added=int(added))
             return True
 
     def release(self, claim: Claim, error: str, give_up: bool) -> None:

@@ -47,7 +47,9 @@ def corpus(word_lists: tuple[bytes, bytes]) -> list[bytes]:
 def deps_for(pipe: Pipeline) -> WorkerDeps:
     services = pipe.services
     rulesets = RulesetCache(services.store, services.blobs, services.settings.home / "rulesets")
-    return WorkerDeps(services.store, services.blobs, rulesets, 5, 300.0)
+    publisher = services.intake.publisher
+    assert isinstance(publisher, InMemoryPublisher)
+    return WorkerDeps(services.store, services.blobs, rulesets, 5, 300.0, publisher.publish_batch)
 
 
 def run_rejudge_work(pipe: Pipeline) -> None:
@@ -219,6 +221,11 @@ def test_an_upload_during_an_open_run_is_judged_under_both_rulesets(
     late = pipe.accepted(pipe.teams["team-0"], THROUGH_CYBER + b"\n")["id"]
     assert show(pipe, run["id"])["state"] == "running"  # one more to cover
     drain(pipe.services)
+    judged = pipe.submission(late)  # at once, under the live list
+    assert (judged["state"], judged["lexicon"]) == ("judged", Lexicon.from_bytes(word_lists[0]).id)
+    assert show(pipe, run["id"])["state"] == "running"  # and, for the run, on the bulk queue
+    assert pipe.publisher.batches[-1] == (run["id"], [late])
+    run_rejudge_work(pipe)
     shown = show(pipe, run["id"])
     assert shown["state"] == "ready" and shown["total"] == len(corpus) + 1
     assert pipe.client.post(f"/v1/rejudges/{run['id']}/apply", headers=ADMIN).status_code == 200
