@@ -83,6 +83,11 @@ def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     # TILEJUDGE_PRELOAD=0 leaves each child to load its own: only for measuring what sharing saves.
     if os.environ.get("TILEJUDGE_PRELOAD", "1") != "0":
         rulesets.preload(ids)
+        # What a rejudge of a live contest with a newer list will ask first.
+        for older in sorted(live):
+            for newer in newest:
+                if newer != older:
+                    rulesets.diff(older, newer)
     gc.collect()
     gc.freeze()  # keep the collector from touching (and so un-sharing) the preloaded pages
     log.info("worker.lexicons_preloaded", lexicons=rulesets.loaded(), pid=os.getpid())
@@ -99,10 +104,13 @@ def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[
     """Runs in the worker parent: load these word lists, then refork the pool (each child
     exits after its current task) so the new children share them copy-on-write."""
     rulesets = _rulesets()
-    new = [i for i in lexicon_ids or [] if i not in rulesets.loaded()]
+    ids = lexicon_ids or []
+    new = [i for i in ids if i not in rulesets.loaded()]
     if not new:
         return {"ok": "already loaded"}
     rulesets.preload(new)
+    if len(ids) == 2:  # a rejudge run's pair: its producer asks for the diff first
+        rulesets.diff(ids[0], ids[1])
     rulesets.release_connections()
     gc.collect()
     gc.freeze()

@@ -32,46 +32,45 @@ def changed_words(deps: WorkerDeps, run: Run) -> frozenset[int] | None:
     when every submission is affected."""
     if run.mode != "affected" or run.layout_id != run.from_layout_id:
         return None  # a layout change can move any score
-    added, removed = deps.rulesets.lexicon(run.from_lexicon_id).diff(
-        deps.rulesets.lexicon(run.lexicon_id)
-    )
+    added, removed = deps.rulesets.diff(run.from_lexicon_id, run.lexicon_id)
     return changed_hashes(added | removed)
 
 
 def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[str]], None]) -> int:
-    """Page from the run's cursor to the end: publish what must be judged, then carry what the
-    fix cannot touch (the pool judges the first batches while this copies)."""
+    """Page from the run's cursor to the end: publish what must be judged as the page streams
+    in (the pool starts on the first batch while the rest is read), then carry what the fix
+    cannot touch and move the cursor past the page."""
     rejudges = RejudgeStore(deps.store)
     run = rejudges.get(run_id)
     if run is None or run.state not in ("running", "ready"):
         return 0
     changed = changed_words(deps, run)
     # Affected-only work is a few submissions spread thin: bigger pages (fewer transactions)
-    # after a small first one (the pool starts at once), and smaller batches (both processes
-    # busy to the end).
-    page_size, batch = (PAGE, BATCH) if changed is None else (PAGE // 4, BATCH // 2)
+    # and smaller batches (both processes busy to the end).
+    page_size, batch = (PAGE, BATCH) if changed is None else (4 * PAGE, BATCH // 2)
     published = 0
     while True:
-        page = rejudges.next_page(run, page_size)
-        ids = [sid for sid, _ in page]
+        last = None
         to_judge: list[str] = []
         to_carry: list[str] = []
-        if changed is None:
-            to_judge = ids
-        else:
-            for sid, recorded in page:
-                (to_judge if touches(recorded, changed) else to_carry).append(sid)
-        if not ids:
+        for sid, recorded in rejudges.page(run, page_size):
+            last = sid
+            if changed is None or touches(recorded, changed):
+                to_judge.append(sid)
+                if len(to_judge) == batch:
+                    publish_batch(run.id, to_judge)
+                    published, to_judge = published + batch, []
+            else:
+                to_carry.append(sid)
+        if last is None:
             return published
-        for start in range(0, len(to_judge), batch):
-            publish_batch(run.id, to_judge[start : start + batch])
+        if to_judge:
+            publish_batch(run.id, to_judge)
+            published += len(to_judge)
         rejudges.carry(run, to_carry)
-        published += len(to_judge)
-        if not rejudges.advance(run.id, ids[-1]):
+        if not rejudges.advance(run.id, last):
             return published  # cancelled meanwhile
         run = rejudges.get(run.id) or run
-        if changed is not None:
-            page_size = 4 * PAGE
 
 
 def judge_batch(

@@ -5,6 +5,7 @@ the contest in one transaction. History is never overwritten: results are keyed 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -146,9 +147,9 @@ class RejudgeStore:
             ).mappings()
             return [Run(**row) for row in rows]
 
-    def next_page(self, run: Run, limit: int) -> list[tuple[str, bytes | None]]:
+    def page(self, run: Run, limit: int) -> Iterator[tuple[str, bytes | None]]:
         """The run's next submission ids after its cursor, each with the signature of its words
-        (if judged)."""
+        (None if never judged), streamed as read."""
         query = (
             select(submissions.c.id, word_hashes.c.hashes)
             .outerjoin(word_hashes, word_hashes.c.submission_id == submissions.c.id)
@@ -157,7 +158,8 @@ class RejudgeStore:
             .limit(limit)
         )
         with self.store._read() as conn:
-            return [(r.id, r.hashes) for r in conn.execute(query)]
+            for row in conn.execute(query):
+                yield row.id, row.hashes
 
     def advance(self, run_id: str, cursor: str) -> bool:
         """Record that everything up to `cursor` was published; False if the run was closed."""

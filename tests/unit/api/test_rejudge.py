@@ -232,6 +232,19 @@ def test_an_upload_during_an_open_run_is_judged_under_both_rulesets(
     assert pipe.submission(late)["score"] > 0  # cyber is a word now
 
 
+def test_the_workers_diff_of_two_lexicons_is_kept_both_ways(pipes, word_lists, corpus) -> None:
+    pipe, _ = pipes
+    contest_judged_with_old_list(pipe, word_lists, corpus)
+    old, fixed = (Lexicon.from_bytes(words).id for words in word_lists)
+    rulesets = deps_for(pipe).rulesets
+
+    forward = rulesets.diff(old, fixed)
+
+    assert forward == (frozenset({"abled", "cyber", "nerdy"}), frozenset({"unneccessary"}))
+    assert rulesets.diff(fixed, old) == forward[::-1]
+    assert rulesets.diff(old, fixed) is forward  # computed once
+
+
 def test_lexicon_diff_and_bad_requests(pipes, word_lists, corpus) -> None:
     pipe, _ = pipes
     contest_judged_with_old_list(pipe, word_lists, corpus)
