@@ -1,0 +1,73 @@
+"""The results store's plumbing: the engine, read and write transactions, and the event rows
+every write transaction inserts.
+
+Events get ids in commit order: on PostgreSQL each writing transaction takes one advisory lock
+before it inserts an event (SQLite serialises writers anyway), so a reader paging with
+`after=N` never skips an event that commits late with a smaller id.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import structlog
+from sqlalchemy import Connection, insert, select, text
+from sqlalchemy.engine import Engine
+
+from infra import clock
+from infra.sql.engine import is_postgres
+from infra.sql.schema import events
+
+log = structlog.get_logger("tilejudge.events")
+_EVENT_LOCK = 7_306_351  # any constant; names the advisory lock that orders event ids
+
+
+class StoreBase:
+    """The engine, and the transactions the store's parts (the mixins) run their queries in."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._postgres = is_postgres(engine)
+
+    # -- plumbing ---------------------------------------------------------------------------
+
+    @contextmanager
+    def _write(self) -> Iterator[tuple[Connection, list[dict[str, Any]]]]:
+        """A write transaction; events appended to the list are inserted, then logged on commit."""
+        pending: list[dict[str, Any]] = []
+        with self.engine.begin() as conn:
+            yield conn, pending
+            if pending:
+                if self._postgres:
+                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENT_LOCK})
+                for event in pending:
+                    event["id"] = conn.execute(
+                        insert(events).values(**_event_row(event))
+                    ).inserted_primary_key[0]  # type: ignore[index]
+        for event in pending:
+            log.info(event["type"], **{k: v for k, v in event.items() if k != "type"})
+
+    @contextmanager
+    def _read(self) -> Iterator[Connection]:
+        with self.engine.connect().execution_options(readonly=True) as conn:
+            yield conn
+
+    def ping(self) -> None:
+        with self._read() as conn:
+            conn.execute(select(1))
+
+
+def _event_row(event: dict[str, Any]) -> dict[str, Any]:
+    ts = event.setdefault("ts", clock.now())
+    data = {k: v for k, v in event.items() if k not in ("type", "ts", "id")}
+    return {
+        "ts": ts,
+        "type": str(event["type"]),
+        "contest_id": event.get("contest"),
+        "team_id": event.get("team"),
+        "submission_id": event.get("submission"),
+        "data": json.dumps(data, separators=(",", ":"), default=str),
+    }

@@ -1,0 +1,143 @@
+"""The results store's word lists (lexicons, with the names they carry) and board layouts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import and_, insert, or_, select
+
+from infra import clock
+from infra.events import EventType
+from infra.sql.base import StoreBase
+from infra.sql.schema import layouts, lexicon_names, lexicons
+
+
+class RulesetsMixin(StoreBase):
+    # -- word lists and layouts -------------------------------------------------------------
+
+    def add_lexicon(
+        self,
+        *,
+        id: str,
+        name: str,
+        words: int,
+        size: int,
+        blob_key: str,
+        source: str,
+        created_by: str,
+    ) -> dict[str, Any]:
+        """Register a word list, or add a name to one registered already; returns its row with
+        the name asked for."""
+        now = clock.now()
+        with self._write() as (conn, pending):
+            existing = conn.execute(select(lexicons).where(lexicons.c.id == id)).mappings().first()
+            row = (
+                dict(existing)
+                if existing is not None
+                else {
+                    "id": id,
+                    "name": name,
+                    "words": words,
+                    "size": size,
+                    "blob_key": blob_key,
+                    "source": source,
+                    "created_by": created_by,
+                    "created_at": now,
+                }
+            )
+            if existing is None:
+                conn.execute(insert(lexicons).values(**row))
+                pending.append(
+                    {
+                        "type": EventType.LEXICON_ADDED,
+                        "lexicon": id,
+                        "name": name,
+                        "words": words,
+                        "by": created_by,
+                    }
+                )
+            labelled = conn.execute(
+                select(lexicon_names.c.name).where(
+                    and_(lexicon_names.c.name == name, lexicon_names.c.lexicon_id == id)
+                )
+            ).first()
+            if labelled is None:
+                conn.execute(insert(lexicon_names).values(name=name, lexicon_id=id, created_at=now))
+                if existing is not None:
+                    pending.append(
+                        {
+                            "type": EventType.LEXICON_NAMED,
+                            "lexicon": id,
+                            "name": name,
+                            "by": created_by,
+                        }
+                    )
+            return {**row, "name": name}
+
+    def find_lexicon(self, id_or_name: str) -> dict[str, Any] | None:
+        """By id, else by the newest list carrying that name."""
+        with self._read() as conn:
+            row = (
+                conn.execute(select(lexicons).where(lexicons.c.id == id_or_name)).mappings().first()
+            )
+            if row is None:
+                row = (
+                    conn.execute(
+                        select(lexicons)
+                        .join(lexicon_names, lexicon_names.c.lexicon_id == lexicons.c.id)
+                        .where(lexicon_names.c.name == id_or_name)
+                        .order_by(lexicon_names.c.created_at.desc())
+                        .limit(1)
+                    )
+                    .mappings()
+                    .first()
+                )
+            return dict(row) if row is not None else None
+
+    def all_lexicons(self) -> list[dict[str, Any]]:
+        """Every registered list, oldest first, with all the names it carries."""
+        with self._read() as conn:
+            names: dict[str, list[str]] = {}
+            for label in conn.execute(select(lexicon_names).order_by(lexicon_names.c.created_at)):
+                names.setdefault(label.lexicon_id, []).append(label.name)
+            rows = conn.execute(select(lexicons).order_by(lexicons.c.created_at)).mappings()
+            return [{**r, "names": names.get(r["id"], [r["name"]])} for r in rows]
+
+    def add_layout(self, *, id: str, name: str, content: str, created_by: str) -> dict[str, Any]:
+        with self._write() as (conn, pending):
+            existing = conn.execute(select(layouts).where(layouts.c.id == id)).mappings().first()
+            if existing is not None:
+                return dict(existing)
+            row = {
+                "id": id,
+                "name": name,
+                "content": content,
+                "created_by": created_by,
+                "created_at": clock.now(),
+            }
+            conn.execute(insert(layouts).values(**row))
+            pending.append(
+                {"type": EventType.LAYOUT_ADDED, "layout": id, "name": name, "by": created_by}
+            )
+            return row
+
+    def all_layouts(self) -> list[dict[str, Any]]:
+        with self._read() as conn:
+            return [
+                dict(r)
+                for r in conn.execute(select(layouts).order_by(layouts.c.created_at)).mappings()
+            ]
+
+    def find_layout(self, id_or_name: str) -> dict[str, Any] | None:
+        with self._read() as conn:
+            row = (
+                conn.execute(
+                    select(layouts)
+                    .where(or_(layouts.c.id == id_or_name, layouts.c.name == id_or_name))
+                    .order_by(layouts.c.created_at.desc())
+                    .limit(1)
+                )
+                .mappings()
+                .first()
+            )
+            return dict(row) if row is not None else None

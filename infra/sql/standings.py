@@ -1,0 +1,146 @@
+"""The results store's reads across submissions: live results, submissions the sweeper must see
+to, counts by state, the leaderboard and the event feed."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select
+
+from infra import clock
+from infra.events import SubmissionState
+from infra.sql.base import StoreBase
+from infra.sql.records import Submission
+from infra.sql.schema import contests, events, results, submissions, teams
+
+
+class StandingsMixin(StoreBase):
+    # -- results and submission states ------------------------------------------------------
+
+    def current_result(self, submission_id: str) -> dict[str, Any] | None:
+        """The result under the contest's live lexicon and layout."""
+        with self._read() as conn:
+            row = (
+                conn.execute(
+                    select(results)
+                    .join(submissions, submissions.c.id == results.c.submission_id)
+                    .join(contests, contests.c.id == submissions.c.contest_id)
+                    .where(
+                        and_(
+                            results.c.submission_id == submission_id,
+                            results.c.lexicon_id == contests.c.lexicon_id,
+                            results.c.layout_id == contests.c.layout_id,
+                        )
+                    )
+                )
+                .mappings()
+                .first()
+            )
+            return dict(row) if row is not None else None
+
+    def needing_attention(
+        self,
+        *,
+        stored_for: float,
+        queued_for: float | None,
+        judging_for: float,
+        limit: int = 500,
+    ) -> list[Submission]:
+        """Submissions the sweeper must (re)publish: stuck in stored, queued or judging too long
+        (`queued_for` None: none for being queued)."""
+        now = clock.now()
+        stuck = [
+            and_(
+                submissions.c.state == SubmissionState.STORED,
+                submissions.c.state_at < clock.ago(now, stored_for),
+            ),
+            and_(
+                submissions.c.state == SubmissionState.JUDGING,
+                submissions.c.state_at < clock.ago(now, judging_for),
+            ),
+        ]
+        if queued_for is not None:
+            stuck.append(
+                and_(
+                    submissions.c.state == SubmissionState.QUEUED,
+                    submissions.c.state_at < clock.ago(now, queued_for),
+                )
+            )
+        with self._read() as conn:
+            rows = conn.execute(
+                select(submissions)
+                .where(or_(*stuck))
+                .order_by(submissions.c.received_at)
+                .limit(limit)
+            ).mappings()
+            return [Submission(**r) for r in rows]
+
+    def count_by_state(self, contest_id: str | None = None) -> dict[str, int]:
+        with self._read() as conn:
+            query = select(submissions.c.state, func.count()).group_by(submissions.c.state)
+            if contest_id is not None:
+                query = query.where(submissions.c.contest_id == contest_id)
+            return {state: n for state, n in conn.execute(query)}
+
+    # -- leaderboard and events -------------------------------------------------------------
+
+    def leaderboard(
+        self, contest_id: str, ruleset: tuple[str, str] | None = None
+    ) -> list[dict[str, Any]]:
+        """Each team's best judged score under the live ruleset (or the given lexicon and layout
+        ids, for a rejudge preview); ties go to the earlier receipt."""
+        if ruleset is None:
+            live = (
+                results.c.lexicon_id == contests.c.lexicon_id,
+                results.c.layout_id == contests.c.layout_id,
+            )
+        else:
+            live = (results.c.lexicon_id == ruleset[0], results.c.layout_id == ruleset[1])
+        ranked = (
+            select(
+                submissions.c.team_id,
+                submissions.c.id.label("submission"),
+                results.c.score,
+                submissions.c.received_at,
+                func.row_number()
+                .over(
+                    partition_by=submissions.c.team_id,
+                    order_by=(results.c.score.desc(), submissions.c.received_at, submissions.c.id),
+                )
+                .label("n"),
+            )
+            .join(results, results.c.submission_id == submissions.c.id)
+            .join(contests, contests.c.id == submissions.c.contest_id)
+            .where(and_(submissions.c.contest_id == contest_id, *live))
+            .subquery()
+        )
+        query = (
+            select(ranked, teams.c.name)
+            .join(teams, teams.c.id == ranked.c.team_id)
+            .where(ranked.c.n == 1)
+            .order_by(ranked.c.score.desc(), ranked.c.received_at, ranked.c.submission)
+        )
+        with self._read() as conn:
+            rows = conn.execute(query).mappings().all()
+        return [
+            {
+                "rank": i,
+                "team": r["name"],
+                "team_id": r["team_id"],
+                "score": r["score"],
+                "submission": r["submission"],
+                "received_at": r["received_at"],
+            }
+            for i, r in enumerate(rows, 1)
+        ]
+
+    def events_after(self, after: int, limit: int) -> list[dict[str, Any]]:
+        with self._read() as conn:
+            rows = conn.execute(
+                select(events).where(events.c.id > after).order_by(events.c.id).limit(limit)
+            ).mappings()
+            return [
+                {"id": r["id"], "ts": r["ts"], "type": r["type"], **json.loads(r["data"])}
+                for r in rows
+            ]

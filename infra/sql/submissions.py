@@ -1,0 +1,284 @@
+"""The results store's submissions and their lifecycle: stored -> queued -> judging -> judged
+(or back to queued for a retry, or failed), each move with its event."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy import and_, insert, select, tuple_, update
+from sqlalchemy.exc import IntegrityError
+
+from infra import clock
+from infra.events import EventType, SubmissionState
+from infra.sql.base import StoreBase
+from infra.sql.records import Claim, Duplicate, Submission
+from infra.sql.results import JudgedResult, put_result
+from infra.sql.schema import rejudge_runs, submissions, word_hashes
+
+
+class SubmissionsMixin(StoreBase):
+    # -- submissions ------------------------------------------------------------------------
+
+    def find_same_bytes(self, contest_id: str, team_id: str, sha256: str) -> Submission | None:
+        with self._read() as conn:
+            row = (
+                conn.execute(
+                    select(submissions).where(
+                        and_(
+                            submissions.c.contest_id == contest_id,
+                            submissions.c.team_id == team_id,
+                            submissions.c.sha256 == sha256,
+                        )
+                    )
+                )
+                .mappings()
+                .first()
+            )
+            return Submission(**row) if row is not None else None
+
+    def get_submission(self, submission_id: str) -> Submission | None:
+        with self._read() as conn:
+            row = (
+                conn.execute(select(submissions).where(submissions.c.id == submission_id))
+                .mappings()
+                .first()
+            )
+            return Submission(**row) if row is not None else None
+
+    def store_submission(self, submission: Submission) -> Submission:
+        """Record an upload whose bytes are already in blob storage (state `stored`)."""
+        if self.store_submissions([submission])[0] is None:
+            raise Duplicate("the same bytes were uploaded already")
+        return submission
+
+    def store_submissions(self, batch: Sequence[Submission]) -> list[Submission | None]:
+        """Record uploads whose bytes are in blob storage, all in one transaction (one commit,
+        one fsync, for a burst of them: intake's group commit). Each comes back as stored, or
+        None where its team sent the same bytes already (earlier, or earlier in this batch).
+        A concurrent writer of the same bytes makes it raise Duplicate, and nothing is stored."""
+        same = tuple_(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
+        keys = [(s.contest_id, s.team_id, s.sha256) for s in batch]
+        try:
+            with self._write() as (conn, pending):
+                found = conn.execute(
+                    select(
+                        submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256
+                    ).where(same.in_(keys))
+                )
+                seen: set[tuple[str, str, str]] = {(r[0], r[1], r[2]) for r in found}
+                fresh: list[Submission] = []
+                for key, submission in zip(keys, batch):
+                    if key not in seen:
+                        seen.add(key)
+                        fresh.append(submission)
+                if not fresh:
+                    return [None] * len(batch)
+                conn.execute(insert(submissions), [s.__dict__ for s in fresh])
+                # An open rejudge run covers uploads that arrive while it runs, too.
+                by_contest = Counter(s.contest_id for s in fresh)
+                for contest_id, count in by_contest.items():
+                    conn.execute(
+                        update(rejudge_runs)
+                        .where(
+                            and_(
+                                rejudge_runs.c.contest_id == contest_id,
+                                rejudge_runs.c.state.in_(("running", "ready")),
+                            )
+                        )
+                        .values(
+                            total=rejudge_runs.c.total + count, state="running", finished_at=None
+                        )
+                    )
+                pending.extend(
+                    {
+                        "type": EventType.SUBMISSION_STORED,
+                        **_about(s),
+                        "sha256": s.sha256,
+                        "size": s.size,
+                        "received_at": s.received_at,
+                    }
+                    for s in fresh
+                )
+        except IntegrityError as exc:
+            raise Duplicate("the same bytes were uploaded already") from exc
+        stored = {id(s) for s in fresh}
+        return [s if id(s) in stored else None for s in batch]
+
+    def mark_queued(self, submission_id: str) -> bool:
+        """stored -> queued once its message is published; False if it moved on meanwhile."""
+        return bool(self.mark_queued_many([submission_id]))
+
+    def mark_queued_many(self, submission_ids: Sequence[str]) -> list[str]:
+        """Several published submissions stored -> queued in one transaction (one commit, one
+        fsync, however many a burst of uploads published); returns those that were marked."""
+        with self._write() as (conn, pending):
+            rows = (
+                conn.execute(
+                    select(submissions).where(
+                        and_(
+                            submissions.c.id.in_(list(submission_ids)),
+                            submissions.c.state == SubmissionState.STORED,
+                        )
+                    )
+                )
+                .mappings()
+                .all()
+            )
+            marked = []
+            for row in rows:
+                sub = Submission(**row)
+                changed = conn.execute(
+                    update(submissions)
+                    .where(
+                        and_(
+                            submissions.c.id == sub.id,
+                            submissions.c.state == SubmissionState.STORED,
+                        )
+                    )
+                    .values(state=SubmissionState.QUEUED, state_at=clock.now())
+                ).rowcount
+                if changed:
+                    pending.append({"type": EventType.SUBMISSION_QUEUED, **_about(sub)})
+                    marked.append(sub.id)
+            return marked
+
+    def requeue(self, seen: Submission) -> bool:
+        """The sweeper's move: back to queued, only if nothing touched it since it was `seen`."""
+        with self._write() as (conn, pending):
+            changed = conn.execute(
+                update(submissions)
+                .where(
+                    and_(
+                        submissions.c.id == seen.id,
+                        submissions.c.state == seen.state,
+                        submissions.c.state_at == seen.state_at,
+                    )
+                )
+                .values(state=SubmissionState.QUEUED, state_at=clock.now())
+            ).rowcount
+            if changed:
+                kind = (
+                    EventType.SUBMISSION_QUEUED
+                    if seen.state == SubmissionState.STORED
+                    else EventType.SUBMISSION_REQUEUED
+                )
+                pending.append({"type": kind, **_about(seen), "was": seen.state})
+            return bool(changed)
+
+    def claim(self, submission_id: str, stale_after: float) -> Claim | None:
+        """Take a submission for judging; None if it is judged, failed or being judged now."""
+        now = clock.now()
+        stale = clock.ago(now, stale_after)
+        with self._write() as (conn, pending):
+            row = (
+                conn.execute(select(submissions).where(submissions.c.id == submission_id))
+                .mappings()
+                .first()
+            )
+            if row is None:
+                return None
+            current = Submission(**row)
+            free = current.state in (SubmissionState.STORED, SubmissionState.QUEUED)
+            abandoned = current.state == SubmissionState.JUDGING and current.state_at < stale
+            if not (free or abandoned):
+                return None
+            attempt = current.attempts + 1
+            # Conditional on what was read: under PostgreSQL's read committed, two workers can
+            # read the same free row; only the first update matches, the second claims nothing.
+            taken = conn.execute(
+                update(submissions)
+                .where(
+                    and_(
+                        submissions.c.id == submission_id,
+                        submissions.c.state == current.state,
+                        submissions.c.attempts == current.attempts,
+                    )
+                )
+                .values(state=SubmissionState.JUDGING, state_at=now, attempts=attempt)
+            ).rowcount
+            if not taken:
+                return None
+            pending.append(
+                {"type": EventType.SUBMISSION_JUDGING, **_about(current), "attempt": attempt}
+            )
+            return Claim(current, attempt)
+
+    def record_result(
+        self,
+        claim: Claim,
+        result: JudgedResult,
+        word_signature: bytes,
+    ) -> bool:
+        """judging -> judged with its result; False, nothing written, if the claim was lost."""
+        now = clock.now()
+        sub = claim.submission
+        with self._write() as (conn, pending):
+            changed = conn.execute(
+                update(submissions)
+                .where(
+                    and_(
+                        submissions.c.id == sub.id,
+                        submissions.c.state == SubmissionState.JUDGING,
+                        submissions.c.attempts == claim.attempt,
+                    )
+                )
+                .values(state=SubmissionState.JUDGED, state_at=now, judged_at=now, failure=None)
+            ).rowcount
+            if not changed:
+                return False
+            put_result(conn, sub.id, result, now, replace=True)
+            if (
+                conn.execute(
+                    select(word_hashes.c.submission_id).where(word_hashes.c.submission_id == sub.id)
+                ).first()
+                is None
+            ):
+                conn.execute(
+                    insert(word_hashes).values(submission_id=sub.id, hashes=word_signature)
+                )
+            pending.append(
+                {
+                    "type": EventType.SUBMISSION_JUDGED,
+                    **_about(sub),
+                    "score": result.score,
+                    "legal": result.legal,
+                    "illegal": result.illegal,
+                    "received_at": sub.received_at,
+                    "lexicon": result.lexicon_id,
+                    "layout": result.layout_id,
+                }
+            )
+            return True
+
+    def release(self, claim: Claim, error: str, give_up: bool) -> None:
+        """A judging attempt failed: back to queued for a retry, or failed for good."""
+        now = clock.now()
+        sub = claim.submission
+        state = SubmissionState.FAILED if give_up else SubmissionState.QUEUED
+        with self._write() as (conn, pending):
+            changed = conn.execute(
+                update(submissions)
+                .where(
+                    and_(
+                        submissions.c.id == sub.id,
+                        submissions.c.state == SubmissionState.JUDGING,
+                        submissions.c.attempts == claim.attempt,
+                    )
+                )
+                .values(state=state, state_at=now, failure=error[:2000])
+            ).rowcount
+            if changed:
+                kind = EventType.SUBMISSION_FAILED if give_up else EventType.SUBMISSION_RETRYING
+                pending.append(
+                    {"type": kind, **_about(sub), "attempt": claim.attempt, "reason": error[:500]}
+                )
+
+
+def _about(submission: Submission) -> dict[str, Any]:
+    return {
+        "submission": submission.id,
+        "contest": submission.contest_id,
+        "team": submission.team_id,
+    }
