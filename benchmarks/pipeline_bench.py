@@ -29,6 +29,8 @@ from tests.conftest import shared_list
 from tests.stack_process import RunningStack, running_stack
 
 _LEXICON: Lexicon | None = None
+# The pool exactly as big as the figures say (no process standing by for rejudges).
+EXACTLY = {"TILEJUDGE_STANDBY_WORKERS": "0"}
 
 
 def _judge_total(data: bytes) -> int:
@@ -184,12 +186,12 @@ def worker_total_after_tasks(
     parent finds the contest's word list), judge 40 uploads, and read the workers' PSS."""
     home = Path(tempfile.mkdtemp(prefix="tj-pss-"))
     with (
-        running_stack(home, workers=4, env=env) as stack,
+        running_stack(home, workers=4, env=env | EXACTLY) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
         tokens = setup_contest(http, stack, words, teams=4)
     with (
-        running_stack(home, workers=4, env=env) as stack,
+        running_stack(home, workers=4, env=env | EXACTLY) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
         wait_judged(http, stack, upload_all(http, tokens, corpus[:40], 8))
@@ -269,7 +271,7 @@ def main() -> None:
 
     home = Path(tempfile.mkdtemp(prefix="tj-bench-"))
     with (
-        running_stack(home, workers=2) as stack,
+        running_stack(home, workers=2, env=EXACTLY) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
         tokens = setup_contest(http, stack, words, teams=20)

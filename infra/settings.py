@@ -30,6 +30,7 @@ class Settings:
     s3_region: str
     database_url: str | None
     workers: int
+    standby_workers: int
     max_upload_bytes: int
     rate_limit_per_minute: int
     receipt_key: str | None
@@ -61,6 +62,7 @@ class Settings:
             s3_region=env.text("TILEJUDGE_S3_REGION", "us-east-1"),
             database_url=env.optional("TILEJUDGE_DATABASE_URL"),
             workers=env.integer("TILEJUDGE_WORKERS", 2, low=1, high=256),
+            standby_workers=env.integer("TILEJUDGE_STANDBY_WORKERS", 1, low=0, high=16),
             max_upload_bytes=env.integer("TILEJUDGE_MAX_UPLOAD_BYTES", 2 * 1024 * 1024, low=1),
             rate_limit_per_minute=env.integer("TILEJUDGE_RATE_LIMIT", 60, low=0),
             receipt_key=env.optional("TILEJUDGE_RECEIPT_KEY"),

@@ -205,7 +205,7 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
     _register_judge_lexicon(settings, s3_endpoint, database_url)
     api = stack.spawn("api", _api_argv(api_port, settings.api_workers), env)
     if workers:
-        stack.spawn("worker", _worker_argv(settings.workers), env)
+        stack.spawn("worker", _worker_argv(settings.workers + settings.standby_workers), env)
     api_url = f"http://{LOOPBACK}:{api_port}"
     _wait_ready(api_url, stack, api)
     _print_banner(api_url, settings, stack)
@@ -343,11 +343,11 @@ def _api_argv(port: int, processes: int = 1) -> list[str]:
 
 
 def _worker_argv(concurrency: int) -> list[str]:
-    # One process more than judge in bulk: during a rejudge it stands by for live uploads
-    # (workers/bulk_slots.py); otherwise it judges live uploads like the others.
+    # TILEJUDGE_WORKERS judge in bulk; the standby ones wait for live uploads during a rejudge
+    # (workers/bulk_slots.py) and otherwise judge live uploads like the others.
     return [
         sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
-        "-Q", "live,bulk", "-c", str(concurrency + 1), "--pool", "prefork", "-E",
+        "-Q", "live,bulk", "-c", str(concurrency), "--pool", "prefork", "-E",
         "--loglevel", "INFO", "-n", "tilejudge@%h",
     ]  # fmt: skip
 

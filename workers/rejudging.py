@@ -45,9 +45,9 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
     if run is None or run.state not in ("running", "ready"):
         return 0
     changed = changed_words(deps, run)
-    # Affected-only work is a few submissions spread thin: bigger pages (fewer transactions)
-    # and smaller batches (both processes busy to the end).
-    page_size, batch = (PAGE, BATCH) if changed is None else (4 * PAGE, BATCH // 2)
+    # Affected-only work is a few submissions spread thin: bigger pages (fewer transactions).
+    page_size = PAGE if changed is None else 4 * PAGE
+    batch = BATCH
     published = 0
     while True:
         last = None
