@@ -85,7 +85,7 @@ function renderFigures(s) {
   } else {
     setText("workers-online", fmtInt(w.online));
     const slots = w.slots_known ? fmtInt(w.slots) : "? (asking)";
-    setText("workers-detail", `${slots} slots · ${fmtInt(w.active)} ${w.active === 1 ? "task" : "tasks"} running`);
+    setText("workers-detail", `${slots} processes · ${fmtInt(w.active)} ${w.active === 1 ? "task" : "tasks"} running`);
   }
   const t = s.totals;
   setText("uploads-rate", fmtInt(s.uploads_per_minute));

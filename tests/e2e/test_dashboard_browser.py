@@ -90,11 +90,12 @@ def test_the_dashboard_follows_uploads_results_and_rejudges(
             f"judged shown {seen - last_result:.1f} s late"
         )
         assert _number(page, "judged-rate") >= 1
-        assert page.text_content("#workers-online") == "1"  # one worker process, two slots
+        # One worker: two pool processes that judge, one standing by for live uploads.
+        assert page.text_content("#workers-online") == "1"
 
         print(f"rejudge: {_follow_a_rejudge(page, http, stack)}")
         # The pool size comes from one inspect() per worker, retried while it re-forks.
-        page.wait_for_selector("#workers-detail >> text=2 slots", timeout=30_000)
+        page.wait_for_selector("#workers-detail >> text=3 processes", timeout=30_000)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
         assert problems == []
