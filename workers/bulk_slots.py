@@ -1,11 +1,12 @@
 """A live upload never waits for a pool process behind rejudge work.
 
-The pool has one process more than there are bulk slots (`tilejudge up` starts
-`TILEJUDGE_WORKERS + 1`). A bulk batch judges only while it holds a slot (an exclusive `flock`
-on one of the slot files, per machine; the kernel drops it when its process dies). The process
-left without one waits, polling the live queue, and on the first live upload hands its batch
-back and returns, so Celery gives the upload that process at once, instead of after whatever
-submission a bulk process is halfway through.
+The pool has more processes than there are bulk slots: `tilejudge up` starts
+`TILEJUDGE_WORKERS + TILEJUDGE_STANDBY_WORKERS`, the slots being `TILEJUDGE_WORKERS`. A bulk
+batch judges only while it holds a slot (an exclusive `flock` on one of the slot files, per
+machine; the kernel drops it when its process dies). A process left without one waits, polling
+the live queue, and on the first live upload hands its batch back and returns, so Celery gives
+the upload that process at once, instead of after whatever submission a bulk process is
+halfway through.
 """
 
 from __future__ import annotations
