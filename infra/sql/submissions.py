@@ -9,6 +9,7 @@ from typing import Any
 
 from sqlalchemy import and_, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql.elements import ColumnElement
 
 from infra import clock
 from infra.events import EventType, SubmissionState
@@ -217,13 +218,7 @@ class SubmissionsMixin(StoreBase):
         with self._write() as (conn, pending):
             changed = conn.execute(
                 update(submissions)
-                .where(
-                    and_(
-                        submissions.c.id == sub.id,
-                        submissions.c.state == SubmissionState.JUDGING,
-                        submissions.c.attempts == claim.attempt,
-                    )
-                )
+                .where(_still_held(claim))
                 .values(state=SubmissionState.JUDGED, state_at=now, judged_at=now, failure=None)
             ).rowcount
             if not changed:
@@ -260,13 +255,7 @@ class SubmissionsMixin(StoreBase):
         with self._write() as (conn, pending):
             changed = conn.execute(
                 update(submissions)
-                .where(
-                    and_(
-                        submissions.c.id == sub.id,
-                        submissions.c.state == SubmissionState.JUDGING,
-                        submissions.c.attempts == claim.attempt,
-                    )
-                )
+                .where(_still_held(claim))
                 .values(state=state, state_at=now, failure=error[:2000])
             ).rowcount
             if changed:
@@ -282,3 +271,12 @@ def _about(submission: Submission) -> dict[str, Any]:
         "contest": submission.contest_id,
         "team": submission.team_id,
     }
+
+
+def _still_held(claim: Claim) -> ColumnElement[bool]:
+    """The claim's attempt still owns the submission (the sweeper has not handed it on)."""
+    return and_(
+        submissions.c.id == claim.submission.id,
+        submissions.c.state == SubmissionState.JUDGING,
+        submissions.c.attempts == claim.attempt,
+    )
