@@ -38,6 +38,7 @@ class Settings:
     task_time_limit: int
     max_attempts: int
     requeue_after: int
+    task_events: bool
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -70,6 +71,7 @@ class Settings:
             task_time_limit=time_limit,
             max_attempts=env.integer("TILEJUDGE_MAX_ATTEMPTS", 8, low=1, high=100),
             requeue_after=env.integer("TILEJUDGE_REQUEUE_AFTER", 120, low=1),
+            task_events=env.integer("TILEJUDGE_TASK_EVENTS", 0, low=0, high=1) == 1,
         )
 
     @property

@@ -347,7 +347,7 @@ def _worker_argv(concurrency: int) -> list[str]:
     # (workers/bulk_slots.py) and otherwise judge live uploads like the others.
     return [
         sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
-        "-Q", "live,bulk", "-c", str(concurrency), "--pool", "prefork", "-E",
+        "-Q", "live,bulk", "-c", str(concurrency), "--pool", "prefork",
         "--loglevel", "INFO", "-n", "tilejudge@%h",
     ]  # fmt: skip
 

@@ -48,8 +48,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         },
         "task_serializer": "json",
         "accept_content": ["json"],
-        "worker_send_task_events": True,  # Flower and the dashboard see task events
-        "task_send_sent_event": True,
+        # Per-task events (sent, received, started, succeeded) cost the API, the worker parent
+        # and the broker CPU on every upload; the dashboard needs only worker heartbeats, which
+        # Celery sends either way. TILEJUDGE_TASK_EVENTS=1 turns them on for Flower.
+        "worker_send_task_events": settings.task_events,
+        "task_send_sent_event": settings.task_events,
         "worker_hijack_root_logger": False,
         "worker_deduplicate_successful_tasks": False,
         # A judging task does not need the broker until it acks; cancelling it on a lost
