@@ -170,14 +170,13 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
             if not holding:
                 publisher.publish_batch(run_id, submission_ids)
                 return 0
-            return run_niced(
-                lambda: judge_batch(
-                    deps(),
-                    run_id,
-                    submission_ids,
-                    (lambda: False) if standby else _live_waiting,
-                    publisher.publish_batch,
-                )
+            return judge_batch(
+                deps(),
+                run_id,
+                submission_ids,
+                (lambda: False) if standby else _live_waiting,
+                publisher.publish_batch,
+                heavy=run_niced,
             )
     except TRANSIENT as exc:
         raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc

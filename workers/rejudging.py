@@ -79,35 +79,45 @@ def judge_batch(
     submission_ids: list[str],
     live_waiting: Callable[[], bool] = lambda: False,
     hand_back: Callable[[str, list[str]], None] | None = None,
+    heavy: Callable[[Callable[[], Any]], Any] = lambda work: work(),
 ) -> int:
     """Judge a batch under the run's ruleset; one transaction records them and the progress.
 
     S3 reads and report writes overlap the judging on a few threads (they wait on the network
     and release the GIL), which is what makes bulk work cheaper per submission than live work.
     Between submissions, if a live upload is waiting, the rest of the batch is handed back to
-    the bulk queue so this process is free for it at once."""
+    the bulk queue so this process is free for it at once.
+
+    `heavy` runs the judging (`run_niced` in the worker); the recording transaction runs on
+    the calling thread, so a niced thread never holds the SQL write lock a live upload's
+    transaction waits for."""
     rejudges = RejudgeStore(deps.store)
     run = rejudges.get(run_id)
     if run is None or run.state not in ("running", "ready"):
         return 0  # cancelled or applied: queued work just stops
     todo = rejudges.without_result(run, submission_ids)
-    done: list[tuple[str, JudgedResult]] = []
-    with ThreadPoolExecutor(max_workers=4) as io:
-        uploads = [io.submit(upload_bytes, deps, sub) for sub in todo]
-        writes = []
-        for n, sub in enumerate(todo):
-            if n and hand_back is not None and live_waiting():
-                for pending in uploads[n:]:
-                    pending.cancel()
-                hand_back(run.id, [later.id for later in todo[n:]])
-                break
-            result, report = judge_only(
-                deps, sub, uploads[n].result(), run.lexicon_id, run.layout_id
-            )
-            writes.append(io.submit(store_report, deps, result, sub, report))
-            done.append((sub.id, result))
-        for write in writes:
-            write.result()  # a failed report write fails the batch: nothing recorded, retried
+
+    def judge_all() -> list[tuple[str, JudgedResult]]:
+        done: list[tuple[str, JudgedResult]] = []
+        with ThreadPoolExecutor(max_workers=4) as io:
+            uploads = [io.submit(upload_bytes, deps, sub) for sub in todo]
+            writes = []
+            for n, sub in enumerate(todo):
+                if n and hand_back is not None and live_waiting():
+                    for pending in uploads[n:]:
+                        pending.cancel()
+                    hand_back(run.id, [later.id for later in todo[n:]])
+                    break
+                result, report = judge_only(
+                    deps, sub, uploads[n].result(), run.lexicon_id, run.layout_id
+                )
+                writes.append(io.submit(store_report, deps, result, sub, report))
+                done.append((sub.id, result))
+            for write in writes:
+                write.result()  # a failed report write fails the batch: nothing recorded, retried
+        return done
+
+    done: list[tuple[str, JudgedResult]] = heavy(judge_all)
     return rejudges.record_batch(run, done)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import structlog
@@ -18,7 +18,7 @@ from sqlalchemy import Connection, insert, select, text
 from sqlalchemy.engine import Engine
 
 from infra import clock
-from infra.sql.engine import is_postgres
+from infra.sql.engine import is_postgres, write_lock
 from infra.sql.schema import events
 
 log = structlog.get_logger("tilejudge.events")
@@ -31,6 +31,7 @@ class StoreBase:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._postgres = is_postgres(engine)
+        self._write_lock = write_lock(engine)
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -38,7 +39,8 @@ class StoreBase:
     def _write(self) -> Iterator[tuple[Connection, list[dict[str, Any]]]]:
         """A write transaction; events appended to the list are inserted, then logged on commit."""
         pending: list[dict[str, Any]] = []
-        with self.engine.begin() as conn:
+        lock = self._write_lock.held() if self._write_lock else nullcontext()
+        with lock, self.engine.begin() as conn:
             yield conn, pending
             if pending:
                 if self._postgres:
