@@ -1,9 +1,10 @@
 """Celery workers as their heartbeat events show them, for the dashboard.
 
 Workers publish a heartbeat every two seconds whether anyone listens or not (per-task events
-stay off unless TILEJUDGE_TASK_EVENTS=1: the page needs none of them). One subscriber in the API process hears them at no cost to the broker beyond the
-subscription itself: no `inspect()` broadcast per refresh, no polling. The only broadcast is one
-`inspect().stats()` when a worker is first seen, because a heartbeat does not carry the pool size.
+stay off unless TILEJUDGE_TASK_EVENTS=1: the page needs none of them). One subscriber in the
+API process hears them at no cost to the broker beyond the subscription itself: no `inspect()`
+broadcast per refresh, no polling. The only broadcast is one `inspect().stats()` when a worker
+is first seen, because a heartbeat does not carry the pool size.
 """
 
 from __future__ import annotations
