@@ -122,14 +122,21 @@ def judge_batch(
 
 
 def run_niced(work: Callable[[], T]) -> T:
-    """Run bulk work on a thread of lower CPU priority: nice values are per thread on Linux,
-    raising one needs no privilege, and the threads it starts inherit it. A live upload judged
-    by another process of the pool then gets the CPU first."""
+    """Run bulk work on a thread that gets the CPU only when nothing else wants it: Linux's
+    SCHED_IDLE policy, per thread, which needs no privilege and which the threads it starts
+    inherit. A live upload (its judging, and SeaweedFS, Redis and the API serving it) then
+    takes the CPU from bulk work at once on every wakeup, where a nice value only shrinks bulk
+    work's share and still lets it finish its time slice first. Where SCHED_IDLE is missing, a
+    nice value."""
     outcome: dict[str, Any] = {}
 
     def niced() -> None:
-        with contextlib.suppress(OSError, AttributeError):
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BULK_NICENESS)
+        tid = threading.get_native_id()
+        try:
+            os.sched_setscheduler(tid, os.SCHED_IDLE, os.sched_param(0))
+        except (OSError, AttributeError):
+            with contextlib.suppress(OSError, AttributeError):
+                os.setpriority(os.PRIO_PROCESS, tid, BULK_NICENESS)
         try:
             outcome["value"] = work()
         except BaseException as exc:  # handed to the calling thread as is
