@@ -6,10 +6,12 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import StrEnum
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 JUDGE_VERSION = "1"
 _SPEC_KEYS = ("total", "legal", "illegal", "lexicon", "layout")
+_REASON = itemgetter(1)  # Verdict.reason, read as a tuple item
 
 
 class Reason(StrEnum):
@@ -67,7 +69,7 @@ class Report:
 
     @property
     def legal(self) -> int:
-        return sum(1 for verdict in self.verdicts if verdict.reason is None)
+        return list(map(_REASON, self.verdicts)).count(None)
 
     @property
     def illegal(self) -> int:
@@ -89,13 +91,13 @@ class Report:
         the dicts, which matters when every judged submission's report is written out.
         """
         lines = []
-        for v in self.verdicts:
-            if v.reason is None:
-                lines.append(f'{{"line":{v.line},"ok":true,"score":{v.score},"tiles":{v.tiles}}}')
+        for line, reason, score, tiles, detail in self.verdicts:  # unpacked: no attribute calls
+            if reason is None:
+                lines.append(f'{{"line":{line},"ok":true,"score":{score},"tiles":{tiles}}}')
             else:
-                detail = json.dumps(v.detail)
                 lines.append(
-                    f'{{"line":{v.line},"ok":false,"reason":"{v.reason.value}","detail":{detail}}}'
+                    f'{{"line":{line},"ok":false,"reason":"{reason.value}",'
+                    f'"detail":{json.dumps(detail)}}}'
                 )
         summary = self._summary()
         head = {key: summary.pop(key) for key in _SPEC_KEYS}

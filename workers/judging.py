@@ -63,13 +63,14 @@ def judge_only(
     layout = deps.rulesets.layout(layout_id)
     report = judge(data, lexicon, layout)
     key = report_key(sub.id, lexicon.id, layout.id)
+    legal = report.legal  # counted once: a pass over every verdict
     result = JudgedResult(
         lexicon.id,
         layout.id,
         JUDGE_VERSION,
         report.total,
-        report.legal,
-        report.illegal,
+        legal,
+        len(report.verdicts) - legal,
         report.tiles_placed,
         key,
     )

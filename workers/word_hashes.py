@@ -20,7 +20,7 @@ def _hash(word: str) -> int:
 
 
 def signature(words: Iterable[str]) -> bytes:
-    hashes = array("I", sorted({_hash(word) for word in words}))
+    hashes = array("I", sorted(set(map(zlib.crc32, map(str.encode, words)))))
     if sys.byteorder == "big":  # stored little-endian whatever the machine
         hashes.byteswap()
     return hashes.tobytes()
