@@ -15,6 +15,7 @@ from infra.publisher import (
     REJUDGE_PRODUCE_TASK,
 )
 from infra.settings import Settings
+from workers.transport import transport_for
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -23,8 +24,9 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "visibility_timeout": settings.visibility_timeout,
         "queue_order_strategy": "priority",
     }
-    return {
-        "broker_url": redis_url(settings),
+    url = redis_url(settings)
+    config: dict[str, Any] = {
+        "broker_url": url,
         "broker_transport_options": transport,
         "broker_connection_retry_on_startup": True,
         "visibility_timeout": settings.visibility_timeout,
@@ -59,3 +61,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # connection only strands its claim. A second delivery is skipped by the claim.
         "worker_cancel_long_running_tasks_on_connection_loss": False,
     }
+    # An ack that races a lost connection must not take the worker down (workers/transport.py).
+    if (patched := transport_for(url)) is not None:
+        config["broker_transport"] = patched
+    return config

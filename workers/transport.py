@@ -1,0 +1,40 @@
+"""kombu's Redis transport, with one fix: an ack on a connection that is already closed is a
+connection error, not a crash.
+
+When Redis goes away, Celery closes the consumer's connection and reconnects. A task that
+finishes in between still has its ack queued on the event loop; kombu then builds a client from
+the closed connection and fails with `AttributeError: 'NoneType' object has no attribute
+'hostname'`. Celery treats that as unrecoverable and the whole worker shuts down (seen in the
+Redis-restart fault test). Raised as a Redis `ConnectionError` instead, the ack is logged as
+"Couldn't ack" and the worker carries on: the message stays in Redis's unacked set, comes back
+after the visibility timeout, and its second delivery finds the submission judged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from kombu.transport import redis as kombu_redis
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+TRANSPORT = "workers.transport:Transport"
+# The schemes kombu serves with its plain Redis transport (sentinel has its own).
+_PLAIN_REDIS_SCHEMES = frozenset({"redis", "rediss"})
+
+
+class Channel(kombu_redis.Channel):
+    def _connparams(self, asynchronous: bool = False) -> Any:
+        transport = self.connection
+        if transport is None or getattr(transport, "client", None) is None:
+            raise RedisConnectionError("the broker connection of this channel is closed")
+        return super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
+
+
+class Transport(kombu_redis.Transport):
+    Channel = Channel
+
+
+def transport_for(url: str) -> str | None:
+    """The transport class for a broker URL, or None to let kombu pick by scheme."""
+    return TRANSPORT if urlsplit(url).scheme in _PLAIN_REDIS_SCHEMES else None
