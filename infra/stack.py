@@ -1,5 +1,6 @@
 """`tilejudge up`: run Redis, SeaweedFS, the SQL store, the API and the Celery workers in the
-foreground, and stop every one of them cleanly on SIGINT/SIGTERM or when one of them dies.
+foreground, restart any of them that dies (on the same port), and stop every one of them cleanly
+on SIGINT/SIGTERM or when one keeps dying.
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ READY_TIMEOUT_S = 60.0
 CHILD_STOP_TIMEOUT_S = 20.0
 _POLL_S = 0.25
 _PORT_KEYS = {"redis": "redis", "seaweedfs": "s3"}  # service name -> key in ports.json
+# A part that dies is started again, unless it died this often within the window: then it
+# is failing, not crashing, and `up` stops with its log rather than loop.
+RESTART_LIMIT = 5
+RESTART_WINDOW_S = 300.0
 
 
 class StackError(RuntimeError):
@@ -57,6 +62,8 @@ class Child:
     name: str
     process: subprocess.Popen[bytes]
     log_path: Path
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
 
     def log_tail(self, lines: int = 30) -> str:
         try:
@@ -95,21 +102,53 @@ class Stack:
     logs: Path
     services: list[Service] = field(default_factory=list)
     children: list[Child] = field(default_factory=list)
+    # How to start each local service again on the port its clients already know.
+    restarters: dict[str, Callable[[int], Service]] = field(default_factory=dict)
+    deaths: dict[str, list[float]] = field(default_factory=dict)  # name -> monotonic times
 
     def spawn(self, name: str, argv: list[str], env: dict[str, str]) -> Child:
-        log_path = self.logs / f"{name}.log"
-        with log_path.open("ab") as log:  # append: earlier runs' logs survive a restart
+        child = Child(name, self._popen(name, argv, env), self.logs / f"{name}.log", argv, env)
+        self.children.append(child)
+        return child
+
+    def _popen(self, name: str, argv: list[str], env: dict[str, str]) -> subprocess.Popen[bytes]:
+        with (self.logs / f"{name}.log").open("ab") as log:  # append: earlier logs survive
             log.write(f"--- {name} started at {_now()} ---\n".encode())
             log.flush()
-            process = subprocess.Popen(
+            return subprocess.Popen(
                 argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
                 # Own process group: a Ctrl-C in the terminal reaches only `up`, which then
                 # stops the children in order instead of all of them at once.
                 process_group=0,
             )  # fmt: skip
-        child = Child(name, process, log_path)
-        self.children.append(child)
-        return child
+
+    def add_service(self, service: Service, restart: Callable[[int], Service]) -> None:
+        self.services.append(service)
+        self.restarters[service.name] = restart
+
+    def restart(self, dead: Supervised) -> None:
+        """Start a dead part again, or raise StackError when it keeps dying or cannot start."""
+        now = time.monotonic()
+        recent = [t for t in self.deaths.get(dead.name, []) if now - t < RESTART_WINDOW_S]
+        self.deaths[dead.name] = [*recent, now]
+        if len(recent) >= RESTART_LIMIT:
+            raise StackError(
+                f"{_death_notice(dead)}\n{dead.name} died {len(recent) + 1} times within "
+                f"{RESTART_WINDOW_S:.0f} s; stopping"
+            )
+        if isinstance(dead, Child):
+            # Whatever the dead leader left in its group (uvicorn's or Celery's own children)
+            # goes first, so the successor starts alone.
+            _kill_group(dead.process.pid)
+            dead.process = self._popen(dead.name, dead.argv, dead.env)
+            return
+        assert isinstance(dead, Service)
+        dead.stop()  # reaps it and removes what it left behind (a stale socket)
+        try:
+            successor = self.restarters[dead.name](dead.port)
+        except ServiceStartError as exc:
+            raise StackError(f"{dead.name} could not be started again: {exc}") from exc
+        self.services[self.services.index(dead)] = successor
 
     def first_dead(self) -> Supervised | None:
         parts: list[Supervised] = [*self.services, *self.children]
@@ -250,22 +289,22 @@ def _register_judge_lexicon(settings: Settings, s3_endpoint: str, database_url: 
 
 
 def _start_redis(stack: Stack, home: Path, saved_port: int | None) -> str:
-    service = _on_saved_port(
-        "redis", saved_port, lambda port: local_services.start_redis(home / "redis", port=port)
-    )
-    stack.services.append(service)
+    def start(port: int | None) -> Service:
+        return local_services.start_redis(home / "redis", port=port)
+
+    service = _on_saved_port("redis", saved_port, start)
+    stack.add_service(service, start)
     return service.url
 
 
 def _start_s3(stack: Stack, settings: Settings, saved_port: int | None) -> str:
-    service = _on_saved_port(
-        "seaweedfs",
-        saved_port,
-        lambda port: local_services.start_seaweedfs(
+    def start(port: int | None) -> Service:
+        return local_services.start_seaweedfs(
             settings.home / "s3", bucket=settings.s3_bucket, s3_port=port
-        ),
-    )
-    stack.services.append(service)
+        )
+
+    service = _on_saved_port("seaweedfs", saved_port, start)
+    stack.add_service(service, start)
     return service.url
 
 
@@ -397,12 +436,19 @@ def _print_banner(api_url: str, settings: Settings, stack: Stack) -> None:
 
 
 def _supervise(stack: Stack) -> int:
+    """Restart whatever dies (StackError, ending `up`, once something keeps dying)."""
     while True:
-        dead = stack.first_dead()
-        if dead is not None:
-            print(f"tilejudge up: {_death_notice(dead)}", file=sys.stderr, flush=True)
-            return 1
+        supervise_once(stack)
         time.sleep(_POLL_S * 2)
+
+
+def supervise_once(stack: Stack) -> None:
+    dead = stack.first_dead()
+    if dead is None:
+        return
+    print(f"tilejudge up: {_death_notice(dead)}", file=sys.stderr, flush=True)
+    stack.restart(dead)
+    print(f"tilejudge up: {dead.name} started again at {_now()}", file=sys.stderr, flush=True)
 
 
 @contextmanager

@@ -1,0 +1,105 @@
+"""`tilejudge up` keeps the stack running when a part of it dies: the Celery worker and the
+local Redis are SIGKILLed in turn, `up` starts each again, and uploads are judged afterwards."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+
+from judge import Lexicon, default_layout, judge
+from judge.generator import WordIndex, generate
+from tests.stack_process import RunningStack, running_stack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+RESTART_TIMEOUT_S = 60.0
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+def _cmdline(pid: int) -> str:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return f.read().replace(b"\0", b" ").decode(errors="replace")
+
+
+def _child_running(stack: RunningStack, marker: str) -> int:
+    """The pid of `up`'s direct child whose command line holds `marker`."""
+    matches = [p for p in _children(stack.process.pid) if marker in _cmdline(p)]
+    assert len(matches) == 1, f"{marker}: {[_cmdline(p) for p in _children(stack.process.pid)]}"
+    return matches[0]
+
+
+def _wait_restarted(stack: RunningStack, marker: str, old: int) -> float:
+    began = time.monotonic()
+    while time.monotonic() - began < RESTART_TIMEOUT_S:
+        assert stack.process.poll() is None, (stack.home / "up.out").read_text()
+        pids = [p for p in _children(stack.process.pid) if marker in _cmdline(p)]
+        if pids and pids != [old]:
+            return time.monotonic() - began
+        time.sleep(0.2)
+    pytest.fail(f"{marker} was not started again:\n{(stack.home / 'up.out').read_text()}")
+
+
+def _upload_and_wait(http: httpx.Client, token: str, body: bytes, timeout: float = 60.0) -> dict:
+    headers = {"Authorization": f"Bearer {token}", "content-type": "text/plain"}
+    deadline = time.monotonic() + timeout
+    while True:  # the API may answer 503 while Redis comes back; the client retries
+        answer = http.post("/v1/contests/supervised/submissions", content=body, headers=headers)
+        if answer.status_code == 202:
+            break
+        assert answer.status_code == 503, answer.text
+        assert time.monotonic() < deadline, answer.text
+        time.sleep(0.5)
+    sid = answer.json()["id"]
+    while time.monotonic() < deadline:
+        doc = http.get(f"/v1/submissions/{sid}", headers={"Authorization": f"Bearer {token}"})
+        if doc.json()["state"] == "judged":
+            return doc.json()
+        time.sleep(0.3)
+    pytest.fail(f"upload {sid} not judged within {timeout} s")
+
+
+def test_up_starts_a_killed_worker_and_a_killed_redis_again(
+    tmp_path: Path, real_lexicon: Lexicon, word_index: WordIndex
+) -> None:
+    bodies = [generate(word_index, default_layout(), seed=seed, moves=60) for seed in range(3)]
+    expected = [judge(body, real_lexicon, default_layout()).total for body in bodies]
+    env = {"TILEJUDGE_REQUEUE_AFTER": "5"}  # the sweeper publishes what Redis missed quickly
+    with (
+        running_stack(tmp_path / "home", workers=1, env=env) as stack,
+        httpx.Client(base_url=stack.url, timeout=30) as http,
+    ):
+        now = datetime.now(UTC)
+        contest = {
+            "id": "supervised",
+            "title": "Supervised",
+            "opens_at": (now - timedelta(hours=1)).isoformat(),
+            "closes_at": (now + timedelta(hours=1)).isoformat(),
+            "lexicon": "words_alpha",  # registered by `up` itself
+        }
+        assert http.post("/v1/contests", json=contest, headers=stack.admin).status_code == 201
+        team = http.post("/v1/contests/supervised/teams", json={"name": "t"}, headers=stack.admin)
+        token = team.json()["token"]
+        assert _upload_and_wait(http, token, bodies[0])["score"] == expected[0]
+
+        for marker, body, score in (
+            ("celery", bodies[1], expected[1]),
+            ("redis-server", bodies[2], expected[2]),
+        ):
+            victim = _child_running(stack, marker)
+            os.kill(victim, signal.SIGKILL)
+            _wait_restarted(stack, marker, victim)
+            assert _upload_and_wait(http, token, body)["score"] == score
+
+        out = (stack.home / "up.out").read_text()
+        assert "worker started again" in out
+        assert "redis started again" in out
