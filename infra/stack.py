@@ -35,6 +35,7 @@ _POLL_S = 0.25
 _PORT_KEYS = {"redis": "redis", "seaweedfs": "s3"}  # service name -> key in ports.json
 # A part that dies is started again, unless it died this often within the window: then it
 # is failing, not crashing, and `up` stops with its log rather than loop.
+KEEP_ALIVE_S = 75  # seconds an idle client connection is kept open by the API
 RESTART_LIMIT = 5
 RESTART_WINDOW_S = 300.0
 
@@ -378,6 +379,10 @@ def _api_argv(port: int, processes: int = 1) -> list[str]:
         # The access log would write every client's address (X-Forwarded-For from a local
         # proxy included) to logs/api.log; the privacy page promises no IP addresses are kept.
         "--no-access-log",
+        # Longer than clients keep an idle connection (httpx: 5 s), so the client, not the
+        # server, ends an idle one: with both at 5 s a client could send its next upload just
+        # as the server closed the connection, and get a reset (seen in the spike benchmark).
+        "--timeout-keep-alive", str(KEEP_ALIVE_S),
     ]  # fmt: skip
 
 
