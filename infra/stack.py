@@ -33,9 +33,9 @@ READY_TIMEOUT_S = 60.0
 CHILD_STOP_TIMEOUT_S = 20.0
 _POLL_S = 0.25
 _PORT_KEYS = {"redis": "redis", "seaweedfs": "s3"}  # service name -> key in ports.json
+KEEP_ALIVE_S = 75  # seconds an idle client connection is kept open by the API
 # A part that dies is started again, unless it died this often within the window: then it
 # is failing, not crashing, and `up` stops with its log rather than loop.
-KEEP_ALIVE_S = 75  # seconds an idle client connection is kept open by the API
 RESTART_LIMIT = 5
 RESTART_WINDOW_S = 300.0
 
