@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,3 +97,14 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], home: Path, timeout:
     raise RuntimeError(
         f"tilejudge up not ready in {timeout} s:\n{(home / 'up.out').read_text()[-4000:]}"
     )
+
+
+def children_of(parent: int) -> list[int]:
+    """The pids whose parent is `parent` (zombies included), read from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with suppress(OSError, IndexError, ValueError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
+                    found.append(int(entry.name))
+    return found

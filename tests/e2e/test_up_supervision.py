@@ -14,37 +14,36 @@ import pytest
 
 from judge import Lexicon, default_layout, judge
 from judge.generator import WordIndex, generate
-from tests.stack_process import RunningStack, running_stack
+from tests.stack_process import RunningStack, children_of, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 RESTART_TIMEOUT_S = 60.0
 
 
-def _children(pid: int) -> list[int]:
-    with open(f"/proc/{pid}/task/{pid}/children") as f:
-        return [int(p) for p in f.read().split()]
-
-
 def _cmdline(pid: int) -> str:
-    with open(f"/proc/{pid}/cmdline", "rb") as f:
-        return f.read().replace(b"\0", b" ").decode(errors="replace")
+    try:
+        return (
+            Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        )
+    except OSError:
+        return ""  # gone (reaped) since it was listed
 
 
 def _child_running(stack: RunningStack, marker: str) -> int:
     """The pid of `up`'s direct child whose command line holds `marker`."""
-    matches = [p for p in _children(stack.process.pid) if marker in _cmdline(p)]
-    assert len(matches) == 1, f"{marker}: {[_cmdline(p) for p in _children(stack.process.pid)]}"
+    matches = [p for p in children_of(stack.process.pid) if marker in _cmdline(p)]
+    assert len(matches) == 1, f"{marker}: {[_cmdline(p) for p in children_of(stack.process.pid)]}"
     return matches[0]
 
 
-def _wait_restarted(stack: RunningStack, marker: str, old: int) -> float:
+def _wait_restarted(stack: RunningStack, marker: str, old: int) -> None:
     began = time.monotonic()
     while time.monotonic() - began < RESTART_TIMEOUT_S:
         assert stack.process.poll() is None, (stack.home / "up.out").read_text()
-        pids = [p for p in _children(stack.process.pid) if marker in _cmdline(p)]
+        pids = [p for p in children_of(stack.process.pid) if marker in _cmdline(p)]
         if pids and pids != [old]:
-            return time.monotonic() - began
+            return
         time.sleep(0.2)
     pytest.fail(f"{marker} was not started again:\n{(stack.home / 'up.out').read_text()}")
 

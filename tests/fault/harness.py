@@ -46,6 +46,7 @@ from infra.stack import (  # what `up` runs
     _worker_argv,
 )
 from judge import Lexicon
+from tests.stack_process import children_of
 
 ADMIN_TOKEN = "fault-admin-token"
 # Short deadlines so that recovery fits a test run; the relations between them are the ones
@@ -112,7 +113,7 @@ class FaultStack:
     def worker_children(self) -> list[int]:
         """The pool's live children (a killed one stays a zombie until the parent reaps it)."""
         assert self.worker is not None
-        return [pid for pid in _children(self.worker.pid) if _running(pid)]
+        return [pid for pid in children_of(self.worker.pid) if _running(pid)]
 
     def kill_worker_parent(self) -> list[int]:
         """SIGKILL the parent only, as the OOM killer would; returns its orphaned children."""
@@ -361,16 +362,6 @@ def corpus_for(lexicon: Lexicon, uploads: int, teams: int = 8, seed: int = 0) ->
 
 
 # --- processes ---------------------------------------------------------------------------------
-
-
-def _children(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            with suppress(OSError, IndexError, ValueError):
-                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == parent:
-                    found.append(int(entry.name))
-    return found
 
 
 def _waiting_in(pid: int) -> str:
