@@ -63,8 +63,8 @@ class Child:
     name: str
     process: subprocess.Popen[bytes]
     log_path: Path
-    argv: list[str] = field(default_factory=list)
-    env: dict[str, str] = field(default_factory=dict)
+    argv: list[str]  # how to start it again
+    env: dict[str, str]
 
     def log_tail(self, lines: int = 30) -> str:
         try:
