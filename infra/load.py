@@ -8,6 +8,7 @@ waiting on results. Fault tests and the spike benchmark drive the same functions
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import sys
 import time
@@ -22,7 +23,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from infra import clock, lexicon_files
+from infra import clock, http1, lexicon_files
 from infra.client import describe_error
 from judge import Lexicon, default_layout, judge
 from judge.generator import WordIndex, generate
@@ -215,19 +216,14 @@ def run_burst(plan: Plan, tokens: list[str], corpus: Corpus, deadline: float) ->
 async def _burst(plan: Plan, tokens: list[str], corpus: Corpus, deadline: float) -> Burst:
     burst = Burst([Upload(n, n % len(tokens)) for n in range(len(corpus.data))])
     todo = iter(burst.uploads)  # shared by the clients: each takes the next upload
-    limits = httpx.Limits(
-        max_connections=plan.concurrency, max_keepalive_connections=plan.concurrency
-    )
-    async with httpx.AsyncClient(base_url=plan.url, limits=limits) as http:
-        sender = _Sender(http, plan, tokens, corpus, burst, deadline)
-        await asyncio.gather(*(sender.client(todo) for _ in range(plan.concurrency)))
+    sender = _Sender(plan, tokens, corpus, burst, deadline)
+    await asyncio.gather(*(sender.client(todo) for _ in range(plan.concurrency)))
     burst.elapsed = time.monotonic() - burst.started
     return burst
 
 
 @dataclass
 class _Sender:
-    http: httpx.AsyncClient
     plan: Plan
     tokens: list[str]
     corpus: Corpus
@@ -235,49 +231,55 @@ class _Sender:
     deadline: float
 
     async def client(self, todo: Iterator[Upload]) -> None:
-        for upload in todo:
-            if self.plan.rate:
-                due = self.burst.started + upload.index / self.plan.rate
-                await asyncio.sleep(due - time.monotonic())
-            if time.monotonic() >= self.deadline:
-                return
-            await self.send(upload)
+        """One client: its own keep-alive connection, the next upload until none is left."""
+        connection = http1.Connection(self.plan.url)
+        try:
+            for upload in todo:
+                if self.plan.rate:
+                    due = self.burst.started + upload.index / self.plan.rate
+                    await asyncio.sleep(due - time.monotonic())
+                if time.monotonic() >= self.deadline:
+                    return
+                await self.send(connection, upload)
+        finally:
+            connection.close()
 
-    async def send(self, upload: Upload) -> None:
+    async def send(self, connection: http1.Connection, upload: Upload) -> None:
         """Upload once, and again after a 429, 502-504 or transport error while retries last."""
         for attempt in range(self.plan.retries + 1):
-            response = await self._attempt(upload)
-            if response is not None and response.status_code == 202:
-                body = response.json()
+            answer = await self._attempt(connection, upload)
+            if answer is not None and answer.status == 202:
+                body = json.loads(answer.body)
                 upload.submission, upload.received_at = str(body["id"]), str(body["received_at"])
-                upload.duplicate = response.headers.get("X-Tilejudge-Duplicate") == "true"
+                upload.duplicate = answer.headers.get("x-tilejudge-duplicate") == "true"
                 return
-            if response is not None and response.status_code not in RETRYABLE:
+            if answer is not None and answer.status not in RETRYABLE:
                 return
             pause = min(5.0, 0.25 * 2**attempt)
             if attempt == self.plan.retries or time.monotonic() + pause >= self.deadline:
                 return
             await asyncio.sleep(pause)
 
-    async def _attempt(self, upload: Upload) -> httpx.Response | None:
+    async def _attempt(self, connection: http1.Connection, upload: Upload) -> http1.Answer | None:
         began = time.monotonic()
-        response = None
+        answer = None
         try:
-            response = await self.http.post(
+            answer = await connection.request(
+                "POST",
                 f"/v1/contests/{self.plan.contest}/submissions",
-                content=self.corpus.data[upload.index],
-                headers={
+                self.corpus.data[upload.index],
+                {
                     "Authorization": f"Bearer {self.tokens[upload.team]}",
                     "Content-Type": "text/plain",
                 },
                 timeout=max(1.0, min(REQUEST_TIMEOUT_S, self.deadline - began)),
             )
-            upload.outcome = str(response.status_code)
-        except httpx.HTTPError as exc:
-            upload.outcome = type(exc).__name__
+            upload.outcome = str(answer.status)
+        except http1.TransportError as exc:
+            upload.outcome = exc.name
         latency = time.monotonic() - began
         self.burst.attempts.append(Attempt(upload.index, began, latency, upload.outcome))
-        return response
+        return answer
 
 
 # --- results -----------------------------------------------------------------------------------
