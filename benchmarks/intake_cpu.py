@@ -42,9 +42,10 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--uploads", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--api-workers", type=int, default=2, help="API processes")
     args = parser.parse_args()
     lexicon = Lexicon.from_bytes(shared_list("words_alpha.txt").read_bytes())
-    env = {"TILEJUDGE_RATE_LIMIT": "1000000"}
+    env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_API_WORKERS": str(args.api_workers)}
     with (
         tempfile.TemporaryDirectory(prefix="tj-intake-cpu-") as home,
         running_stack(Path(home), workers=2, env=env) as stack,

@@ -76,9 +76,10 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--teams", type=int, default=50)
     parser.add_argument("--moves", type=int, default=120)
+    parser.add_argument("--api-workers", type=int, default=2, help="API processes")
     args = parser.parse_args()
     lexicon = Lexicon.from_bytes(shared_list("words_alpha.txt").read_bytes())
-    env = {"TILEJUDGE_RATE_LIMIT": "1000000"}
+    env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_API_WORKERS": str(args.api_workers)}
     with (
         tempfile.TemporaryDirectory(prefix="tj-spike-") as home,
         running_stack(Path(home), workers=2, env=env) as stack,

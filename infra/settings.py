@@ -53,7 +53,8 @@ class Settings:
         return cls(
             home=Path(env.text("TILEJUDGE_HOME", "./.tilejudge")).resolve(),
             api_port=env.integer("TILEJUDGE_API_PORT", 8000, low=0, high=65535),
-            api_workers=env.integer("TILEJUDGE_API_WORKERS", 1, low=1, high=64),
+            # One per core of a small machine: an upload costs the API a few ms of CPU under one GIL.
+            api_workers=env.integer("TILEJUDGE_API_WORKERS", 2, low=1, high=64),
             admin_token=env.optional("TILEJUDGE_ADMIN_TOKEN"),
             redis_url=env.optional("REDIS_URL"),
             s3_endpoint=env.optional("TILEJUDGE_S3_ENDPOINT"),
