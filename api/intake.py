@@ -162,9 +162,8 @@ class Intake:
     ) -> tuple[Submission, bool]:
         """Store and queue an upload; (submission, created). Same bytes again: the same one back."""
         sha256 = hashlib.sha256(data).hexdigest()
-        existing = self.store.find_same_bytes(contest.id, team.id, sha256)
-        if existing is not None:
-            return existing, False
+        # No look for the same bytes first: the insert finds them (a retried upload is rare, a
+        # query on every upload is not), and the bytes just written are then deleted again.
         submission_id = uuid.uuid4().hex
         key = f"uploads/{contest.id}/{team.id}/{submission_id}"
         self.blobs.put(key, data, "text/plain")
@@ -194,8 +193,11 @@ class Intake:
         try:
             self._store(submission)
         except Duplicate:
-            # The same team sent the same bytes twice at once: the first row wins.
-            self.blobs.delete(key)
+            # The team sent these bytes before (or twice at once): the first row wins.
+            try:
+                self.blobs.delete(key)
+            except Exception as exc:  # an orphan object, not a failed upload
+                log.warning("intake.orphan_upload", key=key, error=str(exc))
             winner = self.store.find_same_bytes(contest.id, team.id, sha256)
             if winner is None:
                 raise
