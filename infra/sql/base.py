@@ -32,6 +32,9 @@ class StoreBase:
         self.engine = engine
         self._postgres = is_postgres(engine)
         self._write_lock = write_lock(engine)
+        self._batched_event_ids = bool(
+            engine.dialect.insert_executemany_returning_sort_by_parameter_order
+        )
 
     # -- plumbing ---------------------------------------------------------------------------
 
@@ -45,12 +48,23 @@ class StoreBase:
             if pending:
                 if self._postgres:
                     conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENT_LOCK})
-                for event in pending:
-                    event["id"] = conn.execute(
-                        insert(events).values(**_event_row(event))
-                    ).inserted_primary_key[0]  # type: ignore[index]
+                self._insert_events(conn, pending)
         for event in pending:
             log.info(event["type"], **{k: v for k, v in event.items() if k != "type"})
+
+    def _insert_events(self, conn: Connection, pending: list[dict[str, Any]]) -> None:
+        """One statement for all of a transaction's events where the database returns the ids
+        of a multi-row insert in order (SQLite 3.35+, PostgreSQL), else one each."""
+        rows = [_event_row(event) for event in pending]
+        if len(rows) > 1 and self._batched_event_ids:
+            ids = conn.execute(
+                insert(events).returning(events.c.id, sort_by_parameter_order=True), rows
+            ).scalars()
+            for event, event_id in zip(pending, ids, strict=True):
+                event["id"] = event_id
+            return
+        for event, row in zip(pending, rows):
+            event["id"] = conn.execute(insert(events).values(**row)).inserted_primary_key[0]  # type: ignore[index]
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:

@@ -7,7 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import and_, insert, select, tuple_, update
+from sqlalchemy import Connection, and_, insert, select, tuple_, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
@@ -114,36 +114,53 @@ class SubmissionsMixin(StoreBase):
     def mark_queued_many(self, submission_ids: Sequence[str]) -> list[str]:
         """Several published submissions stored -> queued in one transaction (one commit, one
         fsync, however many a burst of uploads published); returns those that were marked."""
+        still_stored = and_(
+            submissions.c.id.in_(list(submission_ids)),
+            submissions.c.state == SubmissionState.STORED,
+        )
         with self._write() as (conn, pending):
-            rows = (
-                conn.execute(
-                    select(submissions).where(
-                        and_(
-                            submissions.c.id.in_(list(submission_ids)),
-                            submissions.c.state == SubmissionState.STORED,
+            rows: list[tuple[str, str, str]]
+            if self.engine.dialect.update_returning:  # one statement (SQLite 3.35+, PostgreSQL)
+                rows = [
+                    (row[0], row[1], row[2])
+                    for row in conn.execute(
+                        update(submissions)
+                        .where(still_stored)
+                        .values(state=SubmissionState.QUEUED, state_at=clock.now())
+                        .returning(
+                            submissions.c.id, submissions.c.contest_id, submissions.c.team_id
                         )
                     )
-                )
-                .mappings()
-                .all()
+                ]
+            else:
+                rows = self._mark_queued_one_by_one(conn, still_stored)
+            order = {sid: n for n, sid in enumerate(submission_ids)}
+            marked = sorted(rows, key=lambda row: order[row[0]])
+            pending.extend(
+                {"type": EventType.SUBMISSION_QUEUED, "submission": sid, "contest": c, "team": t}
+                for sid, c, t in marked
             )
-            marked = []
-            for row in rows:
-                sub = Submission(**row)
-                changed = conn.execute(
-                    update(submissions)
-                    .where(
-                        and_(
-                            submissions.c.id == sub.id,
-                            submissions.c.state == SubmissionState.STORED,
-                        )
-                    )
-                    .values(state=SubmissionState.QUEUED, state_at=clock.now())
-                ).rowcount
-                if changed:
-                    pending.append({"type": EventType.SUBMISSION_QUEUED, **_about(sub)})
-                    marked.append(sub.id)
-            return marked
+            return [row[0] for row in marked]
+
+    @staticmethod
+    def _mark_queued_one_by_one(
+        conn: Connection, still_stored: ColumnElement[bool]
+    ) -> list[tuple[str, str, str]]:
+        found = conn.execute(
+            select(submissions.c.id, submissions.c.contest_id, submissions.c.team_id).where(
+                still_stored
+            )
+        ).all()
+        marked = []
+        for sid, contest_id, team_id in found:
+            changed = conn.execute(
+                update(submissions)
+                .where(and_(submissions.c.id == sid, submissions.c.state == SubmissionState.STORED))
+                .values(state=SubmissionState.QUEUED, state_at=clock.now())
+            ).rowcount
+            if changed:
+                marked.append((sid, contest_id, team_id))
+        return marked
 
     def requeue(self, seen: Submission) -> bool:
         """The sweeper's move: back to queued, only if nothing touched it since it was `seen`."""

@@ -22,6 +22,7 @@ from sqlalchemy import func, inspect, select, text
 
 from infra import clock
 from infra.events import EventType, SubmissionState
+from infra.sql import base as sql_base
 from infra.sql.engine import make_engine
 from infra.sql.migrate import alembic_config, upgrade
 from infra.sql.schema import events, metadata, results, word_hashes
@@ -376,6 +377,52 @@ def test_events_carry_their_fields_and_a_judged_one_its_score(store: SqlStore, t
         team.id,
         "c1",
     )
+
+
+def test_a_transactions_events_get_ids_in_order_and_the_log_lines_carry_the_stored_ids(
+    store: SqlStore, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logged: list[dict[str, Any]] = []
+
+    class Recorder:
+        def info(self, event: str, **fields: Any) -> None:
+            logged.append({"event": event, **fields})
+
+    monkeypatch.setattr(sql_base, "log", Recorder())
+    batch = [new_submission(team) for _ in range(7)]
+    store.store_submissions(batch)
+    store.mark_queued_many([s.id for s in reversed(batch)])
+
+    stored = [e for e in all_events(store) if e["type"] == "submission.stored"]
+    queued = [e for e in all_events(store) if e["type"] == "submission.queued"]
+    assert [e["submission"] for e in stored] == [s.id for s in batch]
+    assert sorted(e["submission"] for e in queued) == sorted(s.id for s in batch)
+    ids = [e["id"] for e in stored + queued]
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+    in_table = {(e["type"], e["submission"]): e["id"] for e in stored + queued}
+    in_log = {
+        (line["event"], line["submission"]): line["id"]
+        for line in logged
+        if line["event"] in ("submission.stored", "submission.queued")
+    }
+    assert in_log == in_table
+
+
+@pytest.mark.parametrize("returning", [True, False], ids=["one-update", "row-by-row"])
+def test_marking_a_burst_queued_skips_what_moved_on_and_writes_one_event_each(
+    store: SqlStore, team: Team, monkeypatch: pytest.MonkeyPatch, returning: bool
+) -> None:
+    # Without UPDATE ... RETURNING (SQLite before 3.35) the store marks them one by one.
+    monkeypatch.setattr(store.engine.dialect, "update_returning", returning)
+    batch = [store_submission(store, team) for _ in range(4)]
+    assert store.mark_queued(batch[1].id)  # already queued: not marked twice
+
+    marked = store.mark_queued_many([s.id for s in batch] + ["no-such-submission"])
+
+    assert marked == [batch[0].id, batch[2].id, batch[3].id]
+    queued = [e["submission"] for e in all_events(store) if e["type"] == "submission.queued"]
+    assert queued == [batch[1].id, batch[0].id, batch[2].id, batch[3].id]
+    assert {store.get_submission(s.id).state for s in batch} == {SubmissionState.QUEUED}  # type: ignore[union-attr]
 
 
 # -- the leaderboard ----------------------------------------------------------------------------
