@@ -24,7 +24,7 @@ class RateLimiter:
         window = int(now // 60)
         key = f"tilejudge:rate:{team_id}:{window}"
         try:
-            pipe = self._client.pipeline()
+            pipe = self._client.pipeline(transaction=False)  # one round trip, no MULTI/EXEC
             pipe.incr(key)
             pipe.expire(key, 120)
             count = int(pipe.execute()[0])

@@ -15,7 +15,7 @@ from fastapi.responses import JSONResponse
 
 from api import schemas
 from api.errors import ApiError, Invalid, NotFound, TooLarge, Unavailable, UnsupportedMediaType
-from api.services import Admin, AnyCaller, BearerToken, Services, Svc, team_of, token_hash
+from api.services import Admin, AnyCaller, BearerToken, Services, Svc, token_hash, uploader
 from infra import clock, receipts
 from infra.publisher import PublishFailed
 from infra.registry import register_lexicon
@@ -186,10 +186,9 @@ async def submit(
 def _admit(svc: Services, token: str, contest_id: str) -> tuple[Team, Contest]:
     """Who uploads, to which contest, whether it is open and whether the team may send more
     now: the checks made before the body is read (401, 403, 404, 429)."""
-    team = team_of(svc, token)
-    found = _contest(svc, contest_id)
-    if team.contest_id != found.id:
-        raise NotFound(f"no contest {contest_id!r} for this team")
+    team, found = uploader(svc, token)
+    if found.id != contest_id:
+        raise NotFound(f"no contest {contest_id[:64]!r} for this team")
     svc.limiter.check(team.id)
     svc.intake.check_window(found, clock.now())
     return team, found

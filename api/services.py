@@ -15,7 +15,7 @@ from api.intake import Intake
 from api.ratelimit import RateLimiter
 from infra.blobstore import BlobStore
 from infra.settings import Settings
-from infra.sql.store import SqlStore, Team
+from infra.sql.store import Contest, SqlStore, Team
 
 ADMIN_COOKIE = "tilejudge_admin"
 
@@ -76,11 +76,14 @@ def _token(request: Request) -> str:
     return token
 
 
-def team_of(svc: Services, token: str) -> Team:
-    """The team a token belongs to: 401 if none, 403 for the admin token."""
+def uploader(svc: Services, token: str) -> tuple[Team, Contest]:
+    """The uploading team and its contest (one query): 401 if none, 403 for the admin token."""
     if hmac.compare_digest(token, svc.admin_token):
         raise Forbidden("uploads are made with a team token, not the admin token")
-    return _team(svc, token)
+    found = svc.store.team_with_contest(token_hash(token))
+    if found is None:
+        raise Unauthorized("unknown token")
+    return found
 
 
 def _team(svc: Services, token: str) -> Team:

@@ -98,6 +98,25 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
             )
             return Team(**row) if row is not None else None
 
+    def team_with_contest(self, token_hash: str) -> tuple[Team, Contest] | None:
+        """The team a token belongs to and its contest, in one query (every upload asks)."""
+        contest_columns = [column.label(f"contest__{column.name}") for column in contests.c]
+        with self._read() as conn:
+            row = (
+                conn.execute(
+                    select(*teams.c, *contest_columns)
+                    .join(contests, contests.c.id == teams.c.contest_id)
+                    .where(teams.c.token_hash == token_hash)
+                )
+                .mappings()
+                .first()
+            )
+        if row is None:
+            return None
+        team = Team(**{column.name: row[column.name] for column in teams.c})
+        contest = Contest(**{column.name: row[f"contest__{column.name}"] for column in contests.c})
+        return team, contest
+
     def get_team(self, team_id: str) -> Team | None:
         with self._read() as conn:
             row = conn.execute(select(teams).where(teams.c.id == team_id)).mappings().first()

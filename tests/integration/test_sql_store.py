@@ -425,6 +425,15 @@ def test_marking_a_burst_queued_skips_what_moved_on_and_writes_one_event_each(
     assert {store.get_submission(s.id).state for s in batch} == {SubmissionState.QUEUED}  # type: ignore[union-attr]
 
 
+def test_a_token_finds_its_team_and_contest_in_one_query(store: SqlStore, team: Team) -> None:
+    add_contest(store, "c2")
+    other = add_team(store, "beta", "c2")
+
+    assert store.team_with_contest(team.token_hash) == (team, store.get_contest("c1"))
+    assert store.team_with_contest(other.token_hash) == (other, store.get_contest("c2"))
+    assert store.team_with_contest("0" * 64) is None
+
+
 # -- the leaderboard ----------------------------------------------------------------------------
 
 

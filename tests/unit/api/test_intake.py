@@ -291,7 +291,7 @@ class FakeRedis:
         self.expiries: dict[str, int] = {}
         self.fail = fail
 
-    def pipeline(self) -> FakeRedis.Pipe:
+    def pipeline(self, transaction: bool = True) -> FakeRedis.Pipe:
         return FakeRedis.Pipe(self)
 
     class Pipe:
