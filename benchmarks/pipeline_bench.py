@@ -7,7 +7,9 @@ two cores, upload-to-result latency at a steady load, and lexicon memory (PSS) w
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
+import json
 import multiprocessing
 import os
 import signal
@@ -16,13 +18,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 
-from infra import clock
+from infra import clock, http1
 from judge import Lexicon, default_layout, judge
 from judge.generator import WordIndex, generate
 from tests.conftest import shared_list
@@ -74,29 +75,45 @@ def setup_contest(http: httpx.Client, stack: RunningStack, words: bytes, teams: 
 
 
 def upload_all(
-    http: httpx.Client,
+    url: str,
     tokens: list[str],
     corpus: list[bytes],
     concurrency: int,
     rate: float | None = None,
 ) -> list[str]:
-    def one(n: int) -> str:
-        if rate:
-            time.sleep(max(0.0, start + n / rate - time.monotonic()))
-        response = http.post(
-            "/v1/contests/bench/submissions",
-            content=corpus[n],
-            headers={
-                "Authorization": f"Bearer {tokens[n % len(tokens)]}",
-                "content-type": "text/plain",
-            },
-        )
-        response.raise_for_status()
-        return str(response.json()["id"])
+    """Upload every submission with `concurrency` clients on keep-alive connections (the load
+    generator's lean client: httpx's own CPU would be taken from the judges on these cores)."""
+    ids = [""] * len(corpus)
+    todo = iter(range(len(corpus)))
 
-    start = time.monotonic()
-    with ThreadPoolExecutor(concurrency) as pool:
-        return list(pool.map(one, range(len(corpus))))
+    async def client(start: float) -> None:
+        connection = http1.Connection(url)
+        try:
+            for n in todo:
+                if rate:
+                    await asyncio.sleep(max(0.0, start + n / rate - time.monotonic()))
+                answer = await connection.request(
+                    "POST",
+                    "/v1/contests/bench/submissions",
+                    corpus[n],
+                    {
+                        "Authorization": f"Bearer {tokens[n % len(tokens)]}",
+                        "Content-Type": "text/plain",
+                    },
+                    timeout=60,
+                )
+                if answer.status != 202:
+                    raise RuntimeError(f"upload {n}: {answer.status} {answer.body[:200]!r}")
+                ids[n] = str(json.loads(answer.body)["id"])
+        finally:
+            connection.close()
+
+    async def clients() -> None:
+        start = time.monotonic()
+        await asyncio.gather(*(client(start) for _ in range(concurrency)))
+
+    asyncio.run(clients())
+    return ids
 
 
 def wait_judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict]:
@@ -125,7 +142,7 @@ def drain_rate(
     for pid in frozen:
         os.kill(pid, signal.SIGSTOP)
     try:
-        ids = upload_all(http, tokens, corpus, concurrency=16)
+        ids = upload_all(stack.url, tokens, corpus, concurrency=16)
     finally:
         started = clock.now()
         for pid in frozen:
@@ -194,7 +211,7 @@ def worker_total_after_tasks(
         running_stack(home, workers=4, env=env | EXACTLY) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
-        wait_judged(http, stack, upload_all(http, tokens, corpus[:40], 8))
+        wait_judged(http, stack, upload_all(stack.url, tokens, corpus[:40], 8))
         parent, children = worker_pids(stack)
         return pss_kib(parent), [pss_kib(c) for c in children]
 
@@ -277,7 +294,7 @@ def main() -> None:
         tokens = setup_contest(http, stack, words, teams=20)
         time.sleep(1)
         began = time.monotonic()
-        ids = upload_all(http, tokens, corpus, concurrency=16)
+        ids = upload_all(stack.url, tokens, corpus, concurrency=16)
         uploaded = time.monotonic() - began
         docs = wait_judged(http, stack, ids)
         print(f"uploads: {len(ids)} accepted in {uploaded:.1f} s ({len(ids) / uploaded:.1f}/s)")
@@ -298,7 +315,7 @@ def main() -> None:
         steady = corpus[: min(100, len(corpus))]
         steady = [c + b"\n" for c in steady]  # new bytes, not deduplicated
         rate_per_s = max(1.0, e2e / 3)  # a steady load well under what the stack sustains
-        ids = upload_all(http, tokens, steady, concurrency=8, rate=rate_per_s)
+        ids = upload_all(stack.url, tokens, steady, concurrency=8, rate=rate_per_s)
         latencies = [
             seconds(d["received_at"], d["judged_at"]) * 1000 for d in wait_judged(http, stack, ids)
         ]

@@ -86,7 +86,7 @@ def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, f
 def live_latencies(
     http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes], rate: float
 ) -> list[float]:
-    ids = upload_all(http, tokens, corpus, concurrency=4, rate=rate)
+    ids = upload_all(stack.url, tokens, corpus, concurrency=4, rate=rate)
     return [seconds(d["received_at"], d["judged_at"]) * 1000 for d in wait_judged(http, stack, ids)]
 
 
