@@ -31,6 +31,7 @@ class Settings:
     database_url: str | None
     workers: int
     standby_workers: int
+    worker_nice: int
     max_upload_bytes: int
     rate_limit_per_minute: int
     receipt_key: str | None
@@ -65,6 +66,7 @@ class Settings:
             database_url=env.optional("TILEJUDGE_DATABASE_URL"),
             workers=env.integer("TILEJUDGE_WORKERS", 2, low=1, high=256),
             standby_workers=env.integer("TILEJUDGE_STANDBY_WORKERS", 1, low=0, high=16),
+            worker_nice=env.integer("TILEJUDGE_WORKER_NICE", 10, low=0, high=19),
             max_upload_bytes=env.integer("TILEJUDGE_MAX_UPLOAD_BYTES", 2 * 1024 * 1024, low=1),
             rate_limit_per_minute=env.integer("TILEJUDGE_RATE_LIMIT", 60, low=0),
             receipt_key=env.optional("TILEJUDGE_RECEIPT_KEY"),

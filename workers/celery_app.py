@@ -72,6 +72,7 @@ def deps() -> WorkerDeps:
 @worker_init.connect
 def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     configure_logging()
+    _lower_priority(settings.worker_nice)
     _state["pool_size"] = int(getattr(sender, "concurrency", 0) or 0)  # the children inherit it
     rulesets = _rulesets()
     store = make_store(settings)
@@ -91,6 +92,15 @@ def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     gc.collect()
     gc.freeze()  # keep the collector from touching (and so un-sharing) the preloaded pages
     log.info("worker.lexicons_preloaded", lexicons=rulesets.loaded(), pid=os.getpid())
+
+
+def _lower_priority(nice: int) -> None:
+    """Judge at a lower CPU priority than intake (the pool inherits it): on shared cores at a
+    deadline spike, uploads are accepted first and judged a little later, never the reverse.
+    Only ever lowered (an unprivileged process could not raise it back)."""
+    current = os.getpriority(os.PRIO_PROCESS, 0)
+    if nice > current:
+        os.setpriority(os.PRIO_PROCESS, 0, nice)
 
 
 @worker_process_init.connect

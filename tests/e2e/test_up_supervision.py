@@ -30,6 +30,10 @@ def _cmdline(pid: int) -> str:
         return ""  # gone (reaped) since it was listed
 
 
+def _nice(pid: int) -> int:
+    return os.getpriority(os.PRIO_PROCESS, pid)
+
+
 def _child_running(stack: RunningStack, marker: str) -> int:
     """The pid of `up`'s direct child whose command line holds `marker`."""
     matches = [p for p in children_of(stack.process.pid) if marker in _cmdline(p)]
@@ -89,6 +93,10 @@ def test_up_starts_a_killed_worker_and_a_killed_redis_again(
         team = http.post("/v1/contests/supervised/teams", json={"name": "t"}, headers=stack.admin)
         token = team.json()["token"]
         assert _upload_and_wait(http, token, bodies[0])["score"] == expected[0]
+        # The judges yield the CPU to intake: the worker and its pool run at nice 10, the API not.
+        worker = _child_running(stack, "celery")
+        assert {_nice(pid) for pid in [worker, *children_of(worker)]} == {10}
+        assert _nice(_child_running(stack, "uvicorn")) == os.getpriority(os.PRIO_PROCESS, 0)
 
         for marker, body, score in (
             ("celery", bodies[1], expected[1]),
