@@ -122,6 +122,12 @@ class GroupCommit:
             done.set_result(row is not None)
 
 
+def _closed(contest: Contest, received_at: str) -> Forbidden:
+    return Forbidden(
+        f"contest {contest.id} closed at {contest.closes_at}; received at {received_at}"
+    )
+
+
 def _settle(done: Future[bool], store: SqlStore, submission: Submission) -> None:
     try:
         done.set_result(store.store_submissions([submission])[0] is not None)
@@ -148,14 +154,27 @@ class Intake:
             raise Duplicate("the same bytes were uploaded already")
 
     def check_window(self, contest: Contest, received_at: str) -> None:
+        self.check_opened(contest, received_at)
+        if received_at > contest.closes_at:
+            raise _closed(contest, received_at)
+
+    def check_opened(self, contest: Contest, received_at: str) -> None:
         if received_at < contest.opens_at:
             raise Forbidden(
                 f"contest {contest.id} opens at {contest.opens_at}; received at {received_at}"
             )
-        if received_at > contest.closes_at:
-            raise Forbidden(
-                f"contest {contest.id} closed at {contest.closes_at}; received at {received_at}"
-            )
+
+    def accept_late(
+        self, team: Team, contest: Contest, data: bytes, received_at: str
+    ) -> Submission:
+        """After the deadline only a retry is answered: bytes this team uploaded in time (the
+        answer to them lost, say) get their submission back, as before the deadline; anything
+        new is refused (403) and nothing is stored."""
+        sha256 = hashlib.sha256(data).hexdigest()
+        existing = self.store.find_same_bytes(contest.id, team.id, sha256)
+        if existing is None:
+            raise _closed(contest, received_at)
+        return existing
 
     def accept(
         self, team: Team, contest: Contest, data: bytes, received_at: str

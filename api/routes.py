@@ -163,14 +163,22 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     openapi_extra={"requestBody": {"content": {"text/plain": {"schema": {"type": "string"}}}}},
 )
 async def submit(contest: str, request: Request, svc: Svc, token: BearerToken) -> JSONResponse:
-    """Upload a move list: raw text/plain body, or multipart/form-data with a field `file`."""
-    # Two trips to the thread pool in all, the body read on the event loop between them:
-    # the team, the contest, its window and the rate limit before a byte is read, then intake.
+    """Upload a move list: raw text/plain body, or multipart/form-data with a field `file`.
+
+    After the contest closes, only a retry of an upload received in time is answered (with
+    that submission, flagged `X-Tilejudge-Duplicate`); anything else is refused with 403."""
+    # Two trips to the thread pool in all, the body read on the event loop between them: the
+    # team, the contest, whether it opened and the rate limit before a byte is read, then intake.
     team, found = await run_in_threadpool(_admit, svc, token, contest)
     data = await _upload_bytes(request, svc.settings.max_upload_bytes)
     received_at = clock.now()
-    svc.intake.check_window(found, received_at)
-    submission, created = await run_in_threadpool(svc.intake.accept, team, found, data, received_at)
+    if received_at > found.closes_at:
+        late = await run_in_threadpool(svc.intake.accept_late, team, found, data, received_at)
+        submission, created = late, False
+    else:
+        submission, created = await run_in_threadpool(
+            svc.intake.accept, team, found, data, received_at
+        )
     # The documented SubmissionAccepted, built directly: the busiest route skips FastAPI's
     # validation of its own answer.
     return JSONResponse(
@@ -192,7 +200,9 @@ def _admit(svc: Services, token: str, contest_id: str) -> tuple[Team, Contest]:
     if found.id != contest_id:
         raise NotFound(f"no contest {contest_id[:64]!r} for this team")
     svc.limiter.check(team.id)
-    svc.intake.check_window(found, clock.now())
+    # Whether it came too late is decided once the body is in (a retry of an upload made in
+    # time still gets its answer then); too early is decided now.
+    svc.intake.check_opened(found, clock.now())
     return team, found
 
 

@@ -22,13 +22,29 @@ FINAL_STATES = frozenset({"judged", "failed"})
 EXIT_OK, EXIT_NOT_JUDGED, EXIT_ERROR = 0, 1, 2
 
 
+# An upload is sent again after these (and after no answer at all): the server answers the
+# same bytes from the same team with the same submission, even past the deadline when the first
+# copy came in time, so sending again never makes a second one.
+RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
+SUBMIT_ATTEMPTS = 5
+FIRST_PAUSE_S, LONGEST_PAUSE_S = 0.5, 10.0
+
+
 class ClientError(Exception):
     """Something the user can fix (bad token, closed contest, server unreachable, ...)."""
+
+    def __init__(
+        self, message: str, *, retryable: bool = False, retry_after: float | None = None
+    ) -> None:
+        super().__init__(message)
+        self.retryable = retryable  # no answer, or one that says to try again later
+        self.retry_after = retry_after
 
 
 @dataclass(frozen=True)
 class Poll:
-    """How `--wait` polls; the clock and sleep are parameters so tests need not wait."""
+    """How `--wait` polls (and a retried upload pauses); the clock and sleep are parameters so
+    tests need not wait."""
 
     interval: float = 0.5
     timeout: float = 120.0
@@ -83,9 +99,15 @@ class Api:
             response = call()
         except httpx.HTTPError as exc:
             reason = str(exc) or type(exc).__name__
-            raise ClientError(f"cannot reach {self._http.base_url}: {reason}") from exc
+            raise ClientError(
+                f"cannot reach {self._http.base_url}: {reason}", retryable=True
+            ) from exc
         if response.is_error:
-            raise ClientError(describe_error(response))
+            raise ClientError(
+                describe_error(response),
+                retryable=response.status_code in RETRYABLE_STATUS,
+                retry_after=_seconds(response.headers.get("Retry-After")),
+            )
         try:
             body = response.json()
         except ValueError:
@@ -93,6 +115,32 @@ class Api:
         if not isinstance(body, dict):
             raise ClientError(f"HTTP {response.status_code}: expected a JSON object")
         return body
+
+
+def submit_retrying(
+    api: Api, contest: str, token: str, data: bytes, poll: Poll, err: TextIO, attempts: int
+) -> dict[str, Any]:
+    """Upload, and again after no answer or a 429/502/503/504, pausing 0.5, 1, 2, 4 s (or as
+    long as Retry-After says, at most 10 s) between attempts; each retry is said on `err`."""
+    attempt = 1
+    while True:
+        try:
+            return api.submit(contest, token, data)
+        except ClientError as exc:
+            if not exc.retryable or attempt >= attempts:
+                raise
+            pause = (
+                FIRST_PAUSE_S * 2 ** (attempt - 1) if exc.retry_after is None else exc.retry_after
+            )
+            pause = min(pause, LONGEST_PAUSE_S)
+            attempt += 1
+            err.write(f"tilejudge: {exc}; sending again in {pause:g} s ({attempt} of {attempts})\n")
+            err.flush()
+            poll.sleep(pause)
+
+
+def _seconds(header: str | None) -> float | None:
+    return float(header) if header is not None and header.strip().isdigit() else None
 
 
 def wait_for_result(api: Api, submission_id: str, token: str, poll: Poll) -> dict[str, Any]:
@@ -121,8 +169,10 @@ def run_submit(
     err: TextIO | None = None,
     poll: Poll = Poll(),
     transport: httpx.BaseTransport | None = None,
+    attempts: int = SUBMIT_ATTEMPTS,
 ) -> int:
-    """`tilejudge submit`: upload, print the receipt, and with `wait` the result."""
+    """`tilejudge submit`: upload (again, after no answer or a busy server), print the receipt,
+    and with `wait` the result."""
     out, err = out or sys.stdout, err or sys.stderr  # looked up late, so redirection works
     token = token or environ.get("TILEJUDGE_TOKEN")
     if not token:
@@ -130,7 +180,7 @@ def run_submit(
     with open_client(resolve_url(url, environ), transport) as http:
         api = Api(http)
         try:
-            receipt = api.submit(contest, token, data)
+            receipt = submit_retrying(api, contest, token, data, poll, err, attempts)
             out.write(format_receipt(receipt))
             out.flush()  # the receipt is proof of upload: show it even if waiting is cut short
             if not wait:

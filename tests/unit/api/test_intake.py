@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -15,6 +16,7 @@ from sqlalchemy.exc import OperationalError
 
 from api import ratelimit
 from api.ratelimit import RateLimiter
+from infra import clock
 from infra.sweeper import sweep
 from tests.pipeline_fixtures import Pipeline, TeamLogin, open_pipeline
 
@@ -122,6 +124,28 @@ def test_an_upload_outside_the_contest_window_is_refused_and_nothing_is_stored(
     assert response.json()["error"] == "forbidden"
     assert word in response.json()["detail"]
     assert_nothing_stored(pipe, before)
+
+
+def test_after_the_deadline_only_a_retry_of_an_upload_made_in_time_is_answered(
+    pipe: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pipe.add_contest("ending", opens_in=-3600, closes_in=60)
+    team = pipe.add_team("larks", contest="ending")
+    in_time = pipe.accepted(team, MOVES)
+    later = clock.format_time(datetime.now(UTC) + timedelta(seconds=120))
+    monkeypatch.setattr(clock, "now", lambda: later)
+    uploads, events = pipe.uploads(), len(pipe.events())
+
+    again = pipe.upload(team, MOVES)  # its answer was lost, say: the client sends it again
+    new = pipe.upload(team, MOVES + b"-1 1 1 1 dog\n")
+
+    assert again.status_code == 202
+    assert again.json() == in_time
+    assert again.headers["X-Tilejudge-Duplicate"] == "true"
+    assert new.status_code == 403
+    assert f"received at {later}" in new.json()["detail"]
+    assert pipe.uploads() == uploads
+    assert len(pipe.events()) == events
 
 
 @pytest.mark.parametrize("multipart", [False, True])

@@ -174,18 +174,66 @@ def test_a_server_error_is_printed_as_sent_and_exits_2(api: FakeApi, clock: Fake
     assert err == "tilejudge: HTTP 403 contest_closed: closed at 2025-01-01T00:00:00Z\n"
 
 
-def test_a_rate_limit_error_says_when_to_retry(api: FakeApi, clock: FakeClock) -> None:
+def test_a_rate_limited_upload_is_sent_again_after_retry_after_then_given_up(
+    api: FakeApi, clock: FakeClock
+) -> None:
     api.error = (429, {"error": "rate_limited", "detail": "too many uploads"}, {"Retry-After": "7"})
     code, _, err = submit(api, clock)
     assert code == 2
-    assert "HTTP 429 rate_limited: too many uploads (retry after 7 s)" in err
+    assert len(api.requests) == client.SUBMIT_ATTEMPTS
+    assert clock.sleeps == [7, 7, 7, 7]
+    lines = err.splitlines()
+    assert lines[0] == (
+        "tilejudge: HTTP 429 rate_limited: too many uploads (retry after 7 s); "
+        "sending again in 7 s (2 of 5)"
+    )
+    assert lines[-1] == "tilejudge: HTTP 429 rate_limited: too many uploads (retry after 7 s)"
+
+
+def test_an_upload_without_an_answer_or_with_a_busy_server_is_sent_again_until_accepted(
+    api: FakeApi, clock: FakeClock
+) -> None:
+    failures: list[Callable[[httpx.Request], httpx.Response]] = []
+
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ReadError("connection reset", request=request)
+
+    def busy(request: httpx.Request) -> httpx.Response:
+        body = {"error": "unavailable", "detail": "storage down"}
+        return httpx.Response(503, json=body, headers={"Retry-After": "60"})
+
+    failures += [refuse, busy, refuse]
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return failures.pop(0)(request) if failures else httpx.Response(202, json=RECEIPT)
+
+    api.raw = answer
+    code, out, err = submit(api, clock)
+
+    assert code == 0
+    assert "id          sub-1" in out.splitlines()
+    assert len(api.requests) == 4
+    assert clock.sleeps == [0.5, 10, 2]  # doubling, but Retry-After (capped at 10 s) wins
+    assert [line.rsplit("(", 1)[-1] for line in err.splitlines()] == [
+        "2 of 5)",
+        "3 of 5)",
+        "4 of 5)",
+    ]
+
+
+def test_a_refused_upload_is_not_sent_again(api: FakeApi, clock: FakeClock) -> None:
+    api.error = (401, {"error": "unauthorized", "detail": "unknown token"}, {})
+    code, _, err = submit(api, clock)
+    assert code == 2
+    assert len(api.requests) == 1
+    assert err == "tilejudge: HTTP 401 unauthorized: unknown token\n"
 
 
 def test_an_answer_that_is_not_json_is_still_reported_plainly(
     api: FakeApi, clock: FakeClock
 ) -> None:
     api.raw = lambda _: httpx.Response(502, text="Bad Gateway from proxy")
-    code, _, err = submit(api, clock)
+    code, _, err = submit(api, clock, attempts=1)
     assert code == 2
     assert err == "tilejudge: HTTP 502 Bad Gateway from proxy\n"
 
