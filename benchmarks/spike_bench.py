@@ -1,5 +1,6 @@
-"""Deadline spike: every upload at once against a local stack, then the same bytes PUT straight
-into the stack's own S3 at the same concurrency, for the intake / raw-S3 throughput ratio.
+"""Deadline spike: every upload at once against a local stack, and the same bytes PUT straight
+into the stack's own S3 at the same concurrency (before the burst and after it), for the
+intake / raw-S3 throughput ratio.
 
     python -m benchmarks.spike_bench [--uploads 5000] [--concurrency 200] [--teams 50]
 
@@ -40,7 +41,7 @@ from tests.stack_process import RunningStack, running_stack
 TARGET_RATIO = 0.5
 
 
-def raw_s3_rate(stack: RunningStack, corpus: list[bytes], concurrency: int) -> float:
+def raw_s3_rate(stack: RunningStack, corpus: list[bytes], concurrency: int, prefix: str) -> float:
     """PUTs per second of the same bytes into the stack's bucket, with boto3 as intake uses it."""
     ports = json.loads((stack.home / "ports.json").read_text())
     s3 = boto3.client(
@@ -54,7 +55,10 @@ def raw_s3_rate(stack: RunningStack, corpus: list[bytes], concurrency: int) -> f
 
     def put(n: int) -> None:
         s3.put_object(
-            Bucket="tilejudge", Key=f"raw-s3-bench/{n}", Body=corpus[n], ContentType="text/plain"
+            Bucket="tilejudge",
+            Key=f"raw-s3-bench/{prefix}/{n}",
+            Body=corpus[n],
+            ContentType="text/plain",
         )
 
     put(0)  # connect once before the clock starts, as the API's client has
@@ -101,6 +105,10 @@ def main() -> int:
             f"{sum(map(len, corpus.data)) / 1e6:.1f} MB, built in "
             f"{time.monotonic() - began:.0f} s"
         )
+        # Raw S3 before the burst (an empty store) and after it (the queue drained): SeaweedFS's
+        # own rate varied 300-590 PUT/s between runs here, so the ratio is taken against the
+        # higher of the two, the stricter figure.
+        raw_before = raw_s3_rate(stack, corpus.data, args.concurrency, "before")
         with httpx.Client(base_url=stack.url, timeout=60) as http:
             tokens = prepare(http, plan, lexicon)
             mark = event_mark(http, plan)
@@ -108,13 +116,19 @@ def main() -> int:
             ids = [u.submission for u in burst.acknowledged if u.submission]
             events = follow_events(http, plan, mark, ids, time.monotonic() + plan.timeout)
             problems = verify(http, plan, burst, corpus, events)
-        raw = raw_s3_rate(stack, corpus.data, args.concurrency)
-    return report(plan, burst, events, problems, raw)
+        raw_after = raw_s3_rate(stack, corpus.data, args.concurrency, "after")
+    return report(plan, burst, events, problems, raw_before, raw_after)
 
 
 def report(
-    plan: Plan, burst: Burst, events: list[dict[str, Any]], problems: list[str], raw: float
+    plan: Plan,
+    burst: Burst,
+    events: list[dict[str, Any]],
+    problems: list[str],
+    raw_before: float,
+    raw_after: float,
 ) -> int:
+    raw = max(raw_before, raw_after)
     acked, outcomes = burst.acknowledged, burst.outcomes()
     server_errors = sum(n for k, n in outcomes.items() if k.startswith("5"))
     latencies = [x * 1000 for x in burst.accept_latencies()]
@@ -132,9 +146,9 @@ def report(
         f"  intake              {intake:.1f} accepted/s ({burst.elapsed:.1f} s for the burst)",
         f"  last result         {_seconds(last)} after the first upload; queue drained "
         f"{_seconds(drain)} after the last acknowledgement",
-        f"  raw S3 PUT          {raw:.1f} PUT/s (same bytes, same concurrency, same SeaweedFS, "
-        "after the queue drained)",
-        f"  intake / raw S3     {intake / raw:.2f}  (target >= {TARGET_RATIO})",
+        f"  raw S3 PUT          {raw_before:.1f} PUT/s before the burst, {raw_after:.1f} after "
+        "the queue drained (same bytes, same concurrency, same SeaweedFS)",
+        f"  intake / raw S3     {intake / raw:.2f}  (against the higher; target >= {TARGET_RATIO})",
     ]
     print("\n".join(lines))
     for problem in problems[:20]:
