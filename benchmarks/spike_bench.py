@@ -105,7 +105,7 @@ def main() -> int:
             f"{sum(map(len, corpus.data)) / 1e6:.1f} MB, built in "
             f"{time.monotonic() - began:.0f} s"
         )
-        # Raw S3 before the burst (an empty store) and after it (the queue drained): SeaweedFS's
+        # Raw S3 before the burst (a fresh store) and after it (the queue drained): SeaweedFS's
         # own rate varied 300-590 PUT/s between runs here, so the ratio is taken against the
         # higher of the two, the stricter figure.
         raw_before = raw_s3_rate(stack, corpus.data, args.concurrency, "before")
