@@ -7,9 +7,7 @@ two cores, upload-to-result latency at a steady load, and lexicon memory (PSS) w
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
-import json
 import multiprocessing
 import os
 import signal
@@ -23,7 +21,8 @@ from pathlib import Path
 
 import httpx
 
-from infra import clock, http1
+from infra import clock
+from infra.load import Plan, send_all
 from judge import Lexicon, default_layout, judge
 from judge.generator import WordIndex, generate
 from tests.conftest import shared_list
@@ -81,39 +80,17 @@ def upload_all(
     concurrency: int,
     rate: float | None = None,
 ) -> list[str]:
-    """Upload every submission with `concurrency` clients on keep-alive connections (the load
-    generator's lean client: httpx's own CPU would be taken from the judges on these cores)."""
-    ids = [""] * len(corpus)
-    todo = iter(range(len(corpus)))
-
-    async def client(start: float) -> None:
-        connection = http1.Connection(url)
-        try:
-            for n in todo:
-                if rate:
-                    await asyncio.sleep(max(0.0, start + n / rate - time.monotonic()))
-                answer = await connection.request(
-                    "POST",
-                    "/v1/contests/bench/submissions",
-                    corpus[n],
-                    {
-                        "Authorization": f"Bearer {tokens[n % len(tokens)]}",
-                        "Content-Type": "text/plain",
-                    },
-                    timeout=60,
-                )
-                if answer.status != 202:
-                    raise RuntimeError(f"upload {n}: {answer.status} {answer.body[:200]!r}")
-                ids[n] = str(json.loads(answer.body)["id"])
-        finally:
-            connection.close()
-
-    async def clients() -> None:
-        start = time.monotonic()
-        await asyncio.gather(*(client(start) for _ in range(concurrency)))
-
-    asyncio.run(clients())
-    return ids
+    """Upload every submission through the load generator (its lean client: httpx's own CPU
+    would be taken from the judges on these cores); the submission ids, in corpus order."""
+    plan = Plan(
+        url=url, contest="bench", uploads=len(corpus), concurrency=concurrency,
+        teams=len(tokens), admin_token="", rate=rate,
+    )  # fmt: skip
+    burst = send_all(plan, tokens, corpus, time.monotonic() + 900)
+    refused = [upload for upload in burst.uploads if not upload.acknowledged]
+    if refused:
+        raise RuntimeError(f"{len(refused)} uploads refused, the first: {refused[0].outcome}")
+    return [str(upload.submission) for upload in burst.uploads]
 
 
 def wait_judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict]:

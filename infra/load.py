@@ -210,13 +210,19 @@ def _check_contest(contest: dict[str, Any], plan: Plan, lexicon: Lexicon) -> Non
 
 def run_burst(plan: Plan, tokens: list[str], corpus: Corpus, deadline: float) -> Burst:
     """Upload the corpus with `plan.concurrency` clients; stops at `deadline` (monotonic)."""
-    return asyncio.run(_burst(plan, tokens, corpus, deadline))
+    return send_all(plan, tokens, corpus.data, deadline)
 
 
-async def _burst(plan: Plan, tokens: list[str], corpus: Corpus, deadline: float) -> Burst:
-    burst = Burst([Upload(n, n % len(tokens)) for n in range(len(corpus.data))])
+def send_all(plan: Plan, tokens: list[str], data: list[bytes], deadline: float) -> Burst:
+    """Upload each of `data` (upload n as team n % T) with `plan.concurrency` clients, each on
+    its own keep-alive connection; stops at `deadline` (monotonic)."""
+    return asyncio.run(_burst(plan, tokens, data, deadline))
+
+
+async def _burst(plan: Plan, tokens: list[str], data: list[bytes], deadline: float) -> Burst:
+    burst = Burst([Upload(n, n % len(tokens)) for n in range(len(data))])
     todo = iter(burst.uploads)  # shared by the clients: each takes the next upload
-    sender = _Sender(plan, tokens, corpus, burst, deadline)
+    sender = _Sender(plan, tokens, data, burst, deadline)
     await asyncio.gather(*(sender.client(todo) for _ in range(plan.concurrency)))
     burst.elapsed = time.monotonic() - burst.started
     return burst
@@ -226,7 +232,7 @@ async def _burst(plan: Plan, tokens: list[str], corpus: Corpus, deadline: float)
 class _Sender:
     plan: Plan
     tokens: list[str]
-    corpus: Corpus
+    data: list[bytes]
     burst: Burst
     deadline: float
 
@@ -267,7 +273,7 @@ class _Sender:
             answer = await connection.request(
                 "POST",
                 f"/v1/contests/{self.plan.contest}/submissions",
-                self.corpus.data[upload.index],
+                self.data[upload.index],
                 {
                     "Authorization": f"Bearer {self.tokens[upload.team]}",
                     "Content-Type": "text/plain",
