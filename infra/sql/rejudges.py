@@ -13,7 +13,7 @@ from sqlalchemy import and_, func, insert, literal, select, update
 
 from infra import clock
 from infra.events import EventType
-from infra.sql.results import JudgedResult, count_progress, put_result
+from infra.sql.results import JudgedResult, count_progress, put_new_results
 from infra.sql.schema import contests, rejudge_runs, results, submissions, word_hashes
 from infra.sql.store import SqlStore, Submission
 
@@ -233,7 +233,7 @@ class RejudgeStore:
         """Results judged for a run, in one transaction with its progress; returns how many new."""
         now = clock.now()
         with self.store._write() as (conn, pending):
-            new = sum(put_result(conn, sid, result, now) for sid, result in batch)
+            new = put_new_results(conn, batch, now)
             count_progress(conn, pending, run.id, added=new)
             return new
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from infra import clock
 from infra.events import EventType
@@ -62,6 +63,50 @@ def put_result(
         )
     )
     return True
+
+
+def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> int:
+    """Insert the results that are new under their ruleset, skip the others; how many were new.
+
+    One `INSERT ... ON CONFLICT DO NOTHING` per chunk on SQLite and PostgreSQL, where
+    `put_result` would run two statements a result: a rejudge batch's transaction, which holds
+    SQLite's single write lock that live uploads queue behind, stays a few statements long."""
+    dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
+    if dialect is None:
+        return sum(put_result(conn, sid, result, now) for sid, result in batch)
+    new = 0
+    for start in range(0, len(batch), _RESULTS_PER_STATEMENT):
+        rows = [
+            {"submission_id": sid, **_result_values(result, now)}
+            for sid, result in batch[start : start + _RESULTS_PER_STATEMENT]
+        ]
+        statement = (
+            dialect.insert(results)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["submission_id", "lexicon_id", "layout_id"])
+            .returning(results.c.id)
+        )
+        new += len(conn.execute(statement).all())
+    return new
+
+
+# 11 values a row: well under SQLite's 32,766 bound variables per statement.
+_RESULTS_PER_STATEMENT = 200
+
+
+def _result_values(result: JudgedResult, now: str) -> dict[str, Any]:
+    return {
+        "lexicon_id": result.lexicon_id,
+        "layout_id": result.layout_id,
+        "judge_version": result.judge_version,
+        "score": result.score,
+        "legal": result.legal,
+        "illegal": result.illegal,
+        "tiles": result.tiles,
+        "report_key": result.report_key,
+        "judged_at": now,
+        "carried": 0,
+    }
 
 
 def count_progress(

@@ -611,6 +611,42 @@ def test_an_affected_only_carry_copies_results_once_and_counts_them_in_the_progr
     assert shown is not None and (shown.state, shown.done, shown.carried) == ("ready", 4, 4)
 
 
+def test_a_rejudge_batch_records_only_what_is_new_and_counts_a_redelivered_batch_once(
+    store: SqlStore, team: Team
+) -> None:
+    from infra.sql.rejudges import RejudgeStore
+
+    store.add_lexicon(
+        id="lex-2", name="fixed", words=4, size=16, blob_key="lexicons/lex-2.txt",
+        source="test", created_by="admin",
+    )  # fmt: skip
+    subs = [judged(store, team, score=n, received_at=at(-n - 1)) for n in range(1, 6)]
+    rejudges = RejudgeStore(store)
+    run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
+
+    def rejudged(sub: Submission, score: int) -> tuple[str, JudgedResult]:
+        key = f"reports/{sub.id}/lex-2.json"
+        return sub.id, JudgedResult("lex-2", LAYOUT, "v1", score, 1, 0, 2, key)
+
+    first = [rejudged(s, 100 + n) for n, s in enumerate(subs[:3])]
+    assert rejudges.record_batch(run, first) == 3
+    # Redelivered with one more: only the new one counts, and the first scores stay.
+    again = [rejudged(s, 999) for s in subs[:3]] + [rejudged(subs[3], 103)]
+    assert rejudges.record_batch(run, again) == 1
+    shown = rejudges.get(run.id)
+    assert shown is not None and (shown.state, shown.done) == ("running", 4)
+    assert rejudges.record_batch(run, [rejudged(subs[4], 104)]) == 1
+    shown = rejudges.get(run.id)
+    assert shown is not None and (shown.state, shown.done, shown.carried) == ("ready", 5, 0)
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            select(results.c.submission_id, results.c.score, results.c.carried).where(
+                results.c.lexicon_id == "lex-2"
+            )
+        ).all()
+    assert sorted(rows) == sorted((s.id, 100 + n, 0) for n, s in enumerate(subs))
+
+
 # -- intake's group commit ----------------------------------------------------------------------
 
 
