@@ -40,16 +40,7 @@ def put_result(
         results.c.lexicon_id == result.lexicon_id,
         results.c.layout_id == result.layout_id,
     )
-    values = {
-        "judge_version": result.judge_version,
-        "score": result.score,
-        "legal": result.legal,
-        "illegal": result.illegal,
-        "tiles": result.tiles,
-        "report_key": result.report_key,
-        "judged_at": now,
-        "carried": int(carried),
-    }
+    values = _result_values(result, now, carried)
     if conn.execute(select(results.c.id).where(key)).first() is not None:
         if replace:
             conn.execute(update(results).where(key).values(**values))
@@ -77,7 +68,12 @@ def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now
     new = 0
     for start in range(0, len(batch), _RESULTS_PER_STATEMENT):
         rows = [
-            {"submission_id": sid, **_result_values(result, now)}
+            {
+                "submission_id": sid,
+                "lexicon_id": result.lexicon_id,
+                "layout_id": result.layout_id,
+                **_result_values(result, now),
+            }
             for sid, result in batch[start : start + _RESULTS_PER_STATEMENT]
         ]
         statement = (
@@ -94,10 +90,9 @@ def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now
 _RESULTS_PER_STATEMENT = 200
 
 
-def _result_values(result: JudgedResult, now: str) -> dict[str, Any]:
+def _result_values(result: JudgedResult, now: str, carried: bool = False) -> dict[str, Any]:
+    """A result's columns other than its key (submission and ruleset)."""
     return {
-        "lexicon_id": result.lexicon_id,
-        "layout_id": result.layout_id,
         "judge_version": result.judge_version,
         "score": result.score,
         "legal": result.legal,
@@ -105,7 +100,7 @@ def _result_values(result: JudgedResult, now: str) -> dict[str, Any]:
         "tiles": result.tiles,
         "report_key": result.report_key,
         "judged_at": now,
-        "carried": 0,
+        "carried": int(carried),
     }
 
 

@@ -579,15 +579,30 @@ def test_deleting_a_team_removes_its_rows_and_returns_every_blob_key_it_owned(
 # -- rejudge carry ------------------------------------------------------------------------------
 
 
+def add_fixed_lexicon(store: SqlStore) -> None:
+    store.add_lexicon(
+        id="lex-2", name="fixed", words=4, size=16, blob_key="lexicons/lex-2.txt",
+        source="test", created_by="admin",
+    )  # fmt: skip
+
+
+def results_under(store: SqlStore, lexicon_id: str) -> list[tuple[str, int, int]]:
+    """(submission, score, carried) of every result under a lexicon."""
+    with store.engine.connect() as conn:
+        rows = conn.execute(
+            select(results.c.submission_id, results.c.score, results.c.carried).where(
+                results.c.lexicon_id == lexicon_id
+            )
+        ).all()
+    return [(row[0], row[1], row[2]) for row in rows]
+
+
 def test_an_affected_only_carry_copies_results_once_and_counts_them_in_the_progress(
     store: SqlStore, team: Team
 ) -> None:
     from infra.sql.rejudges import RejudgeStore
 
-    store.add_lexicon(
-        id="lex-2", name="fixed", words=4, size=16, blob_key="lexicons/lex-2.txt",
-        source="test", created_by="admin",
-    )  # fmt: skip
+    add_fixed_lexicon(store)
     subs = [judged(store, team, score=10 * n, received_at=at(-n - 1)) for n in range(1, 5)]
     rejudges = RejudgeStore(store)
     run, created = rejudges.start("c1", "lex-2", LAYOUT, "affected", by="admin")
@@ -599,13 +614,9 @@ def test_an_affected_only_carry_copies_results_once_and_counts_them_in_the_progr
 
     shown = rejudges.get(run.id)
     assert shown is not None and (shown.state, shown.done, shown.carried) == ("running", 3, 3)
-    with store.engine.connect() as conn:
-        copied = conn.execute(
-            select(results.c.submission_id, results.c.score, results.c.carried).where(
-                results.c.lexicon_id == "lex-2"
-            )
-        ).all()
-    assert sorted(copied) == sorted((s.id, 10 * n, 1) for n, s in enumerate(subs[:3], start=1))
+    assert sorted(results_under(store, "lex-2")) == sorted(
+        (s.id, 10 * n, 1) for n, s in enumerate(subs[:3], start=1)
+    )
     assert rejudges.carry(run, [subs[3].id]) == 1
     shown = rejudges.get(run.id)
     assert shown is not None and (shown.state, shown.done, shown.carried) == ("ready", 4, 4)
@@ -616,10 +627,7 @@ def test_a_rejudge_batch_records_only_what_is_new_and_counts_a_redelivered_batch
 ) -> None:
     from infra.sql.rejudges import RejudgeStore
 
-    store.add_lexicon(
-        id="lex-2", name="fixed", words=4, size=16, blob_key="lexicons/lex-2.txt",
-        source="test", created_by="admin",
-    )  # fmt: skip
+    add_fixed_lexicon(store)
     subs = [judged(store, team, score=n, received_at=at(-n - 1)) for n in range(1, 6)]
     rejudges = RejudgeStore(store)
     run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
@@ -638,13 +646,9 @@ def test_a_rejudge_batch_records_only_what_is_new_and_counts_a_redelivered_batch
     assert rejudges.record_batch(run, [rejudged(subs[4], 104)]) == 1
     shown = rejudges.get(run.id)
     assert shown is not None and (shown.state, shown.done, shown.carried) == ("ready", 5, 0)
-    with store.engine.connect() as conn:
-        rows = conn.execute(
-            select(results.c.submission_id, results.c.score, results.c.carried).where(
-                results.c.lexicon_id == "lex-2"
-            )
-        ).all()
-    assert sorted(rows) == sorted((s.id, 100 + n, 0) for n, s in enumerate(subs))
+    assert sorted(results_under(store, "lex-2")) == sorted(
+        (s.id, 100 + n, 0) for n, s in enumerate(subs)
+    )
 
 
 # -- intake's group commit ----------------------------------------------------------------------
