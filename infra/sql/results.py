@@ -45,14 +45,7 @@ def put_result(
         if replace:
             conn.execute(update(results).where(key).values(**values))
         return False
-    conn.execute(
-        insert(results).values(
-            submission_id=submission_id,
-            lexicon_id=result.lexicon_id,
-            layout_id=result.layout_id,
-            **values,
-        )
-    )
+    conn.execute(insert(results).values(**_result_row(submission_id, result, now, carried)))
     return True
 
 
@@ -63,17 +56,12 @@ def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now
     `put_result` would run two statements a result: a rejudge batch's transaction, which holds
     SQLite's single write lock that live uploads queue behind, stays a few statements long."""
     dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
-    if dialect is None:
+    if dialect is None or not conn.dialect.insert_returning:  # SQLite before 3.35 too
         return sum(put_result(conn, sid, result, now) for sid, result in batch)
     new = 0
     for start in range(0, len(batch), _RESULTS_PER_STATEMENT):
         rows = [
-            {
-                "submission_id": sid,
-                "lexicon_id": result.lexicon_id,
-                "layout_id": result.layout_id,
-                **_result_values(result, now),
-            }
+            _result_row(sid, result, now)
             for sid, result in batch[start : start + _RESULTS_PER_STATEMENT]
         ]
         statement = (
@@ -86,8 +74,19 @@ def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now
     return new
 
 
-# 11 values a row: well under SQLite's 32,766 bound variables per statement.
-_RESULTS_PER_STATEMENT = 200
+# 11 values a row: under the 999 bound variables a statement of SQLite before 3.32 allows.
+_RESULTS_PER_STATEMENT = 80
+
+
+def _result_row(
+    submission_id: str, result: JudgedResult, now: str, carried: bool = False
+) -> dict[str, Any]:
+    return {
+        "submission_id": submission_id,
+        "lexicon_id": result.lexicon_id,
+        "layout_id": result.layout_id,
+        **_result_values(result, now, carried),
+    }
 
 
 def _result_values(result: JudgedResult, now: str, carried: bool = False) -> dict[str, Any]:
