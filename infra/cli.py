@@ -1,4 +1,5 @@
-"""The `tilejudge` command: offline judging and generating, and (later) the stack and clients."""
+"""The `tilejudge` command: judge and generate offline, run the local stack, upload and rank as
+a team, and organise contests, word lists, layouts and rejudges."""
 
 from __future__ import annotations
 
