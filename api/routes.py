@@ -16,7 +16,7 @@ from fastapi.responses import JSONResponse
 from api import schemas
 from api.errors import ApiError, Invalid, NotFound, TooLarge, Unavailable, UnsupportedMediaType
 from api.services import Admin, AnyCaller, BearerToken, Services, Svc, token_hash, uploader
-from infra import clock, receipts
+from infra import clock, receipts, report_blobs
 from infra.publisher import PublishFailed
 from infra.registry import register_lexicon
 from infra.sql.store import Contest, Team
@@ -227,13 +227,21 @@ def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.Subm
 
 
 @router.get("/v1/submissions/{submission_id}/report", tags=["teams"])
-def get_report(submission_id: str, svc: Svc, who: AnyCaller) -> Response:
-    """The SPEC JSON report of the current result."""
+def get_report(submission_id: str, request: Request, svc: Svc, who: AnyCaller) -> Response:
+    """The SPEC JSON report of the current result (sent gzipped to a client that accepts it,
+    as it is stored)."""
     sub = _readable_submission(svc, who, submission_id)
     result = svc.store.current_result(sub.id)
     if result is None:
         raise NotFound(f"submission {sub.id} is {sub.state}; no report yet")
-    return Response(svc.blobs.get(result["report_key"]), media_type="application/json")
+    stored = svc.blobs.get(result["report_key"])
+    headers = {"Vary": "Accept-Encoding"}
+    if report_blobs.is_packed(stored) and report_blobs.accepts_gzip(
+        request.headers.get("accept-encoding", "")
+    ):
+        headers["Content-Encoding"] = report_blobs.CONTENT_ENCODING
+        return Response(stored, media_type="application/json", headers=headers)
+    return Response(report_blobs.unpack(stored), media_type="application/json", headers=headers)
 
 
 @router.get("/v1/submissions/{submission_id}/receipt", tags=["teams"])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import boto3
 from botocore.config import Config
@@ -25,7 +25,11 @@ class BlobNotFound(KeyError):
 
 class BlobStore(Protocol):
     def put(
-        self, key: str, data: bytes, content_type: str = "application/octet-stream"
+        self,
+        key: str,
+        data: bytes,
+        content_type: str = "application/octet-stream",
+        content_encoding: str | None = None,
     ) -> None: ...
     def get(self, key: str) -> bytes: ...
     def delete(self, key: str) -> None: ...
@@ -73,10 +77,19 @@ class S3BlobStore:
         except BotoCoreError as exc:
             raise BlobStoreUnavailable(str(exc)) from exc
 
-    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+    def put(
+        self,
+        key: str,
+        data: bytes,
+        content_type: str = "application/octet-stream",
+        content_encoding: str | None = None,
+    ) -> None:
+        """Store `data` as is; `content_encoding` ("gzip") only labels it for other S3 readers,
+        `get` returns the stored bytes either way."""
+        extra: dict[str, Any] = {"ContentEncoding": content_encoding} if content_encoding else {}
         try:
             self._client.put_object(
-                Bucket=self._bucket, Key=key, Body=data, ContentType=content_type
+                Bucket=self._bucket, Key=key, Body=data, ContentType=content_type, **extra
             )
         except (BotoCoreError, ClientError) as exc:
             raise BlobStoreUnavailable(f"S3 put {key}: {exc}") from exc
@@ -117,7 +130,13 @@ class InMemoryBlobStore:
         if self.down:
             raise BlobStoreUnavailable("in-memory store is down")
 
-    def put(self, key: str, data: bytes, content_type: str = "application/octet-stream") -> None:
+    def put(
+        self,
+        key: str,
+        data: bytes,
+        content_type: str = "application/octet-stream",
+        content_encoding: str | None = None,
+    ) -> None:
         self._check()
         with self._lock:
             self.objects[key] = bytes(data)

@@ -14,6 +14,7 @@ from enum import StrEnum
 import structlog
 from sqlalchemy.exc import DBAPIError, OperationalError
 
+from infra import report_blobs
 from infra.blobstore import BlobNotFound, BlobStore, BlobStoreUnavailable
 from infra.sql.rejudges import RejudgeStore
 from infra.sql.results import JudgedResult
@@ -81,7 +82,12 @@ def store_report(deps: WorkerDeps, result: JudgedResult, sub: Submission, report
     """The full report to S3, before any SQL row points at it."""
     about = json.dumps({"submission": sub.id, "contest": sub.contest_id}, separators=(",", ":"))
     body = about[:-1].encode() + b"," + report.to_json_bytes()[1:]
-    deps.blobs.put(result.report_key, body, "application/json")
+    deps.blobs.put(
+        result.report_key,
+        report_blobs.pack(body),
+        report_blobs.CONTENT_TYPE,
+        report_blobs.CONTENT_ENCODING,
+    )
 
 
 def judge_and_store_report(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -28,6 +29,15 @@ def test_put_then_get_returns_the_same_bytes_and_delete_removes_them(blobs: S3Bl
     blobs.delete(key)
     with pytest.raises(BlobNotFound):
         blobs.get(key)
+
+
+def test_gzip_bytes_come_back_as_stored_not_unpacked_on_the_way(blobs: S3BlobStore) -> None:
+    # Reports are stored gzipped; SeaweedFS must neither unpack them nor pack them again.
+    key, data = a_key(), gzip.compress(b'{"lines": []}' * 1000, compresslevel=1, mtime=0)
+
+    blobs.put(key, data, "application/json", content_encoding="gzip")
+
+    assert blobs.get(key) == data
 
 
 def test_a_second_put_under_the_same_key_replaces_the_object(blobs: S3BlobStore) -> None:

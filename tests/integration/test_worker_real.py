@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from celery import Celery
 
-from infra import clock
+from infra import clock, report_blobs
 from infra.blobstore import S3BlobStore
 from infra.bootstrap import make_celery
 from infra.events import SubmissionState
@@ -192,7 +192,7 @@ def test_a_real_worker_judges_uploads_from_the_queue_as_the_offline_judge_does(
             expected.legal,
             expected.illegal,
         )
-        report = json.loads(blobs.get(result["report_key"]))
+        report = json.loads(report_blobs.unpack(blobs.get(result["report_key"])))
         assert (report["submission"], report["contest"]) == (submission_id, "it")
         assert (report["total"], report["lexicon"], report["layout"]) == (
             expected.total,

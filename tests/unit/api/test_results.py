@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gzip
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -82,6 +84,42 @@ def test_the_report_is_the_spec_json_of_the_offline_judge(
             k: report[k] for k in ("total", "legal", "illegal", "lexicon", "layout", "lines")
         } == {k: expected[k] for k in ("total", "legal", "illegal", "lexicon", "layout", "lines")}
         assert report == {"submission": submission_id, "contest": "open", **expected}
+
+
+def test_a_report_is_stored_gzipped_and_sent_so_only_to_a_client_that_accepts_gzip(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    submission_id = next(iter(judged))
+    key = pipe.store.current_result(submission_id)["report_key"]
+    url = f"/v1/submissions/{submission_id}/report"
+
+    packed = pipe.client.get(url, headers=ADMIN | {"Accept-Encoding": "gzip"})
+    plain = pipe.client.get(url, headers=ADMIN | {"Accept-Encoding": "identity"})
+
+    stored = pipe.blobs.objects[key]
+    assert stored[:2] == b"\x1f\x8b"
+    assert len(stored) < len(plain.content)
+    assert packed.headers["content-encoding"] == "gzip"
+    assert "content-encoding" not in plain.headers
+    assert plain.headers["vary"] == packed.headers["vary"] == "Accept-Encoding"
+    assert packed.json() == plain.json() == json.loads(gzip.decompress(stored))
+    assert plain.json()["submission"] == submission_id
+
+
+def test_a_report_stored_as_plain_json_before_reports_were_packed_is_served_alike(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    submission_id = next(iter(judged))
+    key = pipe.store.current_result(submission_id)["report_key"]
+    pipe.blobs.objects[key] = legacy = gzip.decompress(pipe.blobs.objects[key])
+
+    for accept in ("gzip", "identity"):
+        response = pipe.client.get(
+            f"/v1/submissions/{submission_id}/report", headers=ADMIN | {"Accept-Encoding": accept}
+        )
+
+        assert "content-encoding" not in response.headers
+        assert response.content == legacy
 
 
 def test_a_mixed_submissions_report_gives_a_reason_for_each_illegal_line(
