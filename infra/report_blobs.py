@@ -27,17 +27,18 @@ def unpack(stored: bytes) -> bytes:
 
 
 def accepts_gzip(accept_encoding: str) -> bool:
-    """Whether an `Accept-Encoding` header admits gzip (`gzip` or `*`, without `q=0`)."""
+    """Whether an `Accept-Encoding` header admits gzip: named (or else `*`) without `q=0`."""
+    weights: dict[str, float] = {}
     for part in accept_encoding.split(","):
-        coding, _, params = part.partition(";")
-        if coding.strip().lower() not in ("gzip", "x-gzip", "*"):
-            continue
-        for param in params.split(";"):
+        coding, *params = (piece.strip() for piece in part.split(";"))
+        weight = 1.0
+        for param in params:
             name, _, value = param.partition("=")
             if name.strip().lower() == "q":
                 try:
-                    return float(value) > 0
+                    weight = float(value)
                 except ValueError:
-                    return False
-        return True
-    return False
+                    weight = 0.0
+        weights[coding.lower()] = weight
+    named = [weights[c] for c in ("gzip", "x-gzip") if c in weights]
+    return max(named) > 0 if named else weights.get("*", 0.0) > 0

@@ -36,7 +36,12 @@ def test_packing_the_same_report_twice_gives_the_same_bytes() -> None:
         ("gzip; q=0.0, identity", False),
         ("br, gzip;q=oops", False),
         ("x-gzip", True),
+        ("*;q=0, gzip", True),
+        ("gzip;q=0, *", False),
+        ("*;q=0", False),
     ],
 )
-def test_accept_encoding_admits_gzip_unless_its_weight_is_zero(header: str, accepted: bool) -> None:
+def test_accept_encoding_admits_gzip_named_or_by_star_unless_weighed_zero(
+    header: str, accepted: bool
+) -> None:
     assert report_blobs.accepts_gzip(header) is accepted
