@@ -240,8 +240,9 @@ def get_report(submission_id: str, request: Request, svc: Svc, who: AnyCaller) -
         request.headers.get("accept-encoding", "")
     ):
         headers["Content-Encoding"] = report_blobs.CONTENT_ENCODING
-        return Response(stored, media_type="application/json", headers=headers)
-    return Response(report_blobs.unpack(stored), media_type="application/json", headers=headers)
+    else:
+        stored = report_blobs.unpack(stored)
+    return Response(stored, media_type="application/json", headers=headers)
 
 
 @router.get("/v1/submissions/{submission_id}/receipt", tags=["teams"])
