@@ -14,7 +14,7 @@ from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import structlog
-from sqlalchemy import Connection, insert, select, text
+from sqlalchemy import Connection, Table, insert, select, text
 from sqlalchemy.engine import Engine
 
 from infra import clock
@@ -31,6 +31,7 @@ class StoreBase:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._postgres = is_postgres(engine)
+        self._sqlite = engine.dialect.name == "sqlite"
         self._write_lock = write_lock(engine)
         self._batched_event_ids = bool(
             engine.dialect.insert_executemany_returning_sort_by_parameter_order
@@ -53,18 +54,23 @@ class StoreBase:
             log.info(event["type"], **{k: v for k, v in event.items() if k != "type"})
 
     def _insert_events(self, conn: Connection, pending: list[dict[str, Any]]) -> None:
-        """One statement for all of a transaction's events where the database returns the ids
-        of a multi-row insert in order (SQLite 3.35+, PostgreSQL), else one each."""
+        """All of a transaction's events in as few statements as the database allows."""
         rows = [_event_row(event) for event in pending]
-        if len(rows) > 1 and self._batched_event_ids:
-            ids = conn.execute(
-                insert(events).returning(events.c.id, sort_by_parameter_order=True), rows
-            ).scalars()
-            for event, event_id in zip(pending, ids, strict=True):
-                event["id"] = event_id
-            return
-        for event, row in zip(pending, rows):
-            event["id"] = conn.execute(insert(events).values(**row)).inserted_primary_key[0]  # type: ignore[index]
+        if len(rows) > 1 and self._sqlite:
+            ids = insert_rows(conn, events, rows)
+        elif len(rows) > 1 and self._batched_event_ids:
+            ids = list(
+                conn.execute(
+                    insert(events).returning(events.c.id, sort_by_parameter_order=True), rows
+                ).scalars()
+            )
+        else:
+            ids = [
+                conn.execute(insert(events).values(**row)).inserted_primary_key[0]  # type: ignore[index]
+                for row in rows
+            ]
+        for event, event_id in zip(pending, ids, strict=True):
+            event["id"] = event_id
 
     @contextmanager
     def _read(self) -> Iterator[Connection]:
@@ -74,6 +80,31 @@ class StoreBase:
     def ping(self) -> None:
         with self._read() as conn:
             conn.execute(select(1))
+
+
+def insert_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> list[int]:
+    """Rows into a SQLite table in multi-row INSERTs (500 rows a statement), and their rowids
+    in order.
+
+    SQLAlchemy inserts into SQLite one statement per row where the ids must come back in order,
+    and one step per row otherwise; SQLite's driver lets go of the GIL around each, and the
+    writer, holding the database's only write lock, must win it back from the API's busy
+    threads every time. One statement for a group keeps the lock held for less. The rowids are
+    those of one statement's rows, which SQLite numbers consecutively, in order, after the
+    largest in the table: no one else writes while this transaction holds the write lock.
+    """
+    columns = list(rows[0])
+    ids: list[int] = []
+    for start in range(0, len(rows), 500):
+        chunk = rows[start : start + 500]
+        one = "(" + ", ".join("?" * len(columns)) + ")"
+        statement = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES " + ", ".join(
+            [one] * len(chunk)
+        )
+        params = tuple(row[column] for row in chunk for column in columns)
+        last = conn.exec_driver_sql(statement, params).lastrowid
+        ids.extend(range(last - len(chunk) + 1, last + 1))
+    return ids
 
 
 def _event_row(event: dict[str, Any]) -> dict[str, Any]:

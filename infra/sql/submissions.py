@@ -13,7 +13,7 @@ from sqlalchemy.sql.elements import ColumnElement
 
 from infra import clock
 from infra.events import EventType, SubmissionState
-from infra.sql.base import StoreBase
+from infra.sql.base import StoreBase, insert_rows
 from infra.sql.records import Claim, Duplicate, Submission
 from infra.sql.results import JudgedResult, put_result
 from infra.sql.schema import rejudge_runs, submissions, word_hashes
@@ -54,58 +54,72 @@ class SubmissionsMixin(StoreBase):
             raise Duplicate("the same bytes were uploaded already")
         return submission
 
-    def store_submissions(self, batch: Sequence[Submission]) -> list[Submission | None]:
+    def store_submissions(
+        self, batch: Sequence[Submission], queued: Sequence[str] = ()
+    ) -> list[Submission | None]:
         """Record uploads whose bytes are in blob storage, all in one transaction (one commit,
-        one fsync, for a burst of them: intake's group commit). Each comes back as stored, or
-        None where its team sent the same bytes already (earlier, or earlier in this batch).
-        A concurrent writer of the same bytes makes it raise Duplicate, and nothing is stored."""
-        same = tuple_(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
-        keys = [(s.contest_id, s.team_id, s.sha256) for s in batch]
+        one fsync, for a burst of them: intake's group commit), and mark the `queued` ones
+        published since stored -> queued in it too. Each upload comes back as stored, or None
+        where its team sent the same bytes already (earlier, or earlier in this batch).
+        A concurrent writer of the same bytes makes it raise Duplicate, and nothing is written."""
+        fresh: list[Submission] = []
         try:
             with self._write() as (conn, pending):
-                found = conn.execute(
-                    select(
-                        submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256
-                    ).where(same.in_(keys))
-                )
-                seen: set[tuple[str, str, str]] = {(r[0], r[1], r[2]) for r in found}
-                fresh: list[Submission] = []
-                for key, submission in zip(keys, batch):
-                    if key not in seen:
-                        seen.add(key)
-                        fresh.append(submission)
-                if not fresh:
-                    return [None] * len(batch)
-                conn.execute(insert(submissions), [s.__dict__ for s in fresh])
-                # An open rejudge run covers uploads that arrive while it runs, too.
-                by_contest = Counter(s.contest_id for s in fresh)
-                for contest_id, count in by_contest.items():
-                    conn.execute(
-                        update(rejudge_runs)
-                        .where(
-                            and_(
-                                rejudge_runs.c.contest_id == contest_id,
-                                rejudge_runs.c.state.in_(("running", "ready")),
-                            )
-                        )
-                        .values(
-                            total=rejudge_runs.c.total + count, state="running", finished_at=None
-                        )
-                    )
-                pending.extend(
-                    {
-                        "type": EventType.SUBMISSION_STORED,
-                        **_about(s),
-                        "sha256": s.sha256,
-                        "size": s.size,
-                        "received_at": s.received_at,
-                    }
-                    for s in fresh
-                )
+                if batch:
+                    fresh = self._insert_fresh(conn, pending, batch)
+                if queued:
+                    self._mark_queued(conn, pending, queued)
         except IntegrityError as exc:
             raise Duplicate("the same bytes were uploaded already") from exc
         stored = {id(s) for s in fresh}
         return [s if id(s) in stored else None for s in batch]
+
+    def _insert_fresh(
+        self, conn: Connection, pending: list[dict[str, Any]], batch: Sequence[Submission]
+    ) -> list[Submission]:
+        same = tuple_(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
+        keys = [(s.contest_id, s.team_id, s.sha256) for s in batch]
+        found = conn.execute(
+            select(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256).where(
+                same.in_(keys)
+            )
+        )
+        seen: set[tuple[str, str, str]] = {(r[0], r[1], r[2]) for r in found}
+        fresh: list[Submission] = []
+        for key, submission in zip(keys, batch):
+            if key not in seen:
+                seen.add(key)
+                fresh.append(submission)
+        if not fresh:
+            return fresh
+        if self._sqlite:
+            insert_rows(conn, submissions, [dict(s.__dict__) for s in fresh])
+        else:
+            conn.execute(insert(submissions), [s.__dict__ for s in fresh])
+        # An open rejudge run covers uploads that arrive while it runs, too.
+        by_contest = Counter(s.contest_id for s in fresh)
+        for contest_id, count in by_contest.items():
+            conn.execute(
+                update(rejudge_runs)
+                .where(
+                    and_(
+                        rejudge_runs.c.contest_id == contest_id,
+                        rejudge_runs.c.state.in_(("running", "ready")),
+                    )
+                )
+                .values(total=rejudge_runs.c.total + count, state="running", finished_at=None)
+            )
+        pending.extend(
+            {
+                "type": EventType.SUBMISSION_STORED,
+                **_about(s),
+                "sha256": s.sha256,
+                "size": s.size,
+                "received_at": s.received_at,
+            }
+            for s in fresh
+        )
+        return fresh
 
     def mark_queued(self, submission_id: str) -> bool:
         """stored -> queued once its message is published; False if it moved on meanwhile."""
@@ -114,33 +128,36 @@ class SubmissionsMixin(StoreBase):
     def mark_queued_many(self, submission_ids: Sequence[str]) -> list[str]:
         """Several published submissions stored -> queued in one transaction (one commit, one
         fsync, however many a burst of uploads published); returns those that were marked."""
+        with self._write() as (conn, pending):
+            return self._mark_queued(conn, pending, submission_ids)
+
+    def _mark_queued(
+        self, conn: Connection, pending: list[dict[str, Any]], submission_ids: Sequence[str]
+    ) -> list[str]:
         still_stored = and_(
             submissions.c.id.in_(list(submission_ids)),
             submissions.c.state == SubmissionState.STORED,
         )
-        with self._write() as (conn, pending):
-            rows: list[tuple[str, str, str]]
-            if self.engine.dialect.update_returning:  # one statement (SQLite 3.35+, PostgreSQL)
-                rows = [
-                    (row[0], row[1], row[2])
-                    for row in conn.execute(
-                        update(submissions)
-                        .where(still_stored)
-                        .values(state=SubmissionState.QUEUED, state_at=clock.now())
-                        .returning(
-                            submissions.c.id, submissions.c.contest_id, submissions.c.team_id
-                        )
-                    )
-                ]
-            else:
-                rows = self._mark_queued_one_by_one(conn, still_stored)
-            order = {sid: n for n, sid in enumerate(submission_ids)}
-            marked = sorted(rows, key=lambda row: order[row[0]])
-            pending.extend(
-                {"type": EventType.SUBMISSION_QUEUED, "submission": sid, "contest": c, "team": t}
-                for sid, c, t in marked
-            )
-            return [row[0] for row in marked]
+        rows: list[tuple[str, str, str]]
+        if self.engine.dialect.update_returning:  # one statement (SQLite 3.35+, PostgreSQL)
+            rows = [
+                (row[0], row[1], row[2])
+                for row in conn.execute(
+                    update(submissions)
+                    .where(still_stored)
+                    .values(state=SubmissionState.QUEUED, state_at=clock.now())
+                    .returning(submissions.c.id, submissions.c.contest_id, submissions.c.team_id)
+                )
+            ]
+        else:
+            rows = self._mark_queued_one_by_one(conn, still_stored)
+        order = {sid: n for n, sid in enumerate(submission_ids)}
+        marked = sorted(rows, key=lambda row: order[row[0]])
+        pending.extend(
+            {"type": EventType.SUBMISSION_QUEUED, "submission": sid, "contest": c, "team": t}
+            for sid, c, t in marked
+        )
+        return [row[0] for row in marked]
 
     @staticmethod
     def _mark_queued_one_by_one(
