@@ -12,7 +12,7 @@ from fastapi.responses import HTMLResponse
 
 from api import errors
 from api.dashboard import router as dashboard_router
-from api.intake import GroupCommit, Intake, QueuedMarks
+from api.intake import GroupCommit, Intake
 from api.openapi import document_errors
 from api.ratelimit import RateLimiter
 from api.routes import router
@@ -43,8 +43,7 @@ def build_services(settings: Settings) -> Services:
             blobs,
             publisher,
             settings.receipt_key_value(),
-            QueuedMarks(store),
-            GroupCommit(store),
+            commits=GroupCommit(store),
         ),
         limiter=RateLimiter(client, settings.rate_limit_per_minute),
         admin_token=settings.admin_token_value(),
@@ -75,8 +74,6 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
             thread.stop()
         if services is None and svc.intake.commits is not None:
             svc.intake.commits.close()
-        if services is None and svc.intake.marks is not None:
-            svc.intake.marks.close()
 
     app = FastAPI(
         title="tilejudge",

@@ -27,53 +27,22 @@ from infra.sql.store import Contest, Duplicate, SqlStore, Submission, Team
 log = structlog.get_logger("tilejudge.intake")
 
 
-class QueuedMarks:
-    """Marks published submissions `queued` in batches, off the request path: a burst of
-    uploads costs one SQL commit (one fsync) per batch instead of one more per upload. A mark
-    lost in a crash costs nothing: the worker's claim takes `stored` as readily as `queued`."""
-
-    def __init__(self, store: SqlStore, linger: float = 0.02) -> None:
-        self._store = store
-        self._linger = linger
-        self._pending: queue.SimpleQueue[str | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(
-            target=self._run, name="tilejudge-queued-marks", daemon=True
-        )
-        self._thread.start()
-
-    def add(self, submission_id: str) -> None:
-        self._pending.put(submission_id)
-
-    def close(self) -> None:
-        self._pending.put(None)
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        running = True
-        while running:
-            batch = [self._pending.get()]
-            time.sleep(self._linger)
-            while not self._pending.empty() and len(batch) < 500:
-                batch.append(self._pending.get())
-            running = None not in batch
-            ids = [sid for sid in batch if sid is not None]
-            if ids:
-                try:
-                    self._store.mark_queued_many(ids)
-                except Exception as exc:
-                    log.warning("intake.mark_queued_failed", count=len(ids), error=str(exc))
-
-
 class GroupCommit:
-    """Stores uploads in groups: whatever arrived while the previous transaction committed goes
-    into the next one (no waiting to fill it). A burst of uploads then costs one commit (one
-    fsync) and a few statements per group instead of per upload, and each upload is answered
-    only once its group has committed, so a 202 still means the row is durable."""
+    """Writes intake's rows in groups: uploads to store, and published uploads to mark `queued`.
 
-    def __init__(self, store: SqlStore, most: int = 256) -> None:
+    Whatever arrived while the previous transaction committed goes into the next one (no
+    waiting to fill it), so a burst of uploads costs one commit (one fsync) and a few
+    statements per group instead of per upload, and each upload is answered only once its
+    group has committed: a 202 still means the row is durable. Marks ride along with the next
+    group; alone, they wait `linger` for company. A mark lost in a crash costs nothing: the
+    worker's claim takes `stored` as readily as `queued`.
+    """
+
+    def __init__(self, store: SqlStore, most: int = 256, linger: float = 0.02) -> None:
         self._store = store
         self._most = most
-        self._pending: queue.SimpleQueue[tuple[Submission, Future[bool]] | None] = (
+        self._linger = linger
+        self._pending: queue.SimpleQueue[tuple[Submission, Future[bool]] | str | None] = (
             queue.SimpleQueue()
         )
         self._thread = threading.Thread(
@@ -88,38 +57,90 @@ class GroupCommit:
         self._pending.put((submission, done))
         return done.result()
 
+    def mark_queued(self, submission_id: str) -> None:
+        """stored -> queued with the next group (its message is out)."""
+        self._pending.put(submission_id)
+
     def close(self) -> None:
         self._pending.put(None)
         self._thread.join(timeout=10)
 
     def _run(self) -> None:
-        while True:
+        running = True
+        while running:
             first = self._pending.get()
             if first is None:
                 return
-            group = [first]
-            while len(group) < self._most and not self._pending.empty():
-                item = self._pending.get()
-                if item is None:
-                    self._pending.put(None)  # finish this group, then stop
+            uploads: list[tuple[Submission, Future[bool]]] = []
+            marks: list[str] = []
+            _sort(first, uploads, marks)
+            if not uploads:  # marks alone: wait a little for company, an upload ends the wait
+                running = self._linger_for_upload(uploads, marks)
+            while running and len(uploads) < self._most and len(marks) < 4 * self._most:
+                try:
+                    item = self._pending.get_nowait()
+                except queue.Empty:
                     break
-                group.append(item)
-            self._commit(group)
+                if item is None:
+                    running = False  # finish this group, then stop
+                    break
+                _sort(item, uploads, marks)
+            self._commit(uploads, marks)
 
-    def _commit(self, group: list[tuple[Submission, Future[bool]]]) -> None:
+    def _linger_for_upload(
+        self, uploads: list[tuple[Submission, Future[bool]]], marks: list[str]
+    ) -> bool:
+        """Gather marks until an upload comes or `linger` is over; False if told to stop."""
+        deadline = time.monotonic() + self._linger
+        while not uploads:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return True
+            try:
+                item = self._pending.get(timeout=left)
+            except queue.Empty:
+                return True
+            if item is None:
+                return False
+            _sort(item, uploads, marks)
+        return True
+
+    def _commit(self, uploads: list[tuple[Submission, Future[bool]]], marks: list[str]) -> None:
         try:
-            stored = self._store.store_submissions([submission for submission, _ in group])
+            stored = self._store.store_submissions([s for s, _ in uploads], queued=marks)
         except Duplicate:
             # Another process stored the same bytes meanwhile: one by one, so only they fail.
-            for submission, done in group:
+            for submission, done in uploads:
                 _settle(done, self._store, submission)
+            self._mark(marks)
             return
         except Exception as exc:
-            for _, done in group:
+            for _, done in uploads:
                 done.set_exception(exc)
+            if marks:
+                log.warning("intake.mark_queued_failed", count=len(marks), error=str(exc))
             return
-        for (_, done), row in zip(group, stored):
+        for (_, done), row in zip(uploads, stored):
             done.set_result(row is not None)
+
+    def _mark(self, marks: list[str]) -> None:
+        if not marks:
+            return
+        try:
+            self._store.mark_queued_many(marks)
+        except Exception as exc:
+            log.warning("intake.mark_queued_failed", count=len(marks), error=str(exc))
+
+
+def _sort(
+    item: tuple[Submission, Future[bool]] | str,
+    uploads: list[tuple[Submission, Future[bool]]],
+    marks: list[str],
+) -> None:
+    if isinstance(item, str):
+        marks.append(item)
+    else:
+        uploads.append(item)
 
 
 def _closed(contest: Contest, received_at: str) -> Forbidden:
@@ -141,8 +162,8 @@ class Intake:
     blobs: BlobStore
     publisher: Publisher
     receipt_key: str
-    marks: QueuedMarks | None = None  # None: mark each upload in its own transaction (tests)
-    commits: GroupCommit | None = None  # None: store each upload in its own transaction
+    commits: GroupCommit | None = None  # None: each upload in its own transaction
+    marks_in_groups: bool = True  # False: each `queued` mark in its own transaction, at once
 
     def _store(self, submission: Submission) -> None:
         stored = (
@@ -247,8 +268,8 @@ class Intake:
         except PublishFailed as exc:
             log.warning("intake.broker_unavailable", submission=submission_id, error=str(exc))
             return  # stored durably; the sweeper publishes it when the broker is back
-        if self.marks is not None:
-            self.marks.add(submission_id)
+        if self.commits is not None and self.marks_in_groups:
+            self.commits.mark_queued(submission_id)
             return
         try:
             self.store.mark_queued(submission_id)

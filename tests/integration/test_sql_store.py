@@ -693,3 +693,51 @@ def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
     assert len(rows) == 150
     ids = [e["id"] for e in all_events(store) if e["type"] == "submission.stored"]
     assert ids == sorted(ids) and len(ids) == 150
+
+
+def test_intakes_group_commit_marks_a_published_upload_queued_with_the_next_group(
+    store: SqlStore, team: Team
+) -> None:
+    from api.intake import GroupCommit
+
+    commits = GroupCommit(store, linger=3600)  # a mark alone would wait an hour
+    try:
+        first, second = new_submission(team), new_submission(team)
+        assert commits.store(first)
+        commits.mark_queued(first.id)
+        assert commits.store(second)  # its transaction carries the mark put in before it
+        assert store.get_submission(first.id).state == SubmissionState.QUEUED  # type: ignore[union-attr]
+        assert store.get_submission(second.id).state == SubmissionState.STORED  # type: ignore[union-attr]
+    finally:
+        commits.close()
+
+    kinds = [(e["type"], e["submission"]) for e in all_events(store) if "submission" in e]
+    assert kinds == [
+        ("submission.stored", first.id),
+        ("submission.stored", second.id),
+        ("submission.queued", first.id),
+    ]
+
+
+def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claimed_ones(
+    store: SqlStore, team: Team
+) -> None:
+    from api.intake import GroupCommit
+
+    commits = GroupCommit(store, linger=0.01)
+    try:
+        waiting, claimed = new_submission(team), new_submission(team)
+        assert commits.store(waiting) and commits.store(claimed)
+        assert store.claim(claimed.id, stale_after=HOUR) is not None  # a worker was quicker
+        commits.mark_queued(waiting.id)
+        commits.mark_queued(claimed.id)
+        deadline = time.monotonic() + 10
+        while store.get_submission(waiting.id).state != SubmissionState.QUEUED:  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "the mark was never committed"
+            time.sleep(0.01)
+    finally:
+        commits.close()
+
+    assert store.get_submission(claimed.id).state == SubmissionState.JUDGING  # type: ignore[union-attr]
+    queued = [e["submission"] for e in all_events(store) if e["type"] == "submission.queued"]
+    assert queued == [waiting.id]

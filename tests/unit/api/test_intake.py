@@ -200,7 +200,7 @@ def test_with_sql_down_an_upload_gets_503_and_is_not_half_accepted(
 ) -> None:
     before = len(pipe.events())
 
-    def refuse(*_: Any) -> None:
+    def refuse(*_: Any, **__: Any) -> None:
         raise OperationalError("INSERT INTO submissions", {}, Exception("disk I/O error"))
 
     monkeypatch.setattr(pipe.store, "store_submissions", refuse)
