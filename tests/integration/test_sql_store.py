@@ -741,3 +741,27 @@ def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claim
     assert store.get_submission(claimed.id).state == SubmissionState.JUDGING  # type: ignore[union-attr]
     queued = [e["submission"] for e in all_events(store) if e["type"] == "submission.queued"]
     assert queued == [waiting.id]
+
+
+def test_a_group_of_events_is_logged_with_the_ids_it_was_stored_under(
+    store: SqlStore, team: Team
+) -> None:
+    from structlog.testing import capture_logs
+
+    earlier = [new_submission(team) for _ in range(3)]
+    store.store_submissions(earlier)
+    group = [new_submission(team) for _ in range(7)]
+    with capture_logs() as logged:
+        store.store_submissions(group, queued=[s.id for s in earlier])
+
+    stored = {
+        e["id"]: (e["type"], e["submission"])
+        for e in all_events(store)
+        if e.get("submission") in {s.id for s in earlier + group}
+    }
+    seen = {e["id"]: (e["event"], e["submission"]) for e in logged}
+    assert len(seen) == 10
+    assert all(stored[event_id] == about for event_id, about in seen.items())
+    assert [seen[i][0] for i in sorted(seen)] == ["submission.stored"] * 7 + [
+        "submission.queued"
+    ] * 3
