@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import structlog
 
-from api.errors import Forbidden
+from api.errors import Forbidden, Unauthorized
 from infra import clock, receipts
 from infra.blobstore import BlobStore
 from infra.events import SubmissionState
@@ -233,15 +233,18 @@ class Intake:
         try:
             self._store(submission)
         except Duplicate:
-            # The team sent these bytes before (or twice at once): the first row wins.
+            # The team sent these bytes before (or twice at once): the first row wins. (The
+            # refusal may also be the team's row gone: deleted while its upload was taken.)
             try:
                 self.blobs.delete(key)
             except Exception as exc:  # an orphan object, not a failed upload
                 log.warning("intake.orphan_upload", key=key, error=str(exc))
             winner = self.store.find_same_bytes(contest.id, team.id, sha256)
-            if winner is None:
-                raise
-            return winner, False
+            if winner is not None:
+                return winner, False
+            if self.store.get_team(team.id) is None:  # deleted since its token was checked
+                raise Unauthorized("unknown token: the team was deleted") from None
+            raise
         except Exception:
             self._forget(submission_id, key)
             raise

@@ -195,6 +195,23 @@ def test_with_blob_storage_down_an_upload_gets_503_and_nothing_reaches_sql(
     assert_nothing_stored(pipe, before)
 
 
+def test_an_upload_whose_team_is_deleted_while_it_is_taken_gets_401_and_leaves_nothing(
+    pipe: Pipeline, team: TeamLogin, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def deleted_meanwhile(team_id: str) -> None:  # right after the token was found
+        pipe.store.delete_team(team_id, by="admin")
+
+    monkeypatch.setattr(pipe.services.limiter, "check", deleted_meanwhile)
+    response = pipe.upload(team, MOVES)
+
+    assert response.status_code == 401, response.text
+    assert response.json()["error"] == "unauthorized"
+    assert "deleted" in response.json()["detail"]
+    assert pipe.uploads() == {}
+    assert pipe.store.count_by_state() == {}
+    assert pipe.publisher.published == []
+
+
 def test_with_sql_down_an_upload_gets_503_and_is_not_half_accepted(
     pipe: Pipeline, team: TeamLogin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
