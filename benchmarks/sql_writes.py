@@ -1,5 +1,6 @@
 """Intake's SQLite writes on their own: one group of uploads stored, then the group before it
-marked queued, each transaction's wall and CPU time, alone and while other threads of the same
+marked queued (each in its own transaction, and both in one as intake's group commit does, where
+the store can), each transaction's wall and CPU time, alone and while other threads of the same
 process keep the GIL busy (as the API's request threads do). Prints figures, asserts nothing.
 
     python -m benchmarks.sql_writes [--group 15] [--reps 40] [--busy 0 1]
@@ -8,12 +9,15 @@ process keep the GIL busy (as the API's request threads do). Prints figures, ass
 from __future__ import annotations
 
 import argparse
+import inspect
 import logging
 import statistics
 import tempfile
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import structlog
@@ -68,17 +72,31 @@ def measure(store: SqlStore, team: Team, group: int, reps: int, busy: int) -> di
     threads = [threading.Thread(target=spin, daemon=True) for _ in range(busy)]
     for thread in threads:
         thread.start()
-    walls: dict[str, list[float]] = {"store": [], "mark": []}
-    cpus: dict[str, list[float]] = {"store": [], "mark": []}
+    names = ("store", "mark", "both")
+    walls: dict[str, list[float]] = {name: [] for name in names}
+    cpus: dict[str, list[float]] = {name: [] for name in names}
+    together = "queued" in inspect.signature(store.store_submissions).parameters
     try:
         for _ in range(reps):
             batch = [upload(team) for _ in range(group)]
-            for name, write in (
-                ("store", lambda: store.store_submissions(batch)),
-                ("mark", lambda: store.mark_queued_many([s.id for s in batch])),
-            ):
+            writes: list[tuple[str, Callable[[], object]]] = [
+                ("store", partial(store.store_submissions, batch)),
+                ("mark", partial(store.mark_queued_many, [s.id for s in batch])),
+            ]
+            if together:  # intake's group commit: a group stored, the one before marked queued
+                before, now = (
+                    [upload(team) for _ in range(group)],
+                    [upload(team) for _ in range(group)],
+                )
+                writes += [
+                    ("", partial(store.store_submissions, before)),
+                    ("both", partial(store.store_submissions, now, queued=before)),
+                ]
+            for name, write in writes:
                 began, cpu = time.perf_counter(), time.thread_time()
                 write()
+                if not name:
+                    continue
                 walls[name].append(time.perf_counter() - began)
                 cpus[name].append(time.thread_time() - cpu)
     finally:
@@ -88,7 +106,8 @@ def measure(store: SqlStore, team: Team, group: int, reps: int, busy: int) -> di
     return {
         f"{name} {kind}": 1000 * statistics.median(values[name])
         for kind, values in (("wall", walls), ("cpu", cpus))
-        for name in ("store", "mark")
+        for name in names
+        if values[name]
     }
 
 
@@ -105,11 +124,16 @@ def main() -> None:
             store, team = new_store(Path(home))
             figures = measure(store, team, args.group, args.reps, busy)
             store.engine.dispose()
-        print(
+        line = (
             f"  {busy} busy thread(s): store {figures['store wall']:7.2f} wall "
             f"{figures['store cpu']:5.2f} cpu | mark queued {figures['mark wall']:7.2f} wall "
             f"{figures['mark cpu']:5.2f} cpu"
         )
+        if "both wall" in figures:
+            line += (
+                f" | both at once {figures['both wall']:7.2f} wall {figures['both cpu']:5.2f} cpu"
+            )
+        print(line)
 
 
 if __name__ == "__main__":
