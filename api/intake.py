@@ -42,7 +42,7 @@ class GroupCommit:
         self._store = store
         self._most = most
         self._linger = linger
-        self._pending: queue.SimpleQueue[tuple[Submission, Future[bool]] | str | None] = (
+        self._pending: queue.SimpleQueue[tuple[Submission, Future[bool]] | Submission | None] = (
             queue.SimpleQueue()
         )
         self._thread = threading.Thread(
@@ -57,9 +57,9 @@ class GroupCommit:
         self._pending.put((submission, done))
         return done.result()
 
-    def mark_queued(self, submission_id: str) -> None:
+    def mark_queued(self, submission: Submission) -> None:
         """stored -> queued with the next group (its message is out)."""
-        self._pending.put(submission_id)
+        self._pending.put(submission)
 
     def close(self) -> None:
         self._pending.put(None)
@@ -72,7 +72,7 @@ class GroupCommit:
             if first is None:
                 return
             uploads: list[tuple[Submission, Future[bool]]] = []
-            marks: list[str] = []
+            marks: list[Submission] = []
             _sort(first, uploads, marks)
             if not uploads:  # marks alone: wait a little for company, an upload ends the wait
                 running = self._linger_for_upload(uploads, marks)
@@ -88,7 +88,7 @@ class GroupCommit:
             self._commit(uploads, marks)
 
     def _linger_for_upload(
-        self, uploads: list[tuple[Submission, Future[bool]]], marks: list[str]
+        self, uploads: list[tuple[Submission, Future[bool]]], marks: list[Submission]
     ) -> bool:
         """Gather marks until an upload comes or `linger` is over; False if told to stop."""
         deadline = time.monotonic() + self._linger
@@ -105,7 +105,9 @@ class GroupCommit:
             _sort(item, uploads, marks)
         return True
 
-    def _commit(self, uploads: list[tuple[Submission, Future[bool]]], marks: list[str]) -> None:
+    def _commit(
+        self, uploads: list[tuple[Submission, Future[bool]]], marks: list[Submission]
+    ) -> None:
         try:
             stored = self._store.store_submissions([s for s, _ in uploads], queued=marks)
         except Duplicate:
@@ -123,21 +125,21 @@ class GroupCommit:
         for (_, done), row in zip(uploads, stored):
             done.set_result(row is not None)
 
-    def _mark(self, marks: list[str]) -> None:
+    def _mark(self, marks: list[Submission]) -> None:
         if not marks:
             return
         try:
-            self._store.mark_queued_many(marks)
+            self._store.mark_queued_many([s.id for s in marks])
         except Exception as exc:
             log.warning("intake.mark_queued_failed", count=len(marks), error=str(exc))
 
 
 def _sort(
-    item: tuple[Submission, Future[bool]] | str,
+    item: tuple[Submission, Future[bool]] | Submission,
     uploads: list[tuple[Submission, Future[bool]]],
-    marks: list[str],
+    marks: list[Submission],
 ) -> None:
-    if isinstance(item, str):
+    if isinstance(item, Submission):
         marks.append(item)
     else:
         uploads.append(item)
@@ -248,7 +250,7 @@ class Intake:
         except Exception:
             self._forget(submission_id, key)
             raise
-        self.enqueue(submission.id, data)
+        self.enqueue(submission, data)
         return submission, True
 
     def _forget(self, submission_id: str, key: str) -> None:
@@ -264,17 +266,17 @@ class Intake:
         except Exception as exc:
             log.warning("intake.orphan_upload", key=key, error=str(exc))
 
-    def enqueue(self, submission_id: str, data: bytes | None = None) -> None:
+    def enqueue(self, submission: Submission, data: bytes | None = None) -> None:
         """Publish for judging; a small upload rides in the message (no S3 read for it)."""
         try:
-            self.publisher.publish(submission_id, data)
+            self.publisher.publish(submission.id, data)
         except PublishFailed as exc:
-            log.warning("intake.broker_unavailable", submission=submission_id, error=str(exc))
+            log.warning("intake.broker_unavailable", submission=submission.id, error=str(exc))
             return  # stored durably; the sweeper publishes it when the broker is back
         if self.commits is not None and self.marks_in_groups:
-            self.commits.mark_queued(submission_id)
+            self.commits.mark_queued(submission)
             return
         try:
-            self.store.mark_queued(submission_id)
+            self.store.mark_queued(submission.id)
         except Exception as exc:  # the message is out; a lost 'queued' mark costs nothing
-            log.warning("intake.mark_queued_failed", submission=submission_id, error=str(exc))
+            log.warning("intake.mark_queued_failed", submission=submission.id, error=str(exc))

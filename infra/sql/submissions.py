@@ -55,7 +55,7 @@ class SubmissionsMixin(StoreBase):
         return submission
 
     def store_submissions(
-        self, batch: Sequence[Submission], queued: Sequence[str] = ()
+        self, batch: Sequence[Submission], queued: Sequence[Submission] = ()
     ) -> list[Submission | None]:
         """Record uploads whose bytes are in blob storage, all in one transaction (one commit,
         one fsync, for a burst of them: intake's group commit), and mark the `queued` ones
@@ -68,7 +68,7 @@ class SubmissionsMixin(StoreBase):
                 if batch:
                     fresh = self._insert_fresh(conn, pending, batch)
                 if queued:
-                    self._mark_queued(conn, pending, queued)
+                    self._mark_known_queued(conn, pending, queued)
         except IntegrityError as exc:
             raise Duplicate("the same bytes were uploaded already") from exc
         stored = {id(s) for s in fresh}
@@ -130,6 +130,36 @@ class SubmissionsMixin(StoreBase):
         fsync, however many a burst of uploads published); returns those that were marked."""
         with self._write() as (conn, pending):
             return self._mark_queued(conn, pending, submission_ids)
+
+    def _mark_known_queued(
+        self, conn: Connection, pending: list[dict[str, Any]], published: Sequence[Submission]
+    ) -> None:
+        """Like `_mark_queued`, for submissions whose contest and team are known: when all of
+        them are still `stored` (the rule in a burst) the UPDATE returns no rows, so SQLite's
+        driver steps once, not once a row (see `insert_rows` on why that counts)."""
+        ids = [s.id for s in published]
+        stamp = clock.now()
+        changed = conn.execute(
+            update(submissions)
+            .where(and_(submissions.c.id.in_(ids), submissions.c.state == SubmissionState.STORED))
+            .values(state=SubmissionState.QUEUED, state_at=stamp)
+        ).rowcount
+        if changed == len(ids):
+            marked = list(published)
+        else:  # a worker claimed some first: the ones this UPDATE moved carry its stamp
+            moved = set(
+                conn.execute(
+                    select(submissions.c.id).where(
+                        and_(
+                            submissions.c.id.in_(ids),
+                            submissions.c.state == SubmissionState.QUEUED,
+                            submissions.c.state_at == stamp,
+                        )
+                    )
+                ).scalars()
+            )
+            marked = [s for s in published if s.id in moved]
+        pending.extend({"type": EventType.SUBMISSION_QUEUED, **_about(s)} for s in marked)
 
     def _mark_queued(
         self, conn: Connection, pending: list[dict[str, Any]], submission_ids: Sequence[str]

@@ -704,7 +704,7 @@ def test_intakes_group_commit_marks_a_published_upload_queued_with_the_next_grou
     try:
         first, second = new_submission(team), new_submission(team)
         assert commits.store(first)
-        commits.mark_queued(first.id)
+        commits.mark_queued(first)
         assert commits.store(second)  # its transaction carries the mark put in before it
         assert store.get_submission(first.id).state == SubmissionState.QUEUED  # type: ignore[union-attr]
         assert store.get_submission(second.id).state == SubmissionState.STORED  # type: ignore[union-attr]
@@ -729,8 +729,8 @@ def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claim
         waiting, claimed = new_submission(team), new_submission(team)
         assert commits.store(waiting) and commits.store(claimed)
         assert store.claim(claimed.id, stale_after=HOUR) is not None  # a worker was quicker
-        commits.mark_queued(waiting.id)
-        commits.mark_queued(claimed.id)
+        commits.mark_queued(waiting)
+        commits.mark_queued(claimed)
         deadline = time.monotonic() + 10
         while store.get_submission(waiting.id).state != SubmissionState.QUEUED:  # type: ignore[union-attr]
             assert time.monotonic() < deadline, "the mark was never committed"
@@ -744,15 +744,19 @@ def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claim
 
 
 def test_a_group_of_events_is_logged_with_the_ids_it_was_stored_under(
-    store: SqlStore, team: Team
+    store: SqlStore, team: Team, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from structlog.testing import capture_logs
+    logged: list[dict[str, Any]] = []
+
+    class Recorder:
+        def info(self, event: str, **fields: Any) -> None:
+            logged.append({"event": event, **fields})
 
     earlier = [new_submission(team) for _ in range(3)]
     store.store_submissions(earlier)
     group = [new_submission(team) for _ in range(7)]
-    with capture_logs() as logged:
-        store.store_submissions(group, queued=[s.id for s in earlier])
+    monkeypatch.setattr(sql_base, "log", Recorder())
+    store.store_submissions(group, queued=earlier)
 
     stored = {
         e["id"]: (e["type"], e["submission"])
@@ -762,6 +766,5 @@ def test_a_group_of_events_is_logged_with_the_ids_it_was_stored_under(
     seen = {e["id"]: (e["event"], e["submission"]) for e in logged}
     assert len(seen) == 10
     assert all(stored[event_id] == about for event_id, about in seen.items())
-    assert [seen[i][0] for i in sorted(seen)] == ["submission.stored"] * 7 + [
-        "submission.queued"
-    ] * 3
+    kinds = [seen[i][0] for i in sorted(seen)]
+    assert kinds == ["submission.stored"] * 7 + ["submission.queued"] * 3
