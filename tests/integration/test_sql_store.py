@@ -391,19 +391,22 @@ def test_a_transactions_events_get_ids_in_order_and_the_log_lines_carry_the_stor
     monkeypatch.setattr(sql_base, "log", Recorder())
     batch = [new_submission(team) for _ in range(7)]
     store.store_submissions(batch)
-    store.mark_queued_many([s.id for s in reversed(batch)])
+    store.mark_queued_many([s.id for s in reversed(batch[:4])])  # the sweeper's way
+    later = [new_submission(team) for _ in range(5)]
+    store.store_submissions(later, queued=batch[4:])  # intake's: stored and marked in one
 
-    stored = [e for e in all_events(store) if e["type"] == "submission.stored"]
-    queued = [e for e in all_events(store) if e["type"] == "submission.queued"]
-    assert [e["submission"] for e in stored] == [s.id for s in batch]
-    assert sorted(e["submission"] for e in queued) == sorted(s.id for s in batch)
-    ids = [e["id"] for e in stored + queued]
-    assert ids == sorted(ids) and len(set(ids)) == len(ids)
-    in_table = {(e["type"], e["submission"]): e["id"] for e in stored + queued}
+    kinds = ("submission.stored", "submission.queued")
+    written = [e for e in all_events(store) if e["type"] in kinds]  # in id order
+    assert [(e["type"], e["submission"]) for e in written] == (
+        [("submission.stored", s.id) for s in batch]
+        + [("submission.queued", s.id) for s in reversed(batch[:4])]
+        + [("submission.stored", s.id) for s in later]
+        + [("submission.queued", s.id) for s in batch[4:]]
+    )
+    assert len({e["id"] for e in written}) == len(written)
+    in_table = {(e["type"], e["submission"]): e["id"] for e in written}
     in_log = {
-        (line["event"], line["submission"]): line["id"]
-        for line in logged
-        if line["event"] in ("submission.stored", "submission.queued")
+        (line["event"], line["submission"]): line["id"] for line in logged if line["event"] in kinds
     }
     assert in_log == in_table
 
@@ -741,30 +744,3 @@ def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claim
     assert store.get_submission(claimed.id).state == SubmissionState.JUDGING  # type: ignore[union-attr]
     queued = [e["submission"] for e in all_events(store) if e["type"] == "submission.queued"]
     assert queued == [waiting.id]
-
-
-def test_a_group_of_events_is_logged_with_the_ids_it_was_stored_under(
-    store: SqlStore, team: Team, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    logged: list[dict[str, Any]] = []
-
-    class Recorder:
-        def info(self, event: str, **fields: Any) -> None:
-            logged.append({"event": event, **fields})
-
-    earlier = [new_submission(team) for _ in range(3)]
-    store.store_submissions(earlier)
-    group = [new_submission(team) for _ in range(7)]
-    monkeypatch.setattr(sql_base, "log", Recorder())
-    store.store_submissions(group, queued=earlier)
-
-    stored = {
-        e["id"]: (e["type"], e["submission"])
-        for e in all_events(store)
-        if e.get("submission") in {s.id for s in earlier + group}
-    }
-    seen = {e["id"]: (e["event"], e["submission"]) for e in logged}
-    assert len(seen) == 10
-    assert all(stored[event_id] == about for event_id, about in seen.items())
-    kinds = [seen[i][0] for i in sorted(seen)]
-    assert kinds == ["submission.stored"] * 7 + ["submission.queued"] * 3
