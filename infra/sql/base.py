@@ -94,10 +94,10 @@ def insert_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> l
     largest in the table: no one else writes while this transaction holds the write lock.
     """
     columns = list(rows[0])
+    one = "(" + ", ".join("?" * len(columns)) + ")"
     ids: list[int] = []
     for start in range(0, len(rows), 500):
         chunk = rows[start : start + 500]
-        one = "(" + ", ".join("?" * len(columns)) + ")"
         statement = f"INSERT INTO {table.name} ({', '.join(columns)}) VALUES " + ", ".join(
             [one] * len(chunk)
         )

@@ -92,10 +92,11 @@ class SubmissionsMixin(StoreBase):
                 fresh.append(submission)
         if not fresh:
             return fresh
+        rows = [s.__dict__ for s in fresh]
         if self._sqlite:
-            insert_rows(conn, submissions, [dict(s.__dict__) for s in fresh])
+            insert_rows(conn, submissions, rows)
         else:
-            conn.execute(insert(submissions), [s.__dict__ for s in fresh])
+            conn.execute(insert(submissions), rows)
         # An open rejudge run covers uploads that arrive while it runs, too.
         by_contest = Counter(s.contest_id for s in fresh)
         for contest_id, count in by_contest.items():
@@ -128,15 +129,41 @@ class SubmissionsMixin(StoreBase):
     def mark_queued_many(self, submission_ids: Sequence[str]) -> list[str]:
         """Several published submissions stored -> queued in one transaction (one commit, one
         fsync, however many a burst of uploads published); returns those that were marked."""
+        still_stored = and_(
+            submissions.c.id.in_(list(submission_ids)),
+            submissions.c.state == SubmissionState.STORED,
+        )
         with self._write() as (conn, pending):
-            return self._mark_queued(conn, pending, submission_ids)
+            rows: list[tuple[str, str, str]]
+            if self.engine.dialect.update_returning:  # one statement (SQLite 3.35+, PostgreSQL)
+                rows = [
+                    (row[0], row[1], row[2])
+                    for row in conn.execute(
+                        update(submissions)
+                        .where(still_stored)
+                        .values(state=SubmissionState.QUEUED, state_at=clock.now())
+                        .returning(
+                            submissions.c.id, submissions.c.contest_id, submissions.c.team_id
+                        )
+                    )
+                ]
+            else:
+                rows = self._mark_queued_one_by_one(conn, still_stored)
+            order = {sid: n for n, sid in enumerate(submission_ids)}
+            marked = sorted(rows, key=lambda row: order[row[0]])
+            pending.extend(
+                {"type": EventType.SUBMISSION_QUEUED, "submission": sid, "contest": c, "team": t}
+                for sid, c, t in marked
+            )
+            return [row[0] for row in marked]
 
     def _mark_known_queued(
         self, conn: Connection, pending: list[dict[str, Any]], published: Sequence[Submission]
     ) -> None:
-        """Like `_mark_queued`, for submissions whose contest and team are known: when all of
-        them are still `stored` (the rule in a burst) the UPDATE returns no rows, so SQLite's
-        driver steps once, not once a row (see `insert_rows` on why that counts)."""
+        """`mark_queued_many` within a transaction under way, for submissions whose contest and
+        team are known: when all of them are still `stored` (the rule in a burst) the UPDATE
+        returns no rows, so SQLite's driver steps once, not once a row (`insert_rows` says why
+        that counts)."""
         ids = [s.id for s in published]
         stamp = clock.now()
         changed = conn.execute(
@@ -160,34 +187,6 @@ class SubmissionsMixin(StoreBase):
             )
             marked = [s for s in published if s.id in moved]
         pending.extend({"type": EventType.SUBMISSION_QUEUED, **_about(s)} for s in marked)
-
-    def _mark_queued(
-        self, conn: Connection, pending: list[dict[str, Any]], submission_ids: Sequence[str]
-    ) -> list[str]:
-        still_stored = and_(
-            submissions.c.id.in_(list(submission_ids)),
-            submissions.c.state == SubmissionState.STORED,
-        )
-        rows: list[tuple[str, str, str]]
-        if self.engine.dialect.update_returning:  # one statement (SQLite 3.35+, PostgreSQL)
-            rows = [
-                (row[0], row[1], row[2])
-                for row in conn.execute(
-                    update(submissions)
-                    .where(still_stored)
-                    .values(state=SubmissionState.QUEUED, state_at=clock.now())
-                    .returning(submissions.c.id, submissions.c.contest_id, submissions.c.team_id)
-                )
-            ]
-        else:
-            rows = self._mark_queued_one_by_one(conn, still_stored)
-        order = {sid: n for n, sid in enumerate(submission_ids)}
-        marked = sorted(rows, key=lambda row: order[row[0]])
-        pending.extend(
-            {"type": EventType.SUBMISSION_QUEUED, "submission": sid, "contest": c, "team": t}
-            for sid, c, t in marked
-        )
-        return [row[0] for row in marked]
 
     @staticmethod
     def _mark_queued_one_by_one(
