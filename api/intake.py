@@ -12,6 +12,7 @@ import queue
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 
@@ -27,39 +28,41 @@ from infra.sql.store import Contest, Duplicate, SqlStore, Submission, Team
 log = structlog.get_logger("tilejudge.intake")
 
 
-class GroupCommit:
-    """Writes intake's rows in groups: uploads to store, and published uploads to mark `queued`.
+@dataclass
+class Upload:
+    """An upload waiting for its group's commit."""
 
-    Whatever arrived while the previous transaction committed goes into the next one (no
-    waiting to fill it), so a burst of uploads costs one commit (one fsync) and a few
-    statements per group instead of per upload, and each upload is answered only once its
-    group has committed: a 202 still means the row is durable. Marks ride along with the next
-    group; alone, they wait `linger` for company. A mark lost in a crash costs nothing: the
-    worker's claim takes `stored` as readily as `queued`.
-    """
+    submission: Submission
+    data: bytes | None
+    done: Future[bool]
 
-    def __init__(self, store: SqlStore, most: int = 256, linger: float = 0.02) -> None:
-        self._store = store
+
+class GroupPublish:
+    """Publishes stored uploads for judging a group at a time, on its own thread, and has
+    them marked queued: whatever was committed while the last group went out goes in the next
+    (a few uploads to a message, all of a group's messages in one round trip to the broker).
+
+    On its own thread so that a slow broker delays judging, never a commit; the broker
+    refusing leaves the uploads `stored`, and the sweeper publishes them later."""
+
+    def __init__(
+        self,
+        publisher: Publisher,
+        mark_queued: Callable[[Submission], None],
+        spread: int = 1,
+        most: int = 256,
+    ) -> None:
+        self._publisher = publisher
+        self._mark_queued = mark_queued
+        self._spread = spread
         self._most = most
-        self._linger = linger
-        self._pending: queue.SimpleQueue[tuple[Submission, Future[bool]] | Submission | None] = (
-            queue.SimpleQueue()
-        )
-        self._thread = threading.Thread(
-            target=self._run, name="tilejudge-group-commit", daemon=True
-        )
+        self._pending: queue.SimpleQueue[list[Upload] | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="tilejudge-publish", daemon=True)
         self._thread.start()
 
-    def store(self, submission: Submission) -> bool:
-        """Store one upload with whatever else is waiting; False if its bytes were there already
-        (raises what the store raised, for this upload alone where that can be told)."""
-        done: Future[bool] = Future()
-        self._pending.put((submission, done))
-        return done.result()
-
-    def mark_queued(self, submission: Submission) -> None:
-        """stored -> queued with the next group (its message is out)."""
-        self._pending.put(submission)
+    def put(self, uploads: list[Upload]) -> None:
+        if uploads:
+            self._pending.put(uploads)
 
     def close(self) -> None:
         self._pending.put(None)
@@ -71,7 +74,92 @@ class GroupCommit:
             first = self._pending.get()
             if first is None:
                 return
-            uploads: list[tuple[Submission, Future[bool]]] = []
+            group = list(first)
+            while len(group) < self._most:
+                try:
+                    more = self._pending.get_nowait()
+                except queue.Empty:
+                    break
+                if more is None:
+                    running = False  # publish this group, then stop
+                    break
+                group += more
+            self._publish(group)
+
+    def _publish(self, group: list[Upload]) -> None:
+        try:
+            self._publisher.publish_group(
+                [(u.submission.id, u.data) for u in group], spread=self._spread
+            )
+        except PublishFailed as exc:
+            log.warning("intake.broker_unavailable", count=len(group), error=str(exc))
+            return  # stored durably; the sweeper publishes them when the broker is back
+        for upload in group:
+            self._mark_queued(upload.submission)
+
+
+class GroupCommit:
+    """Writes intake's rows in groups: uploads to store, and published uploads to mark `queued`.
+
+    Whatever arrived while the previous transaction committed goes into the next one (no
+    waiting to fill it), so a burst of uploads costs one commit (one fsync) and a few
+    statements per group instead of per upload, and each upload is answered only once its
+    group has committed: a 202 still means the row is durable. Marks ride along with the next
+    group; alone, they wait `linger` for company. A mark lost in a crash costs nothing: the
+    worker's claim takes `stored` as readily as `queued`.
+    """
+
+    def __init__(
+        self,
+        store: SqlStore,
+        most: int = 256,
+        linger: float = 0.02,
+        publisher: Publisher | None = None,
+        spread: int = 1,
+    ) -> None:
+        self._store = store
+        self._most = most
+        self._linger = linger
+        self._pending: queue.SimpleQueue[Upload | Submission | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(
+            target=self._run, name="tilejudge-group-commit", daemon=True
+        )
+        self._thread.start()
+        self._publishing = (
+            GroupPublish(publisher, self.mark_queued, spread) if publisher is not None else None
+        )
+
+    @property
+    def publishes(self) -> bool:
+        """Whether the uploads it stores are published (and marked queued) by it."""
+        return self._publishing is not None
+
+    def store(self, submission: Submission, data: bytes | None = None) -> bool:
+        """Store one upload with whatever else is waiting; False if its bytes were there already
+        (raises what the store raised, for this upload alone where that can be told). If it
+        publishes, the stored upload (`data`: its bytes, to carry in the message) goes to the
+        broker with its group after the commit, not before the answer."""
+        done: Future[bool] = Future()
+        self._pending.put(Upload(submission, data, done))
+        return done.result()
+
+    def mark_queued(self, submission: Submission) -> None:
+        """stored -> queued with the next group (its message is out)."""
+        self._pending.put(submission)
+
+    def close(self) -> None:
+        self._pending.put(None)
+        self._thread.join(timeout=10)
+        if self._publishing is not None:
+            self._publishing.close()
+
+    def _run(self) -> None:
+        running = True
+        while running:
+            first = self._pending.get()
+            if first is None:
+                return
+            uploads: list[Upload] = []
             marks: list[Submission] = []
             _sort(first, uploads, marks)
             if not uploads:  # marks alone: wait a little for company, an upload ends the wait
@@ -87,9 +175,7 @@ class GroupCommit:
                 _sort(item, uploads, marks)
             self._commit(uploads, marks)
 
-    def _linger_for_upload(
-        self, uploads: list[tuple[Submission, Future[bool]]], marks: list[Submission]
-    ) -> bool:
+    def _linger_for_upload(self, uploads: list[Upload], marks: list[Submission]) -> bool:
         """Gather marks until an upload comes or `linger` is over; False if told to stop."""
         deadline = time.monotonic() + self._linger
         while not uploads:
@@ -105,25 +191,25 @@ class GroupCommit:
             _sort(item, uploads, marks)
         return True
 
-    def _commit(
-        self, uploads: list[tuple[Submission, Future[bool]]], marks: list[Submission]
-    ) -> None:
+    def _commit(self, uploads: list[Upload], marks: list[Submission]) -> None:
         try:
-            stored = self._store.store_submissions([s for s, _ in uploads], queued=marks)
+            rows = self._store.store_submissions([u.submission for u in uploads], queued=marks)
+            stored = [row is not None for row in rows]
         except Duplicate:
             # Another process stored the same bytes meanwhile: one by one, so only they fail.
-            for submission, done in uploads:
-                _settle(done, self._store, submission)
+            stored = [_settle(upload.done, self._store, upload.submission) for upload in uploads]
             self._mark(marks)
-            return
         except Exception as exc:
-            for _, done in uploads:
-                done.set_exception(exc)
+            for upload in uploads:
+                upload.done.set_exception(exc)
             if marks:
                 log.warning("intake.mark_queued_failed", count=len(marks), error=str(exc))
             return
-        for (_, done), row in zip(uploads, stored):
-            done.set_result(row is not None)
+        else:
+            for upload, new in zip(uploads, stored, strict=True):
+                upload.done.set_result(new)
+        if self._publishing is not None:
+            self._publishing.put([u for u, new in zip(uploads, stored, strict=True) if new])
 
     def _mark(self, marks: list[Submission]) -> None:
         if not marks:
@@ -134,11 +220,7 @@ class GroupCommit:
             log.warning("intake.mark_queued_failed", count=len(marks), error=str(exc))
 
 
-def _sort(
-    item: tuple[Submission, Future[bool]] | Submission,
-    uploads: list[tuple[Submission, Future[bool]]],
-    marks: list[Submission],
-) -> None:
+def _sort(item: Upload | Submission, uploads: list[Upload], marks: list[Submission]) -> None:
     if isinstance(item, Submission):
         marks.append(item)
     else:
@@ -151,11 +233,15 @@ def _closed(contest: Contest, received_at: str) -> Forbidden:
     )
 
 
-def _settle(done: Future[bool], store: SqlStore, submission: Submission) -> None:
+def _settle(done: Future[bool], store: SqlStore, submission: Submission) -> bool:
+    """Store one upload alone and answer it; whether it was stored."""
     try:
-        done.set_result(store.store_submissions([submission])[0] is not None)
+        stored = store.store_submissions([submission])[0] is not None
     except Exception as exc:
         done.set_exception(exc)
+        return False
+    done.set_result(stored)
+    return stored
 
 
 @dataclass
@@ -164,12 +250,12 @@ class Intake:
     blobs: BlobStore
     publisher: Publisher
     receipt_key: str
-    commits: GroupCommit | None = None  # None: each upload in its own transaction
-    marks_in_groups: bool = True  # False: each `queued` mark in its own transaction, at once
+    # None: each upload in its own transaction. Publishing ones also publish what they store.
+    commits: GroupCommit | None = None
 
-    def _store(self, submission: Submission) -> None:
+    def _store(self, submission: Submission, data: bytes) -> None:
         stored = (
-            self.commits.store(submission)
+            self.commits.store(submission, data)
             if self.commits is not None
             else self.store.store_submissions([submission])[0] is not None
         )
@@ -233,7 +319,7 @@ class Intake:
             failure=None,
         )
         try:
-            self._store(submission)
+            self._store(submission, data)
         except Duplicate:
             # The team sent these bytes before (or twice at once): the first row wins. (The
             # refusal may also be the team's row gone: deleted while its upload was taken.)
@@ -250,7 +336,8 @@ class Intake:
         except Exception:
             self._forget(submission_id, key)
             raise
-        self.enqueue(submission, data)
+        if self.commits is None or not self.commits.publishes:
+            self.enqueue(submission, data)
         return submission, True
 
     def _forget(self, submission_id: str, key: str) -> None:
@@ -273,9 +360,6 @@ class Intake:
         except PublishFailed as exc:
             log.warning("intake.broker_unavailable", submission=submission.id, error=str(exc))
             return  # stored durably; the sweeper publishes it when the broker is back
-        if self.commits is not None and self.marks_in_groups:
-            self.commits.mark_queued(submission)
-            return
         try:
             self.store.mark_queued(submission.id)
         except Exception as exc:  # the message is out; a lost 'queued' mark costs nothing

@@ -151,8 +151,9 @@ def open_pipeline(tmp_path: Path, limiter: RateLimiter | None = None) -> Iterato
     services = Services(
         settings=settings, store=store, blobs=blobs, redis=None,
         intake=Intake(
+            # Not publishing: each upload published and `queued` before its 202, for the tests
+            # to see (the publishing group commit has tests of its own).
             store, blobs, publisher, RECEIPT_KEY, commits=GroupCommit(store),
-            marks_in_groups=False,  # `queued` once the 202 is out, for the tests to see
         ),
         limiter=limiter or RateLimiter(None, settings.rate_limit_per_minute),
         admin_token=ADMIN_TOKEN,

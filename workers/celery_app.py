@@ -21,6 +21,7 @@ from celery.worker.control import control_command
 from infra.bootstrap import make_blobs, make_celery, make_redis, make_store
 from infra.logging import configure_logging
 from infra.publisher import (
+    JUDGE_GROUP_TASK,
     JUDGE_TASK,
     LIVE_QUEUE,
     PRELOAD_COMMAND,
@@ -30,7 +31,7 @@ from infra.publisher import (
 )
 from infra.settings import Settings
 from workers.bulk_slots import BulkSlots
-from workers.judging import TRANSIENT, Outcome, RetryLater, WorkerDeps, judge_submission
+from workers.judging import TRANSIENT, Outcome, RetryLater, WorkerDeps, judge_group
 from workers.rejudging import judge_batch, produce, run_niced
 from workers.rulesets import RulesetCache
 
@@ -129,19 +130,44 @@ def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[
     return {"ok": f"loaded {len(new)}"}
 
 
+@app.task(name=JUDGE_GROUP_TASK, bind=True, max_retries=settings.max_attempts)
+def judge_group_task(
+    self: Any, submission_ids: list[str], inline: list[str | None] | None = None
+) -> dict[str, str]:
+    """The uploads of one message (see `infra.publisher.split_group`), each with its outcome."""
+    return _judge(self, submission_ids, inline or [None] * len(submission_ids), group=True)
+
+
 @app.task(name=JUDGE_TASK, bind=True, max_retries=settings.max_attempts)
-def judge_task(self: Any, submission_id: str, inline: str | None = None) -> str:
-    data = base64.b64decode(inline) if inline is not None else None
+def judge_task(self: Any, submission_id: str, inline: str | None = None) -> dict[str, str]:
+    """A message of one upload, as earlier versions published (still queued at an upgrade)."""
+    return _judge(self, [submission_id], [inline], group=False)
+
+
+def _judge(
+    task: Any, submission_ids: list[str], inline: list[str | None], group: bool
+) -> dict[str, str]:
+    carried = {
+        sid: base64.b64decode(data)
+        for sid, data in zip(submission_ids, inline, strict=False)
+        if data is not None
+    }
     # A redelivered message means the attempt that held it died (its child was killed, or the
-    # broker connection went): take its claim over at once instead of waiting for it to go stale.
-    redelivered = bool((self.request.delivery_info or {}).get("redelivered"))
+    # broker connection went): take its claims over at once instead of waiting for them to go
+    # stale.
+    redelivered = bool((task.request.delivery_info or {}).get("redelivered"))
     try:
-        outcome = judge_submission(deps(), submission_id, data, take_over=redelivered)
+        outcomes = judge_group(deps(), submission_ids, carried, take_over=redelivered)
     except RetryLater as exc:
-        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
-    if outcome is not Outcome.JUDGED:
-        log.info("worker.outcome", submission=submission_id, outcome=outcome.value)
-    return outcome.value
+        # Only the ones released for a retry go again, with their bytes.
+        by_id = dict(zip(submission_ids, inline, strict=False))
+        carry = [by_id.get(sid) for sid in exc.submission_ids]
+        args = [exc.submission_ids, carry] if group else [exc.submission_ids[0], carry[0]]
+        raise task.retry(exc=exc, args=args, countdown=_backoff(task.request.retries)) from exc
+    for sid, outcome in outcomes.items():
+        if outcome is not Outcome.JUDGED:
+            log.info("worker.outcome", submission=sid, outcome=outcome.value)
+    return {sid: outcome.value for sid, outcome in outcomes.items()}
 
 
 @app.task(name=REJUDGE_PRODUCE_TASK, bind=True, max_retries=settings.max_attempts)

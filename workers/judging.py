@@ -1,4 +1,5 @@
-"""Judging one submission: claim it, fetch its bytes, judge, store the report and the result.
+"""Judging a group of submissions: claim them, fetch their bytes, judge, store the reports and
+the results.
 
 A plain function, called by the Celery task and directly by tests.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -16,9 +17,10 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 
 from infra import report_blobs
 from infra.blobstore import BlobNotFound, BlobStore, BlobStoreUnavailable
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.records import Claim
+from infra.sql.rejudges import RejudgeStore, Run
 from infra.sql.results import JudgedResult
-from infra.sql.store import SqlStore, Submission
+from infra.sql.store import Contest, SqlStore, Submission
 from judge import JUDGE_VERSION, Report, judge
 from workers.rulesets import RulesetCache, UnknownRuleset
 from workers.word_hashes import signature
@@ -33,10 +35,22 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"  # judged already, or being judged by someone else
     LOST_CLAIM = "lost_claim"  # the sweeper handed it on while this attempt ran too long
     FAILED = "failed"
+    RETRY = "retry"  # released after a transient failure, to be retried with backoff
 
 
 class RetryLater(Exception):
-    """A transient failure: the attempt was released and should be retried with backoff."""
+    """A transient failure: the attempts were released; `submission_ids` should be retried
+    with backoff (`outcomes`: every submission of the group, as far as it went)."""
+
+    def __init__(
+        self,
+        error: str,
+        submission_ids: Sequence[str] = (),
+        outcomes: Mapping[str, Outcome] | None = None,
+    ) -> None:
+        super().__init__(error)
+        self.submission_ids = list(submission_ids)
+        self.outcomes = dict(outcomes or {})
 
 
 @dataclass
@@ -112,45 +126,113 @@ def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None)
 def judge_submission(
     deps: WorkerDeps, submission_id: str, inline: bytes | None = None, take_over: bool = False
 ) -> Outcome:
-    """Judge one submission; `inline` is the upload as carried in the message, if it was.
+    """Judge one submission (a group of one); `inline` is the upload as carried in the message."""
+    group = judge_group(
+        deps, [submission_id], {submission_id: inline} if inline is not None else {}, take_over
+    )
+    return group[submission_id]
 
-    Under the contest's live ruleset; then, for every open rejudge run of the contest, a batch
-    of one goes to the bulk queue. The run counted the upload when it was stored and is not
-    ready (so cannot be applied) before that batch is judged: no gap, and the team's result
-    does not wait for a ruleset nobody sees yet. A batch lost on the way stalls the run, and
-    the sweeper restarts its producer, which finds the upload without a result."""
+
+def judge_group(
+    deps: WorkerDeps,
+    submission_ids: Sequence[str],
+    inline: Mapping[str, bytes] | None = None,
+    take_over: bool = False,
+) -> dict[str, Outcome]:
+    """Judge the submissions of one message; `inline` holds the uploads carried in it.
+
+    One transaction claims them all and one records their results: a group of uploads costs
+    the broker, the pool and the SQL store about what one does, while each keeps its own
+    claim, attempts, events and outcome. Under each contest's live ruleset; then, for every
+    open rejudge run of a contest, its judged uploads go to the bulk queue as a batch. The
+    run counted the uploads when they were stored and is not ready (so cannot be applied)
+    before that batch is judged: no gap, and no team's result waits for a ruleset nobody sees
+    yet. A batch lost on the way stalls the run, and the sweeper restarts its producer, which
+    finds the uploads without a result.
+
+    A transient failure (S3 or SQL out) stops the group: what was judged is recorded if it
+    can be, the rest is released and `RetryLater` names it."""
     # Taking over a live attempt is safe: only the attempt holding the claim can record.
-    claim = deps.store.claim(submission_id, stale_after=0 if take_over else deps.claim_stale_after)
-    if claim is None:
-        return Outcome.SKIPPED
-    sub = claim.submission
-    try:
-        contest = deps.store.get_contest(sub.contest_id)
-        if contest is None:
-            raise UnknownRuleset(f"contest {sub.contest_id} is gone")
-        data = upload_bytes(deps, sub, inline)
-        result, report = judge_and_store_report(
-            deps, sub, data, contest.lexicon_id, contest.layout_id
-        )
-        runs = deps.rejudges.open_runs(sub.contest_id)
-        recorded = deps.store.record_result(claim, result, signature(report.words))
-    except TRANSIENT as exc:
-        give_up = claim.attempt >= deps.max_attempts
-        _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up)
-        if give_up:
-            return Outcome.FAILED
-        raise RetryLater(str(exc)) from exc
-    except (BlobNotFound, UnknownRuleset) as exc:
-        _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up=True)
-        return Outcome.FAILED
-    if not recorded:
-        return Outcome.LOST_CLAIM
-    for run in runs:
+    stale_after = 0 if take_over else deps.claim_stale_after
+    claims = deps.store.claim_many(submission_ids, stale_after=stale_after)
+    outcomes = {sid: Outcome.SKIPPED for sid in submission_ids}
+    judged: list[tuple[Claim, JudgedResult, bytes]] = []
+    contests: dict[str, Contest | None] = {}
+    runs: dict[str, list[Run]] = {}
+    failure: Exception | None = None
+    unjudged: list[Claim] = []
+    for n, claim in enumerate(claims):
+        sub = claim.submission
         try:
-            deps.publish_batch(run.id, [sub.id])
-        except Exception as exc:  # the run stalls, and the sweeper restarts its producer
-            log.warning("worker.rejudge_batch_unpublished", rejudge=run.id, error=str(exc))
-    return Outcome.JUDGED
+            if sub.contest_id not in contests:
+                contests[sub.contest_id] = deps.store.get_contest(sub.contest_id)
+            contest = contests[sub.contest_id]
+            if contest is None:
+                raise UnknownRuleset(f"contest {sub.contest_id} is gone")
+            data = upload_bytes(deps, sub, (inline or {}).get(sub.id))
+            result, report = judge_and_store_report(
+                deps, sub, data, contest.lexicon_id, contest.layout_id
+            )
+            if sub.contest_id not in runs:
+                runs[sub.contest_id] = deps.rejudges.open_runs(sub.contest_id)
+        except TRANSIENT as exc:
+            failure, unjudged = exc, claims[n:]
+            break
+        except (BlobNotFound, UnknownRuleset) as exc:
+            _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up=True)
+            outcomes[sub.id] = Outcome.FAILED
+            continue
+        judged.append((claim, result, signature(report.words)))
+    try:
+        _record(deps, judged, outcomes, runs)
+    except TRANSIENT as exc:
+        failure, unjudged = exc, [claim for claim, _, _ in judged] + unjudged
+    if failure is None:
+        return outcomes
+    retry = _retry_later(deps, unjudged, failure, outcomes)
+    if retry.submission_ids:
+        raise retry from failure
+    return outcomes  # every one of them out of attempts: failed for good
+
+
+def _record(
+    deps: WorkerDeps,
+    judged: list[tuple[Claim, JudgedResult, bytes]],
+    outcomes: dict[str, Outcome],
+    runs: dict[str, list[Run]],
+) -> None:
+    """Record the judged ones in one transaction, then hand them to open rejudge runs."""
+    if not judged:
+        return
+    recorded = deps.store.record_results(judged)
+    by_contest: dict[str, list[str]] = {}
+    for claim, _, _ in judged:
+        sub = claim.submission
+        outcomes[sub.id] = Outcome.JUDGED if sub.id in recorded else Outcome.LOST_CLAIM
+        if sub.id in recorded:
+            by_contest.setdefault(sub.contest_id, []).append(sub.id)
+    for contest_id, ids in by_contest.items():
+        for run in runs.get(contest_id, []):
+            try:
+                deps.publish_batch(run.id, ids)
+            except Exception as exc:  # the run stalls, and the sweeper restarts its producer
+                log.warning("worker.rejudge_batch_unpublished", rejudge=run.id, error=str(exc))
+
+
+def _retry_later(
+    deps: WorkerDeps, claims: Sequence[Claim], exc: Exception, outcomes: dict[str, Outcome]
+) -> RetryLater:
+    """Release the claims not recorded: each back to queued for a retry, or failed for good
+    once out of attempts; the error to raise names the ones to retry."""
+    error = f"{type(exc).__name__}: {exc}"
+    again = []
+    for claim in claims:
+        give_up = claim.attempt >= deps.max_attempts
+        _release(deps, claim, error, give_up)
+        outcomes[claim.submission.id] = Outcome.FAILED if give_up else Outcome.RETRY
+        if not give_up:
+            again.append(claim.submission.id)
+    return RetryLater(error, again, outcomes)
 
 
 def _release(deps: WorkerDeps, claim: object, error: str, give_up: bool) -> None:

@@ -233,41 +233,51 @@ class SubmissionsMixin(StoreBase):
 
     def claim(self, submission_id: str, stale_after: float) -> Claim | None:
         """Take a submission for judging; None if it is judged, failed or being judged now."""
+        claims = self.claim_many([submission_id], stale_after)
+        return claims[0] if claims else None
+
+    def claim_many(self, submission_ids: Sequence[str], stale_after: float) -> list[Claim]:
+        """Take submissions for judging, all in one transaction; the ones taken, in the order
+        asked (not those judged, failed or being judged now)."""
         now = clock.now()
         stale = clock.ago(now, stale_after)
         with self._write() as (conn, pending):
-            row = (
-                conn.execute(select(submissions).where(submissions.c.id == submission_id))
-                .mappings()
-                .first()
-            )
-            if row is None:
-                return None
-            current = Submission(**row)
-            free = current.state in (SubmissionState.STORED, SubmissionState.QUEUED)
-            abandoned = current.state == SubmissionState.JUDGING and current.state_at < stale
-            if not (free or abandoned):
-                return None
-            attempt = current.attempts + 1
-            # Conditional on what was read: under PostgreSQL's read committed, two workers can
-            # read the same free row; only the first update matches, the second claims nothing.
-            taken = conn.execute(
-                update(submissions)
-                .where(
-                    and_(
-                        submissions.c.id == submission_id,
-                        submissions.c.state == current.state,
-                        submissions.c.attempts == current.attempts,
+            rows = {
+                row["id"]: Submission(**row)
+                for row in conn.execute(
+                    select(submissions).where(submissions.c.id.in_(submission_ids))
+                ).mappings()
+            }
+            claims = []
+            for submission_id in dict.fromkeys(submission_ids):
+                current = rows.get(submission_id)
+                if current is None:
+                    continue
+                free = current.state in (SubmissionState.STORED, SubmissionState.QUEUED)
+                abandoned = current.state == SubmissionState.JUDGING and current.state_at < stale
+                if not (free or abandoned):
+                    continue
+                attempt = current.attempts + 1
+                # Conditional on what was read: under PostgreSQL's read committed, two workers
+                # can read the same free row; only the first update matches.
+                taken = conn.execute(
+                    update(submissions)
+                    .where(
+                        and_(
+                            submissions.c.id == submission_id,
+                            submissions.c.state == current.state,
+                            submissions.c.attempts == current.attempts,
+                        )
                     )
+                    .values(state=SubmissionState.JUDGING, state_at=now, attempts=attempt)
+                ).rowcount
+                if not taken:
+                    continue
+                pending.append(
+                    {"type": EventType.SUBMISSION_JUDGING, **_about(current), "attempt": attempt}
                 )
-                .values(state=SubmissionState.JUDGING, state_at=now, attempts=attempt)
-            ).rowcount
-            if not taken:
-                return None
-            pending.append(
-                {"type": EventType.SUBMISSION_JUDGING, **_about(current), "attempt": attempt}
-            )
-            return Claim(current, attempt)
+                claims.append(Claim(current, attempt))
+            return claims
 
     def record_result(
         self,
@@ -276,39 +286,49 @@ class SubmissionsMixin(StoreBase):
         word_signature: bytes,
     ) -> bool:
         """judging -> judged with its result; False, nothing written, if the claim was lost."""
+        return bool(self.record_results([(claim, result, word_signature)]))
+
+    def record_results(self, judged: Sequence[tuple[Claim, JudgedResult, bytes]]) -> set[str]:
+        """judging -> judged with their results, all in one transaction; the ids recorded (a
+        claim the sweeper handed on meanwhile writes nothing)."""
         now = clock.now()
-        sub = claim.submission
+        recorded: set[str] = set()
         with self._write() as (conn, pending):
-            changed = conn.execute(
-                update(submissions)
-                .where(_still_held(claim))
-                .values(state=SubmissionState.JUDGED, state_at=now, judged_at=now, failure=None)
-            ).rowcount
-            if not changed:
-                return False
-            put_result(conn, sub.id, result, now, replace=True)
-            if (
-                conn.execute(
-                    select(word_hashes.c.submission_id).where(word_hashes.c.submission_id == sub.id)
-                ).first()
-                is None
-            ):
-                conn.execute(
-                    insert(word_hashes).values(submission_id=sub.id, hashes=word_signature)
+            for claim, result, word_signature in judged:
+                sub = claim.submission
+                changed = conn.execute(
+                    update(submissions)
+                    .where(_still_held(claim))
+                    .values(state=SubmissionState.JUDGED, state_at=now, judged_at=now, failure=None)
+                ).rowcount
+                if not changed:
+                    continue
+                put_result(conn, sub.id, result, now, replace=True)
+                if (
+                    conn.execute(
+                        select(word_hashes.c.submission_id).where(
+                            word_hashes.c.submission_id == sub.id
+                        )
+                    ).first()
+                    is None
+                ):
+                    conn.execute(
+                        insert(word_hashes).values(submission_id=sub.id, hashes=word_signature)
+                    )
+                pending.append(
+                    {
+                        "type": EventType.SUBMISSION_JUDGED,
+                        **_about(sub),
+                        "score": result.score,
+                        "legal": result.legal,
+                        "illegal": result.illegal,
+                        "received_at": sub.received_at,
+                        "lexicon": result.lexicon_id,
+                        "layout": result.layout_id,
+                    }
                 )
-            pending.append(
-                {
-                    "type": EventType.SUBMISSION_JUDGED,
-                    **_about(sub),
-                    "score": result.score,
-                    "legal": result.legal,
-                    "illegal": result.illegal,
-                    "received_at": sub.received_at,
-                    "lexicon": result.lexicon_id,
-                    "layout": result.layout_id,
-                }
-            )
-            return True
+                recorded.add(sub.id)
+        return recorded
 
     def release(self, claim: Claim, error: str, give_up: bool) -> None:
         """A judging attempt failed: back to queued for a retry, or failed for good."""
