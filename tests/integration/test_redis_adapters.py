@@ -19,7 +19,15 @@ from api.errors import RateLimited
 from api.ratelimit import RateLimiter
 from infra.bootstrap import make_celery, make_redis
 from infra.local_services import Service, start_redis
-from infra.publisher import INLINE_LIMIT, JUDGE_TASK, LIVE_QUEUE, CeleryPublisher, PublishFailed
+from infra.publisher import (
+    GROUP_INLINE,
+    GROUP_MOST,
+    INLINE_LIMIT,
+    JUDGE_GROUP_TASK,
+    LIVE_QUEUE,
+    CeleryPublisher,
+    PublishFailed,
+)
 from infra.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -129,7 +137,7 @@ def live_messages(client: redis.Redis) -> list[dict[str, Any]]:
     return [json.loads(message) for message in reversed(raw)]
 
 
-def task_args(message: dict[str, Any]) -> list[str]:
+def task_args(message: dict[str, Any]) -> list[Any]:
     assert message["properties"]["body_encoding"] == "base64"
     args, kwargs, _embed = json.loads(base64.b64decode(message["body"]))
     assert kwargs == {}
@@ -145,9 +153,9 @@ def test_a_published_submission_lands_in_the_live_queue_with_its_bytes_inline(
 
     assert client.llen(LIVE_QUEUE) == 1
     [message] = live_messages(client)
-    assert message["headers"]["task"] == JUDGE_TASK
+    assert message["headers"]["task"] == JUDGE_GROUP_TASK
     assert message["content-type"] == "application/json"
-    assert task_args(message) == ["sub-1", base64.b64encode(data).decode()]
+    assert task_args(message) == [["sub-1"], [base64.b64encode(data).decode()]]
 
 
 def test_uploads_up_to_the_inline_limit_ride_along_and_larger_ones_or_none_do_not(
@@ -162,10 +170,41 @@ def test_uploads_up_to_the_inline_limit_ride_along_and_larger_ones_or_none_do_no
 
     assert client.llen(LIVE_QUEUE) == 3
     assert [task_args(m) for m in live_messages(client)] == [
-        ["at-limit", base64.b64encode(at_limit).decode()],
-        ["above-limit"],
-        ["from-the-sweeper"],
+        [["at-limit"], [base64.b64encode(at_limit).decode()]],
+        [["above-limit"], [None]],
+        [["from-the-sweeper"], [None]],
     ]
+
+
+def test_a_group_goes_out_a_few_uploads_to_a_message_in_one_round_trip_with_bytes_inline_up_to_a_budget(
+    celery_app: Celery, client: redis.Redis
+) -> None:
+    big = b"m" * INLINE_LIMIT  # four of them fill one message's budget
+    assert 4 * INLINE_LIMIT == GROUP_INLINE
+    group: list[tuple[str, bytes | None]] = [
+        (f"s{n}", big if n < 4 else b"small") for n in range(GROUP_MOST + 2)
+    ]
+    group.append(("no-bytes", None))
+    publisher = CeleryPublisher(celery_app)
+    publisher.publish("warm-up")  # the connection's setup and the queue's declaration
+    client.delete(LIVE_QUEUE)
+    commands_before = client.info("stats")["total_commands_processed"]
+
+    publisher.publish_group(group, spread=2)
+
+    commands = client.info("stats")["total_commands_processed"] - commands_before
+    assert commands == 2 + 1  # an LPUSH a message, nothing else (and the INFO asking)
+    messages = [task_args(m) for m in live_messages(client)]
+    assert all(m["headers"]["task"] == JUDGE_GROUP_TASK for m in live_messages(client))
+    assert [ids for ids, _ in messages] == [
+        [sid for sid, _ in group[:6]],
+        [sid for sid, _ in group[6:]],
+    ]  # 11 uploads: two messages (spread 2) of at most GROUP_MOST, in order
+    first, second = messages[0][1], messages[1][1]
+    assert first[:4] == [base64.b64encode(big).decode()] * 4
+    assert first[4:] == [None, None]  # over the message's budget: the worker reads S3
+    assert [base64.b64decode(b) for b in second[:4]] == [b"small"] * 4
+    assert second[4] is None
 
 
 def test_with_redis_stopped_publishing_fails_quickly_every_time(own_redis: Service) -> None:
