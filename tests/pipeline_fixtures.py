@@ -183,15 +183,22 @@ def _migrated_template() -> Path:
     return _migrated["path"]
 
 
-def drain(services: Services) -> list[tuple[str, Outcome]]:
-    """Judge every message published so far, in order, as a worker would."""
+def worker_deps(services: Services) -> WorkerDeps:
+    """What a worker process judges with, over the pipeline's store, blobs and publisher."""
     publisher = services.intake.publisher
     assert isinstance(publisher, InMemoryPublisher)
     rulesets = RulesetCache(services.store, services.blobs, services.settings.home / "rulesets")
-    deps = WorkerDeps(
+    return WorkerDeps(
         store=services.store, blobs=services.blobs, rulesets=rulesets,
         max_attempts=services.settings.max_attempts,
         claim_stale_after=float(services.settings.visibility_timeout),
         publish_batch=publisher.publish_batch,
     )  # fmt: skip
+
+
+def drain(services: Services) -> list[tuple[str, Outcome]]:
+    """Judge every message published so far, in order, as a worker would."""
+    publisher = services.intake.publisher
+    assert isinstance(publisher, InMemoryPublisher)
+    deps = worker_deps(services)
     return [(sid, judge_submission(deps, sid)) for sid in list(publisher.published)]

@@ -722,6 +722,62 @@ def test_intakes_group_commit_marks_a_published_upload_queued_with_the_next_grou
     ]
 
 
+def test_a_publishing_group_commit_publishes_each_committed_group_then_marks_it_queued(
+    store: SqlStore, team: Team
+) -> None:
+    from api.intake import GroupCommit
+    from infra.publisher import InMemoryPublisher
+
+    publisher = InMemoryPublisher()
+    commits = GroupCommit(store, linger=0.01, publisher=publisher, spread=2)
+    try:
+        uploads = [new_submission(team) for _ in range(40)]
+        with ThreadPoolExecutor(40) as pool:
+            assert all(pool.map(lambda s: commits.store(s, s.id.encode()), uploads))
+        deadline = time.monotonic() + 10
+        while any(store.get_submission(u.id).state != SubmissionState.QUEUED for u in uploads):  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "not every upload was marked queued"
+            time.sleep(0.01)
+    finally:
+        commits.close()
+
+    assert sorted(publisher.published) == sorted(u.id for u in uploads)  # each once
+    assert publisher.inline == {u.id: u.id.encode() for u in uploads}  # their bytes ride along
+    assert len(publisher.groups) < len(uploads)  # a few uploads to a message
+    assert all(len(group) <= 8 for group in publisher.groups)
+    queued = [e["submission"] for e in all_events(store) if e["type"] == "submission.queued"]
+    assert sorted(queued) == sorted(u.id for u in uploads)
+
+
+def test_a_publishing_group_commit_with_the_broker_down_leaves_uploads_stored_for_the_sweeper(
+    store: SqlStore, team: Team
+) -> None:
+    from api.intake import GroupCommit
+    from infra.publisher import InMemoryPublisher
+
+    publisher = InMemoryPublisher()
+    publisher.down = True
+    commits = GroupCommit(store, linger=0.01, publisher=publisher)
+    try:
+        upload = new_submission(team)
+        assert commits.store(upload, b"bytes")  # the 202 does not wait for the broker
+        time.sleep(0.1)
+        publisher.down = False
+        later = new_submission(team)
+        assert commits.store(later, b"more")
+        deadline = time.monotonic() + 10
+        while store.get_submission(later.id).state != SubmissionState.QUEUED:  # type: ignore[union-attr]
+            assert time.monotonic() < deadline, "the later upload was never marked queued"
+            time.sleep(0.01)
+    finally:
+        commits.close()
+
+    assert publisher.published == [later.id]
+    assert store.get_submission(upload.id).state == SubmissionState.STORED  # type: ignore[union-attr]
+    stuck = store.needing_attention(stored_for=0, queued_for=None, judging_for=3600)
+    assert [s.id for s in stuck] == [upload.id]
+
+
 def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claimed_ones(
     store: SqlStore, team: Team
 ) -> None:

@@ -11,9 +11,17 @@ from typing import Any
 
 import pytest
 
+from infra.blobstore import BlobStoreUnavailable, InMemoryBlobStore
 from judge import Lexicon, default_layout, judge
-from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain, open_pipeline
-from workers.judging import Outcome, RetryLater
+from tests.pipeline_fixtures import (
+    ADMIN,
+    TINY_WORDS,
+    Pipeline,
+    drain,
+    open_pipeline,
+    worker_deps,
+)
+from workers.judging import Outcome, RetryLater, judge_group
 
 TINY = Lexicon.from_words(list(TINY_WORDS))
 CAT = b"0 0 2 0 cat\n"  # 9 points
@@ -304,3 +312,100 @@ def test_an_outage_during_judging_releases_the_submission_for_a_retry(pipe: Pipe
     assert [e["type"] for e in pipe.events()][-1] == "submission.retrying"
     assert drain(pipe.services) == [(accepted["id"], Outcome.JUDGED)]
     assert pipe.submission(accepted["id"])["score"] == 9
+
+
+# -- a message carrying a group of uploads ------------------------------------------------------
+
+
+def send_group(pipe: Pipeline, uploads: list[tuple[str, bytes]]) -> list[str]:
+    return [pipe.accepted(pipe.teams[name], data)["id"] for name, data in uploads]
+
+
+def test_a_group_is_claimed_in_one_transaction_and_recorded_in_another_each_with_its_score(
+    pipe: Pipeline,
+) -> None:
+    ids = send_group(pipe, [("zebra", CAT), ("alpha", MIXED), ("mid", GARBAGE)])
+    before = len(pipe.events())
+
+    outcomes = judge_group(worker_deps(pipe.services), ids, {ids[0]: CAT})
+
+    assert outcomes == dict.fromkeys(ids, Outcome.JUDGED)
+    assert [pipe.submission(sid)["score"] for sid in ids] == [9, 9, 0]
+    after = [(e["type"], e["submission"]) for e in pipe.events()[before:]]
+    assert after == [("submission.judging", sid) for sid in ids] + [
+        ("submission.judged", sid) for sid in ids
+    ]
+
+
+def test_a_group_skips_what_is_judged_and_fails_only_the_upload_that_is_gone(
+    pipe: Pipeline,
+) -> None:
+    done, lost, fresh = send_group(pipe, [("zebra", CAT), ("alpha", CAT), ("mid", CAT_ATE)])
+    deps = worker_deps(pipe.services)
+    assert judge_group(deps, [done]) == {done: Outcome.JUDGED}
+    stored = pipe.store.get_submission(lost)
+    assert stored is not None
+    pipe.blobs.delete(stored.blob_key)
+
+    outcomes = judge_group(deps, [done, lost, fresh, "no-such-submission"])
+
+    assert outcomes == {
+        done: Outcome.SKIPPED,
+        lost: Outcome.FAILED,
+        fresh: Outcome.JUDGED,
+        "no-such-submission": Outcome.SKIPPED,
+    }
+    assert [pipe.state(sid) for sid in (done, lost, fresh)] == ["judged", "failed", "judged"]
+    assert pipe.submission(fresh)["score"] == 11
+
+
+class FailingAfter(InMemoryBlobStore):
+    """S3 that takes `puts` more writes, then is out."""
+
+    def __init__(self, inner: InMemoryBlobStore, puts: int) -> None:
+        super().__init__()
+        self.objects = inner.objects
+        self.puts = puts
+
+    def put(self, key: str, data: bytes, *args: Any, **kwargs: Any) -> None:
+        if self.puts <= 0:
+            raise BlobStoreUnavailable("S3 went away")
+        self.puts -= 1
+        super().put(key, data, *args, **kwargs)
+
+
+def test_an_outage_in_mid_group_records_what_was_judged_and_retries_only_the_rest(
+    pipe: Pipeline,
+) -> None:
+    ids = send_group(pipe, [("zebra", CAT), ("alpha", CAT_ATE), ("mid", AT)])
+    deps = worker_deps(pipe.services)
+    deps.blobs = FailingAfter(pipe.blobs, puts=1)  # the first report is written, then no more
+
+    with pytest.raises(RetryLater) as raised:
+        judge_group(deps, ids)
+
+    assert raised.value.submission_ids == ids[1:]
+    assert raised.value.outcomes == {
+        ids[0]: Outcome.JUDGED,
+        ids[1]: Outcome.RETRY,
+        ids[2]: Outcome.RETRY,
+    }
+    assert [pipe.state(sid) for sid in ids] == ["judged", "queued", "queued"]
+    retrying = [e["submission"] for e in pipe.events() if e["type"] == "submission.retrying"]
+    assert retrying == ids[1:]
+
+    deps.blobs = pipe.blobs
+    assert judge_group(deps, raised.value.submission_ids) == dict.fromkeys(ids[1:], Outcome.JUDGED)
+    assert [pipe.submission(sid)["score"] for sid in ids] == [9, 11, 3]
+
+
+def test_a_group_out_of_attempts_fails_for_good_without_a_retry(pipe: Pipeline) -> None:
+    ids = send_group(pipe, [("zebra", CAT), ("alpha", AT)])
+    deps = worker_deps(pipe.services)
+    deps.max_attempts = 1
+    pipe.blobs.down = True
+
+    outcomes = judge_group(deps, ids)  # no RetryLater: nothing is left to retry
+
+    assert outcomes == dict.fromkeys(ids, Outcome.FAILED)
+    assert [pipe.state(sid) for sid in ids] == ["failed", "failed"]
