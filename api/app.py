@@ -43,9 +43,15 @@ def build_services(settings: Settings) -> Services:
             blobs,
             publisher,
             settings.receipt_key_value(),
-            # A deadline's uploads go to the broker a few to a message, spread over at least
-            # as many messages as a worker machine has judging processes.
-            commits=GroupCommit(store, publisher=publisher, spread=settings.workers),
+            # Uploads go to the broker a few to a message: spread over at least as many
+            # messages as a worker machine has judging processes, or, behind a backlog,
+            # GROUP_MOST to a message.
+            commits=GroupCommit(
+                store,
+                publisher=publisher,
+                spread=settings.workers,
+                backlog=lambda: live_backlog(client),
+            ),
         ),
         limiter=RateLimiter(client, settings.rate_limit_per_minute),
         admin_token=settings.admin_token_value(),

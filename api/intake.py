@@ -22,7 +22,7 @@ from api.errors import Forbidden, Unauthorized
 from infra import clock, receipts
 from infra.blobstore import BlobStore
 from infra.events import SubmissionState
-from infra.publisher import Publisher, PublishFailed
+from infra.publisher import GROUP_MOST, Publisher, PublishFailed
 from infra.sql.store import Contest, Duplicate, SqlStore, Submission, Team
 
 log = structlog.get_logger("tilejudge.intake")
@@ -39,8 +39,14 @@ class Upload:
 
 class GroupPublish:
     """Publishes stored uploads for judging a group at a time, on its own thread, and has
-    them marked queued: whatever was committed while the last group went out goes in the next
-    (a few uploads to a message, all of a group's messages in one round trip to the broker).
+    them marked queued: whatever was committed while the last group went out goes in the next,
+    all of a group's messages in one round trip to the broker.
+
+    With the workers idle a group goes out at once, spread over at least `spread` messages
+    (the judging processes of a machine); while messages are waiting for the workers anyway,
+    it waits up to `linger` for company and goes out a full GROUP_MOST uploads to a message:
+    a backlog then drains with fewer messages, claims and recording transactions, and not
+    one upload is judged later for it.
 
     On its own thread so that a slow broker delays judging, never a commit; the broker
     refusing leaves the uploads `stored`, and the sweeper publishes them later."""
@@ -50,12 +56,14 @@ class GroupPublish:
         publisher: Publisher,
         mark_queued: Callable[[Submission], None],
         spread: int = 1,
-        most: int = 256,
+        backlog: Callable[[], int | None] = lambda: None,
+        linger: float = 0.05,
     ) -> None:
         self._publisher = publisher
         self._mark_queued = mark_queued
         self._spread = spread
-        self._most = most
+        self._backlog = backlog
+        self._linger = linger
         self._pending: queue.SimpleQueue[list[Upload] | None] = queue.SimpleQueue()
         self._thread = threading.Thread(target=self._run, name="tilejudge-publish", daemon=True)
         self._thread.start()
@@ -75,22 +83,39 @@ class GroupPublish:
             if first is None:
                 return
             group = list(first)
-            while len(group) < self._most:
-                try:
-                    more = self._pending.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    running = False  # publish this group, then stop
-                    break
-                group += more
-            self._publish(group)
+            full = GROUP_MOST * self._spread
+            running = self._gather(group, full, wait=0.0)
+            spread = self._spread
+            if running and len(group) < full and self._workers_busy():
+                running = self._gather(group, full, wait=self._linger)
+                spread = 1
+            self._publish(group, spread)
 
-    def _publish(self, group: list[Upload]) -> None:
+    def _gather(self, group: list[Upload], full: int, wait: float) -> bool:
+        """Add what comes within `wait` seconds, up to `full`; False if told to stop."""
+        deadline = time.monotonic() + wait
+        while len(group) < full:
+            left = deadline - time.monotonic()
+            try:
+                more = self._pending.get(timeout=left) if left > 0 else self._pending.get_nowait()
+            except queue.Empty:
+                return True
+            if more is None:
+                return False  # publish this group, then stop
+            group += more
+        return True
+
+    def _workers_busy(self) -> bool:
+        """At least as many messages wait as a machine has judging processes."""
         try:
-            self._publisher.publish_group(
-                [(u.submission.id, u.data) for u in group], spread=self._spread
-            )
+            waiting = self._backlog()
+        except Exception:
+            return False
+        return waiting is not None and waiting >= self._spread
+
+    def _publish(self, group: list[Upload], spread: int) -> None:
+        try:
+            self._publisher.publish_group([(u.submission.id, u.data) for u in group], spread=spread)
         except PublishFailed as exc:
             log.warning("intake.broker_unavailable", count=len(group), error=str(exc))
             return  # stored durably; the sweeper publishes them when the broker is back
@@ -116,6 +141,7 @@ class GroupCommit:
         linger: float = 0.02,
         publisher: Publisher | None = None,
         spread: int = 1,
+        backlog: Callable[[], int | None] = lambda: None,
     ) -> None:
         self._store = store
         self._most = most
@@ -126,7 +152,9 @@ class GroupCommit:
         )
         self._thread.start()
         self._publishing = (
-            GroupPublish(publisher, self.mark_queued, spread) if publisher is not None else None
+            GroupPublish(publisher, self.mark_queued, spread, backlog)
+            if publisher is not None
+            else None
         )
 
     @property
