@@ -141,9 +141,9 @@ def judge_group(
 ) -> dict[str, Outcome]:
     """Judge the submissions of one message; `inline` holds the uploads carried in it.
 
-    One transaction claims them all and one records their results: a group of uploads costs
-    the broker, the pool and the SQL store about what one does, while each keeps its own
-    claim, attempts, events and outcome. Under each contest's live ruleset; then, for every
+    One transaction claims them all and one records their results: the broker's, the pool's
+    and the SQL store's cost per message and per transaction is paid once for the group, while
+    each upload keeps its own claim, attempts, events and outcome. Under each contest's live ruleset; then, for every
     open rejudge run of a contest, its judged uploads go to the bulk queue as a batch. The
     run counted the uploads when they were stored and is not ready (so cannot be applied)
     before that batch is judged: no gap, and no team's result waits for a ruleset nobody sees
