@@ -7,6 +7,7 @@ the environment when it is imported: a fresh process is the honest way to hand i
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -18,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from celery import Celery
@@ -27,7 +29,7 @@ from infra.blobstore import S3BlobStore
 from infra.bootstrap import make_celery
 from infra.events import SubmissionState
 from infra.local_services import Service
-from infra.publisher import CeleryPublisher
+from infra.publisher import JUDGE_TASK, LIVE_QUEUE, CeleryPublisher
 from infra.registry import register_lexicon
 from infra.settings import Settings
 from infra.sql.store import Contest, SqlStore, Submission, Team
@@ -180,7 +182,62 @@ def test_a_real_worker_judges_uploads_from_the_queue_as_the_offline_judge_does(
 
     settled = wait_until_settled(store, list(uploads), worker)
 
-    events = store.events_after(0, 10_000)
+    events = assert_judged_as_offline(store, blobs, settled, uploads, lexicon)
+    for submission_id in uploads:
+        assert [e["type"] for e in events if e.get("submission") == submission_id] == [
+            "submission.stored",
+            "submission.queued",
+            "submission.judging",
+            "submission.judged",
+        ]
+
+
+def test_a_real_worker_judges_a_group_message_and_one_in_the_earlier_one_upload_form(
+    store: SqlStore,
+    blobs: S3BlobStore,
+    celery_app: Celery,
+    worker: Worker,
+    words: list[str],
+) -> None:
+    lexicon, layout = Lexicon.from_words(words), default_layout()
+    index = WordIndex.build(words)
+    team = prepare_contest(store, blobs, lexicon)
+    uploads = {
+        store_upload(store, blobs, team, data).id: data
+        for data in (generate(index, layout, seed=s, moves=30, illegal_share=0.2) for s in range(4))
+    }
+    group, (earlier,) = list(uploads)[:3], list(uploads)[3:]
+    # One message for three uploads (the middle one's bytes read from S3), and one message as
+    # versions before groups published it, still queued when the workers are upgraded.
+    CeleryPublisher(celery_app).publish_group(
+        [(sid, None if n == 1 else uploads[sid]) for n, sid in enumerate(group)], spread=1
+    )
+    celery_app.send_task(
+        JUDGE_TASK,
+        args=[earlier, base64.b64encode(uploads[earlier]).decode()],
+        queue=LIVE_QUEUE,
+        retry=False,
+    )
+
+    settled = wait_until_settled(store, list(uploads), worker)
+
+    events = assert_judged_as_offline(store, blobs, settled, uploads, lexicon)
+    about_group = [(e["type"], e["submission"]) for e in events if e.get("submission") in group]
+    stored = [("submission.stored", sid) for sid in group]
+    claimed = [("submission.judging", sid) for sid in group]
+    judged = [("submission.judged", sid) for sid in group]
+    assert about_group == stored + claimed + judged  # claimed together, recorded together
+
+
+def assert_judged_as_offline(
+    store: SqlStore,
+    blobs: S3BlobStore,
+    settled: dict[str, Submission],
+    uploads: dict[str, bytes],
+    lexicon: Lexicon,
+) -> list[dict[str, Any]]:
+    """Each upload's result and report are the offline judge's; the event log, for more."""
+    layout = default_layout()
     for submission_id, data in uploads.items():
         expected = judge(data, lexicon, layout)
         assert expected.legal > 0 and expected.illegal > 0  # both kinds of verdict are checked
@@ -200,9 +257,4 @@ def test_a_real_worker_judges_uploads_from_the_queue_as_the_offline_judge_does(
             layout.id,
         )
         assert len(report["lines"]) == data.count(b"\n")
-        assert [e["type"] for e in events if e.get("submission") == submission_id] == [
-            "submission.stored",
-            "submission.queued",
-            "submission.judging",
-            "submission.judged",
-        ]
+    return store.events_after(0, 10_000)
