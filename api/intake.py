@@ -15,6 +15,7 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 import structlog
 
@@ -26,6 +27,7 @@ from infra.publisher import GROUP_MOST, Publisher, PublishFailed
 from infra.sql.store import Contest, Duplicate, SqlStore, Submission, Team
 
 log = structlog.get_logger("tilejudge.intake")
+T = TypeVar("T")
 
 
 @dataclass
@@ -37,7 +39,32 @@ class Upload:
     done: Future[bool]
 
 
-class GroupPublish:
+class _QueueThread(Generic[T]):
+    """A daemon thread handling what is put on its queue, until `close` (a None on the queue)."""
+
+    def __init__(self, name: str) -> None:
+        self._pending: queue.SimpleQueue[T | None] = queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._pending.put(None)
+        self._thread.join(timeout=10)
+
+    def _run(self) -> None:
+        running = True
+        while running:
+            first = self._pending.get()
+            if first is None:
+                return
+            running = self._handle(first)
+
+    def _handle(self, first: T) -> bool:
+        """Handle `first` with whatever else waits; False once told to stop meanwhile."""
+        raise NotImplementedError
+
+
+class GroupPublish(_QueueThread[list[Upload]]):
     """Publishes stored uploads for judging a group at a time, on its own thread, and has
     them marked queued: whatever was committed while the last group went out goes in the next,
     all of a group's messages in one round trip to the broker.
@@ -64,32 +91,22 @@ class GroupPublish:
         self._spread = spread
         self._backlog = backlog
         self._linger = linger
-        self._pending: queue.SimpleQueue[list[Upload] | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(target=self._run, name="tilejudge-publish", daemon=True)
-        self._thread.start()
+        super().__init__("tilejudge-publish")
 
     def put(self, uploads: list[Upload]) -> None:
         if uploads:
             self._pending.put(uploads)
 
-    def close(self) -> None:
-        self._pending.put(None)
-        self._thread.join(timeout=10)
-
-    def _run(self) -> None:
-        running = True
-        while running:
-            first = self._pending.get()
-            if first is None:
-                return
-            group = list(first)
-            full = GROUP_MOST * self._spread
-            running = self._gather(group, full, wait=0.0)
-            spread = self._spread
-            if running and len(group) < full and self._workers_busy():
-                running = self._gather(group, full, wait=self._linger)
-                spread = 1
-            self._publish(group, spread)
+    def _handle(self, first: list[Upload]) -> bool:
+        group = list(first)
+        full = GROUP_MOST * self._spread
+        running = self._gather(group, full, wait=0.0)
+        spread = self._spread
+        if running and len(group) < full and self._workers_busy():
+            running = self._gather(group, full, wait=self._linger)
+            spread = 1
+        self._publish(group, spread)
+        return running
 
     def _gather(self, group: list[Upload], full: int, wait: float) -> bool:
         """Add what comes within `wait` seconds, up to `full`; False if told to stop."""
@@ -123,7 +140,7 @@ class GroupPublish:
             self._mark_queued(upload.submission)
 
 
-class GroupCommit:
+class GroupCommit(_QueueThread[Upload | Submission]):
     """Writes intake's rows in groups: uploads to store, and published uploads to mark `queued`.
 
     Whatever arrived while the previous transaction committed goes into the next one (no
@@ -146,16 +163,12 @@ class GroupCommit:
         self._store = store
         self._most = most
         self._linger = linger
-        self._pending: queue.SimpleQueue[Upload | Submission | None] = queue.SimpleQueue()
-        self._thread = threading.Thread(
-            target=self._run, name="tilejudge-group-commit", daemon=True
-        )
-        self._thread.start()
         self._publishing = (
             GroupPublish(publisher, self.mark_queued, spread, backlog)
             if publisher is not None
             else None
         )
+        super().__init__("tilejudge-group-commit")
 
     @property
     def publishes(self) -> bool:
@@ -176,32 +189,28 @@ class GroupCommit:
         self._pending.put(submission)
 
     def close(self) -> None:
-        self._pending.put(None)
-        self._thread.join(timeout=10)
+        super().close()
         if self._publishing is not None:
             self._publishing.close()
 
-    def _run(self) -> None:
+    def _handle(self, first: Upload | Submission) -> bool:
+        uploads: list[Upload] = []
+        marks: list[Submission] = []
+        _sort(first, uploads, marks)
         running = True
-        while running:
-            first = self._pending.get()
-            if first is None:
-                return
-            uploads: list[Upload] = []
-            marks: list[Submission] = []
-            _sort(first, uploads, marks)
-            if not uploads:  # marks alone: wait a little for company, an upload ends the wait
-                running = self._linger_for_upload(uploads, marks)
-            while running and len(uploads) < self._most and len(marks) < 4 * self._most:
-                try:
-                    item = self._pending.get_nowait()
-                except queue.Empty:
-                    break
-                if item is None:
-                    running = False  # finish this group, then stop
-                    break
-                _sort(item, uploads, marks)
-            self._commit(uploads, marks)
+        if not uploads:  # marks alone: wait a little for company, an upload ends the wait
+            running = self._linger_for_upload(uploads, marks)
+        while running and len(uploads) < self._most and len(marks) < 4 * self._most:
+            try:
+                item = self._pending.get_nowait()
+            except queue.Empty:
+                break
+            if item is None:
+                running = False  # finish this group, then stop
+                break
+            _sort(item, uploads, marks)
+        self._commit(uploads, marks)
+        return running
 
     def _linger_for_upload(self, uploads: list[Upload], marks: list[Submission]) -> bool:
         """Gather marks until an upload comes or `linger` is over; False if told to stop."""

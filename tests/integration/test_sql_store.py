@@ -678,6 +678,17 @@ def test_a_group_of_uploads_is_stored_in_one_transaction_skipping_bytes_seen_bef
     assert store.store_submissions(group[1:2]) == [None]  # asked again: nothing new
 
 
+def wait_until_queued(store: SqlStore, submission_ids: list[str]) -> None:
+    """Marks are committed by the group commit's thread: wait (10 s at most) to see them."""
+    deadline = time.monotonic() + 10
+    while True:
+        states = {sid: getattr(store.get_submission(sid), "state", None) for sid in submission_ids}
+        if all(state == SubmissionState.QUEUED for state in states.values()):
+            return
+        assert time.monotonic() < deadline, f"not all marked queued: {states}"
+        time.sleep(0.01)
+
+
 def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
     store: SqlStore, team: Team
 ) -> None:
@@ -734,10 +745,7 @@ def test_a_publishing_group_commit_publishes_each_committed_group_then_marks_it_
         uploads = [new_submission(team) for _ in range(40)]
         with ThreadPoolExecutor(40) as pool:
             assert all(pool.map(lambda s: commits.store(s, s.id.encode()), uploads))
-        deadline = time.monotonic() + 10
-        while any(store.get_submission(u.id).state != SubmissionState.QUEUED for u in uploads):  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "not every upload was marked queued"
-            time.sleep(0.01)
+        wait_until_queued(store, [u.id for u in uploads])
     finally:
         commits.close()
 
@@ -765,10 +773,7 @@ def test_a_publishing_group_commit_with_the_broker_down_leaves_uploads_stored_fo
         publisher.down = False
         later = new_submission(team)
         assert commits.store(later, b"more")
-        deadline = time.monotonic() + 10
-        while store.get_submission(later.id).state != SubmissionState.QUEUED:  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "the later upload was never marked queued"
-            time.sleep(0.01)
+        wait_until_queued(store, [later.id])
     finally:
         commits.close()
 
@@ -790,10 +795,7 @@ def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claim
         assert store.claim(claimed.id, stale_after=HOUR) is not None  # a worker was quicker
         commits.mark_queued(waiting)
         commits.mark_queued(claimed)
-        deadline = time.monotonic() + 10
-        while store.get_submission(waiting.id).state != SubmissionState.QUEUED:  # type: ignore[union-attr]
-            assert time.monotonic() < deadline, "the mark was never committed"
-            time.sleep(0.01)
+        wait_until_queued(store, [waiting.id])
     finally:
         commits.close()
 

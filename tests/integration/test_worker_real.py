@@ -160,7 +160,7 @@ def wait_until_settled(store: SqlStore, ids: list[str], worker: Worker) -> dict[
         time.sleep(0.1)
 
 
-def test_a_real_worker_judges_uploads_from_the_queue_as_the_offline_judge_does(
+def test_a_real_worker_judges_every_kind_of_message_as_the_offline_judge_does(
     store: SqlStore,
     blobs: S3BlobStore,
     celery_app: Celery,
@@ -171,45 +171,18 @@ def test_a_real_worker_judges_uploads_from_the_queue_as_the_offline_judge_does(
     index = WordIndex.build(words)
     team = prepare_contest(store, blobs, lexicon)
     publisher = CeleryPublisher(celery_app)
-    uploads: dict[str, bytes] = {}
-    for seed, inline in ((1, True), (2, False)):
-        # One rides in the message as intake sends it; one as the sweeper does, bytes in S3 only.
-        data = generate(index, layout, seed=seed, moves=30, illegal_share=0.2)
-        submission = store_upload(store, blobs, team, data)
-        publisher.publish(submission.id, data if inline else None)
-        assert store.mark_queued(submission.id)
-        uploads[submission.id] = data
-
-    settled = wait_until_settled(store, list(uploads), worker)
-
-    events = assert_judged_as_offline(store, blobs, settled, uploads, lexicon)
-    for submission_id in uploads:
-        assert [e["type"] for e in events if e.get("submission") == submission_id] == [
-            "submission.stored",
-            "submission.queued",
-            "submission.judging",
-            "submission.judged",
-        ]
-
-
-def test_a_real_worker_judges_a_group_message_and_one_in_the_earlier_one_upload_form(
-    store: SqlStore,
-    blobs: S3BlobStore,
-    celery_app: Celery,
-    worker: Worker,
-    words: list[str],
-) -> None:
-    lexicon, layout = Lexicon.from_words(words), default_layout()
-    index = WordIndex.build(words)
-    team = prepare_contest(store, blobs, lexicon)
     uploads = {
         store_upload(store, blobs, team, data).id: data
-        for data in (generate(index, layout, seed=s, moves=30, illegal_share=0.2) for s in range(4))
+        for data in (generate(index, layout, seed=s, moves=30, illegal_share=0.2) for s in range(6))
     }
-    group, (earlier,) = list(uploads)[:3], list(uploads)[3:]
+    inline, from_s3, *group, earlier = uploads
+    # One rides in its message as intake sends it; one as the sweeper does, bytes in S3 only.
+    for sid, data in ((inline, uploads[inline]), (from_s3, None)):
+        publisher.publish(sid, data)
+        assert store.mark_queued(sid)
     # One message for three uploads (the middle one's bytes read from S3), and one message as
     # versions before groups published it, still queued when the workers are upgraded.
-    CeleryPublisher(celery_app).publish_group(
+    publisher.publish_group(
         [(sid, None if n == 1 else uploads[sid]) for n, sid in enumerate(group)], spread=1
     )
     celery_app.send_task(
@@ -222,6 +195,13 @@ def test_a_real_worker_judges_a_group_message_and_one_in_the_earlier_one_upload_
     settled = wait_until_settled(store, list(uploads), worker)
 
     events = assert_judged_as_offline(store, blobs, settled, uploads, lexicon)
+    for sid in (inline, from_s3):
+        assert [e["type"] for e in events if e.get("submission") == sid] == [
+            "submission.stored",
+            "submission.queued",
+            "submission.judging",
+            "submission.judged",
+        ]
     about_group = [(e["type"], e["submission"]) for e in events if e.get("submission") in group]
     stored = [("submission.stored", sid) for sid in group]
     claimed = [("submission.judging", sid) for sid in group]
