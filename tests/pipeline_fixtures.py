@@ -30,7 +30,7 @@ from infra.settings import Settings
 from infra.sql.engine import make_engine
 from infra.sql.migrate import upgrade
 from infra.sql.store import SqlStore
-from workers.judging import Outcome, WorkerDeps, judge_submission
+from workers.judging import Outcome, WorkerDeps, judge_group
 from workers.rulesets import RulesetCache
 
 ADMIN_TOKEN = "admin-token"
@@ -201,4 +201,4 @@ def drain(services: Services) -> list[tuple[str, Outcome]]:
     publisher = services.intake.publisher
     assert isinstance(publisher, InMemoryPublisher)
     deps = worker_deps(services)
-    return [(sid, judge_submission(deps, sid)) for sid in list(publisher.published)]
+    return [(sid, judge_group(deps, [sid])[sid]) for sid in list(publisher.published)]

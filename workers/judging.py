@@ -123,16 +123,6 @@ def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None)
     return data
 
 
-def judge_submission(
-    deps: WorkerDeps, submission_id: str, inline: bytes | None = None, take_over: bool = False
-) -> Outcome:
-    """Judge one submission (a group of one); `inline` is the upload as carried in the message."""
-    group = judge_group(
-        deps, [submission_id], {submission_id: inline} if inline is not None else {}, take_over
-    )
-    return group[submission_id]
-
-
 def judge_group(
     deps: WorkerDeps,
     submission_ids: Sequence[str],

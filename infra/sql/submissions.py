@@ -231,11 +231,6 @@ class SubmissionsMixin(StoreBase):
                 pending.append({"type": kind, **_about(seen), "was": seen.state})
             return bool(changed)
 
-    def claim(self, submission_id: str, stale_after: float) -> Claim | None:
-        """Take a submission for judging; None if it is judged, failed or being judged now."""
-        claims = self.claim_many([submission_id], stale_after)
-        return claims[0] if claims else None
-
     def claim_many(self, submission_ids: Sequence[str], stale_after: float) -> list[Claim]:
         """Take submissions for judging, all in one transaction; the ones taken, in the order
         asked (not those judged, failed or being judged now)."""
@@ -278,15 +273,6 @@ class SubmissionsMixin(StoreBase):
                 )
                 claims.append(Claim(current, attempt))
             return claims
-
-    def record_result(
-        self,
-        claim: Claim,
-        result: JudgedResult,
-        word_signature: bytes,
-    ) -> bool:
-        """judging -> judged with its result; False, nothing written, if the claim was lost."""
-        return bool(self.record_results([(claim, result, word_signature)]))
 
     def record_results(self, judged: Sequence[tuple[Claim, JudgedResult, bytes]]) -> set[str]:
         """judging -> judged with their results, all in one transaction; the ids recorded (a

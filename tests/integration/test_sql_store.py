@@ -98,12 +98,17 @@ def record(store: SqlStore, claim: Claim, score: int) -> bool:
         lexicon_id=LEXICON, layout_id=LAYOUT, judge_version="test", score=score, legal=1,
         illegal=0, tiles=3, report_key=f"reports/{claim.submission.id}/{LEXICON}.json",
     )  # fmt: skip
-    return store.record_result(claim, result, word_signature=signature(["cat"]))
+    return store.record_results([(claim, result, signature(["cat"]))]) == {claim.submission.id}
+
+
+def claim_one(store: SqlStore, submission_id: str, stale_after: float) -> Claim | None:
+    claims = store.claim_many([submission_id], stale_after=stale_after)
+    return claims[0] if claims else None
 
 
 def judged(store: SqlStore, team: Team, score: int, received_at: str) -> Submission:
     submission = store_submission(store, team, received_at=received_at)
-    claim = store.claim(submission.id, stale_after=HOUR)
+    claim = claim_one(store, submission.id, stale_after=HOUR)
     assert claim is not None
     assert record(store, claim, score)
     return submission
@@ -255,8 +260,8 @@ def test_two_workers_claiming_the_same_submission_at_once_never_both_get_it(
     for submission_id in ids:
         claims = at_once(
             [
-                partial(store.claim, submission_id, stale_after=HOUR),
-                partial(second_store.claim, submission_id, stale_after=HOUR),
+                partial(claim_one, store, submission_id, stale_after=HOUR),
+                partial(claim_one, second_store, submission_id, stale_after=HOUR),
             ]
         )
         won = [claim for claim in claims if claim is not None]
@@ -270,17 +275,19 @@ def test_two_workers_claiming_the_same_submission_at_once_never_both_get_it(
 def test_a_judged_submission_cannot_be_claimed_again(store: SqlStore, team: Team) -> None:
     submission = judged(store, team, score=7, received_at=at(-60))
 
-    assert store.claim(submission.id, stale_after=0) is None
-    assert store.claim("no-such-submission", stale_after=0) is None
+    assert claim_one(store, submission.id, stale_after=0) is None
+    assert claim_one(store, "no-such-submission", stale_after=0) is None
 
 
 def test_a_result_recorded_after_the_claim_was_lost_writes_nothing(
     store: SqlStore, team: Team
 ) -> None:
     submission = store_submission(store, team)
-    first = store.claim(submission.id, stale_after=HOUR)
+    first = claim_one(store, submission.id, stale_after=HOUR)
     assert first is not None
-    second = store.claim(submission.id, stale_after=0)  # the first attempt is taken as abandoned
+    second = claim_one(
+        store, submission.id, stale_after=0
+    )  # the first attempt is taken as abandoned
     assert second is not None and second.attempt == first.attempt + 1
     before = all_events(store)
 
@@ -329,7 +336,7 @@ def test_event_ids_follow_commit_order_so_a_reader_paging_during_concurrent_writ
         for _ in range(per_writer):
             submission = store_submission(writer_store, team)
             writer_store.mark_queued(submission.id)
-            claim = writer_store.claim(submission.id, stale_after=HOUR)
+            claim = claim_one(writer_store, submission.id, stale_after=HOUR)
             assert claim is not None
             assert record(writer_store, claim, score=n)
 
@@ -488,7 +495,7 @@ def test_only_submissions_stuck_longer_than_their_state_allows_need_attention(
     stuck_queued = store_submission(store, team, state_at=at(-120))
     assert store.mark_queued(stuck_queued.id)
     fresh_judging = store_submission(store, team)
-    assert store.claim(fresh_judging.id, stale_after=HOUR) is not None
+    assert claim_one(store, fresh_judging.id, stale_after=HOUR) is not None
     judged(store, team, score=3, received_at=at(-300))
 
     stuck = store.needing_attention(stored_for=60, queued_for=HOUR, judging_for=HOUR)
@@ -521,7 +528,7 @@ def test_a_requeue_after_a_worker_claimed_the_submission_leaves_the_claim_alone(
     submission = store_submission(store, team)
     assert store.mark_queued(submission.id)
     [seen] = store.needing_attention(stored_for=HOUR, queued_for=0, judging_for=HOUR)
-    claim = store.claim(submission.id, stale_after=HOUR)
+    claim = claim_one(store, submission.id, stale_after=HOUR)
     assert claim is not None
 
     assert store.requeue(seen) is False
@@ -535,7 +542,7 @@ def test_requeueing_a_submission_stuck_in_judging_says_so_in_its_event(
     store: SqlStore, team: Team
 ) -> None:
     submission = store_submission(store, team)
-    assert store.claim(submission.id, stale_after=HOUR) is not None
+    assert claim_one(store, submission.id, stale_after=HOUR) is not None
     [seen] = store.needing_attention(stored_for=HOUR, queued_for=HOUR, judging_for=0)
 
     assert store.requeue(seen) is True
@@ -792,7 +799,7 @@ def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claim
     try:
         waiting, claimed = new_submission(team), new_submission(team)
         assert commits.store(waiting) and commits.store(claimed)
-        assert store.claim(claimed.id, stale_after=HOUR) is not None  # a worker was quicker
+        assert claim_one(store, claimed.id, stale_after=HOUR) is not None  # a worker was quicker
         commits.mark_queued(waiting)
         commits.mark_queued(claimed)
         wait_until_queued(store, [waiting.id])
