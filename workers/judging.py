@@ -35,22 +35,15 @@ class Outcome(StrEnum):
     SKIPPED = "skipped"  # judged already, or being judged by someone else
     LOST_CLAIM = "lost_claim"  # the sweeper handed it on while this attempt ran too long
     FAILED = "failed"
-    RETRY = "retry"  # released after a transient failure, to be retried with backoff
 
 
 class RetryLater(Exception):
     """A transient failure: the attempts were released; `submission_ids` should be retried
-    with backoff (`outcomes`: every submission of the group, as far as it went)."""
+    with backoff."""
 
-    def __init__(
-        self,
-        error: str,
-        submission_ids: Sequence[str] = (),
-        outcomes: Mapping[str, Outcome] | None = None,
-    ) -> None:
+    def __init__(self, error: str, submission_ids: Sequence[str] = ()) -> None:
         super().__init__(error)
         self.submission_ids = list(submission_ids)
-        self.outcomes = dict(outcomes or {})
 
 
 @dataclass
@@ -219,10 +212,11 @@ def _retry_later(
     for claim in claims:
         give_up = claim.attempt >= deps.max_attempts
         _release(deps, claim, error, give_up)
-        outcomes[claim.submission.id] = Outcome.FAILED if give_up else Outcome.RETRY
-        if not give_up:
+        if give_up:
+            outcomes[claim.submission.id] = Outcome.FAILED
+        else:
             again.append(claim.submission.id)
-    return RetryLater(error, again, outcomes)
+    return RetryLater(error, again)
 
 
 def _release(deps: WorkerDeps, claim: object, error: str, give_up: bool) -> None:

@@ -385,11 +385,6 @@ def test_an_outage_in_mid_group_records_what_was_judged_and_retries_only_the_res
         judge_group(deps, ids)
 
     assert raised.value.submission_ids == ids[1:]
-    assert raised.value.outcomes == {
-        ids[0]: Outcome.JUDGED,
-        ids[1]: Outcome.RETRY,
-        ids[2]: Outcome.RETRY,
-    }
     assert [pipe.state(sid) for sid in ids] == ["judged", "queued", "queued"]
     retrying = [e["submission"] for e in pipe.events() if e["type"] == "submission.retrying"]
     assert retrying == ids[1:]
