@@ -150,6 +150,7 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     if not ID.fullmatch(team_id) or svc.store.get_team(team_id) is None:
         raise NotFound(f"no team {team_id[:64]!r}")
     keys = svc.store.delete_team(team_id, by="admin")
+    svc.uploaders.forget_team(team_id)
     for key in keys:
         svc.blobs.delete(key)
     return {"team": team_id, "deleted_objects": len(keys)}

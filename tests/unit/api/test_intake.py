@@ -18,7 +18,7 @@ from api import ratelimit
 from api.ratelimit import RateLimiter
 from infra import clock
 from infra.sweeper import sweep
-from tests.pipeline_fixtures import Pipeline, TeamLogin, open_pipeline
+from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, open_pipeline
 
 MOVES = b"-1 0 1 0 cat\n"
 
@@ -210,6 +210,33 @@ def test_an_upload_whose_team_is_deleted_while_it_is_taken_gets_401_and_leaves_n
     assert pipe.uploads() == {}
     assert pipe.store.count_by_state() == {}
     assert pipe.publisher.published == []
+
+
+def test_a_team_deleted_by_another_api_process_is_refused_though_this_one_knows_its_token(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    assert pipe.upload(team, MOVES).status_code == 202  # its token is now remembered here
+    pipe.store.delete_team(team.id, by="admin")  # as the other process's DELETE does
+
+    response = pipe.upload(team, b"0 0 2 0 cat\n")
+
+    assert response.status_code == 401, response.text
+    assert "deleted" in response.json()["detail"]  # refused by the row's foreign key
+    assert b"0 0 2 0 cat\n" not in pipe.uploads().values()  # its bytes deleted again
+    assert pipe.store.count_by_state() == {}
+
+
+def test_a_team_deleted_through_this_process_is_forgotten_at_once(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    assert pipe.upload(team, MOVES).status_code == 202
+    assert pipe.client.delete(f"/v1/teams/{team.id}", headers=ADMIN).status_code == 200
+
+    response = pipe.upload(team, b"0 0 2 0 cat\n")
+
+    assert response.status_code == 401, response.text
+    assert response.json()["detail"] == "unknown token"  # refused before its bytes were read
+    assert pipe.uploads() == {}
 
 
 def test_with_sql_down_an_upload_gets_503_and_is_not_half_accepted(
