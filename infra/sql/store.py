@@ -7,7 +7,7 @@ layouts (`infra.sql.rulesets`), submissions (`infra.sql.submissions`) and reads 
 
 from __future__ import annotations
 
-from sqlalchemy import insert, select
+from sqlalchemy import bindparam, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from infra.events import EventType
@@ -29,6 +29,13 @@ __all__ = [
     "Team",
     "make_engine",
 ]
+
+# Built once: building it (a label per contest column, the join) cost more than running it.
+_TEAM_WITH_CONTEST = (
+    select(*teams.c, *[column.label(f"contest__{column.name}") for column in contests.c])
+    .join(contests, contests.c.id == teams.c.contest_id)
+    .where(teams.c.token_hash == bindparam("token_hash"))
+)
 
 
 class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
@@ -99,17 +106,10 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
             return Team(**row) if row is not None else None
 
     def team_with_contest(self, token_hash: str) -> tuple[Team, Contest] | None:
-        """The team a token belongs to and its contest, in one query (every upload asks)."""
-        contest_columns = [column.label(f"contest__{column.name}") for column in contests.c]
+        """The team a token belongs to and its contest, in one query (intake asks)."""
         with self._read() as conn:
             row = (
-                conn.execute(
-                    select(*teams.c, *contest_columns)
-                    .join(contests, contests.c.id == teams.c.contest_id)
-                    .where(teams.c.token_hash == token_hash)
-                )
-                .mappings()
-                .first()
+                conn.execute(_TEAM_WITH_CONTEST, {"token_hash": token_hash}).mappings().first()
             )
         if row is None:
             return None
