@@ -108,9 +108,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
     def team_with_contest(self, token_hash: str) -> tuple[Team, Contest] | None:
         """The team a token belongs to and its contest, in one query (intake asks)."""
         with self._read() as conn:
-            row = (
-                conn.execute(_TEAM_WITH_CONTEST, {"token_hash": token_hash}).mappings().first()
-            )
+            row = conn.execute(_TEAM_WITH_CONTEST, {"token_hash": token_hash}).mappings().first()
         if row is None:
             return None
         team = Team(**{column.name: row[column.name] for column in teams.c})
