@@ -20,8 +20,8 @@ from typing import Any
 
 import boto3
 import httpx
-from botocore.config import Config
 
+from infra.blobstore import S3BlobStore, client_config
 from infra.load import (
     Burst,
     Plan,
@@ -42,24 +42,23 @@ TARGET_RATIO = 0.5
 
 
 def raw_s3_rate(stack: RunningStack, corpus: list[bytes], concurrency: int, prefix: str) -> float:
-    """PUTs per second of the same bytes into the stack's bucket, with boto3 as intake uses it."""
+    """PUTs per second of the same bytes into the stack's bucket, made as intake makes its write
+    (the same S3 client configuration and call), at the same concurrency."""
     ports = json.loads((stack.home / "ports.json").read_text())
-    s3 = boto3.client(
-        "s3",
-        endpoint_url=f"http://127.0.0.1:{ports['s3']}",
-        region_name="us-east-1",
-        aws_access_key_id="tilejudge",
-        aws_secret_access_key="tilejudge-local",
-        config=Config(max_pool_connections=concurrency, s3={"addressing_style": "path"}),
+    s3 = S3BlobStore(
+        boto3.client(
+            "s3",
+            endpoint_url=f"http://127.0.0.1:{ports['s3']}",
+            region_name="us-east-1",
+            aws_access_key_id="tilejudge",
+            aws_secret_access_key="tilejudge-local",
+            config=client_config(connections=concurrency),
+        ),
+        "tilejudge",
     )
 
     def put(n: int) -> None:
-        s3.put_object(
-            Bucket="tilejudge",
-            Key=f"raw-s3-bench/{prefix}/{n}",
-            Body=corpus[n],
-            ContentType="text/plain",
-        )
+        s3.put(f"raw-s3-bench/{prefix}/{n}", corpus[n], "text/plain")
 
     put(0)  # connect once before the clock starts, as the API's client has
     began = time.monotonic()
