@@ -7,6 +7,7 @@ only an optimisation the sweeper repeats if it is missing.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import queue
 import threading
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import structlog
+from starlette.concurrency import run_in_threadpool
 
 from api.errors import Forbidden, Unauthorized
 from infra import clock, receipts
@@ -180,9 +182,17 @@ class GroupCommit(_QueueThread[Upload | Submission]):
         (raises what the store raised, for this upload alone where that can be told). If it
         publishes, the stored upload (`data`: its bytes, to carry in the message) goes to the
         broker with its group after the commit, not before the answer."""
+        return self._put(submission, data).result()
+
+    async def stored(self, submission: Submission, data: bytes | None = None) -> bool:
+        """`store`, awaited on the event loop: no thread is held while the group commits."""
+        return await asyncio.wrap_future(self._put(submission, data))
+
+    def _put(self, submission: Submission, data: bytes | None) -> Future[bool]:
         done: Future[bool] = Future()
+        done.set_running_or_notify_cancel()  # answered even if its waiter is gone
         self._pending.put(Upload(submission, data, done))
-        return done.result()
+        return done
 
     def mark_queued(self, submission: Submission) -> None:
         """stored -> queued with the next group (its message is out)."""
@@ -290,12 +300,12 @@ class Intake:
     # None: each upload in its own transaction. Publishing ones also publish what they store.
     commits: GroupCommit | None = None
 
-    def _store(self, submission: Submission, data: bytes) -> None:
-        stored = (
-            self.commits.store(submission, data)
-            if self.commits is not None
-            else self.store.store_submissions([submission])[0] is not None
-        )
+    async def _store(self, submission: Submission, data: bytes) -> None:
+        if self.commits is not None:
+            stored = await self.commits.stored(submission, data)
+        else:
+            rows = await run_in_threadpool(self.store.store_submissions, [submission])
+            stored = rows[0] is not None
         if not stored:
             raise Duplicate("the same bytes were uploaded already")
 
@@ -322,10 +332,29 @@ class Intake:
             raise _closed(contest, received_at)
         return existing
 
-    def accept(
+    async def accept(
         self, team: Team, contest: Contest, data: bytes, received_at: str
     ) -> tuple[Submission, bool]:
-        """Store and queue an upload; (submission, created). Same bytes again: the same one back."""
+        """Store and queue an upload; (submission, created). Same bytes again: the same one back.
+
+        The S3 write (and whatever else blocks) runs on a worker thread; the wait for the
+        group's commit does not hold one."""
+        submission = await run_in_threadpool(self._write, team, contest, data, received_at)
+        try:
+            await self._store(submission, data)
+        except Duplicate:
+            # The team sent these bytes before (or twice at once): the first row wins. (The
+            # refusal may also be the team's row gone: deleted while its upload was taken.)
+            return await run_in_threadpool(self._same_bytes, team, submission), False
+        except Exception:
+            await run_in_threadpool(self._forget, submission.id, submission.blob_key)
+            raise
+        if self.commits is None or not self.commits.publishes:
+            await run_in_threadpool(self.enqueue, submission, data)
+        return submission, True
+
+    def _write(self, team: Team, contest: Contest, data: bytes, received_at: str) -> Submission:
+        """The upload's bytes to S3, and its row-to-be with a signed receipt."""
         sha256 = hashlib.sha256(data).hexdigest()
         # No look for the same bytes first: the insert finds them (a retried upload is rare, a
         # query on every upload is not), and the bytes just written are then deleted again.
@@ -340,7 +369,7 @@ class Intake:
             sha256=sha256,
             received_at=received_at,
         )
-        submission = Submission(
+        return Submission(
             id=submission_id,
             contest_id=contest.id,
             team_id=team.id,
@@ -355,27 +384,19 @@ class Intake:
             judged_at=None,
             failure=None,
         )
+
+    def _same_bytes(self, team: Team, refused: Submission) -> Submission:
+        """The submission that holds the bytes of `refused`, whose own are deleted again."""
         try:
-            self._store(submission, data)
-        except Duplicate:
-            # The team sent these bytes before (or twice at once): the first row wins. (The
-            # refusal may also be the team's row gone: deleted while its upload was taken.)
-            try:
-                self.blobs.delete(key)
-            except Exception as exc:  # an orphan object, not a failed upload
-                log.warning("intake.orphan_upload", key=key, error=str(exc))
-            winner = self.store.find_same_bytes(contest.id, team.id, sha256)
-            if winner is not None:
-                return winner, False
-            if self.store.get_team(team.id) is None:  # deleted since its token was checked
-                raise Unauthorized("unknown token: the team was deleted") from None
-            raise
-        except Exception:
-            self._forget(submission_id, key)
-            raise
-        if self.commits is None or not self.commits.publishes:
-            self.enqueue(submission, data)
-        return submission, True
+            self.blobs.delete(refused.blob_key)
+        except Exception as exc:  # an orphan object, not a failed upload
+            log.warning("intake.orphan_upload", key=refused.blob_key, error=str(exc))
+        winner = self.store.find_same_bytes(refused.contest_id, team.id, refused.sha256)
+        if winner is not None:
+            return winner
+        if self.store.get_team(team.id) is None:  # deleted since its token was checked
+            raise Unauthorized("unknown token: the team was deleted") from None
+        raise Duplicate("the same bytes were uploaded already")
 
     def _forget(self, submission_id: str, key: str) -> None:
         """Drop the bytes of an upload whose row was refused, once sure the row is not there.

@@ -3,6 +3,7 @@ log's commit order under concurrent writers, the leaderboard, the sweeper's move
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 import uuid
@@ -714,6 +715,30 @@ def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
     assert len(rows) == 150
     ids = [e["id"] for e in all_events(store) if e["type"] == "submission.stored"]
     assert ids == sorted(ids) and len(ids) == 150
+
+
+def test_intakes_group_commit_awaited_on_the_event_loop_commits_even_for_a_waiter_gone(
+    store: SqlStore, team: Team
+) -> None:
+    from api.intake import GroupCommit
+
+    commits = GroupCommit(store)
+    gone, kept = new_submission(team), new_submission(team)
+
+    async def upload_then_disconnect() -> bool:
+        waiting = asyncio.ensure_future(commits.stored(gone))
+        await asyncio.sleep(0)
+        waiting.cancel()  # the request's task cancelled while its group commits
+        return await asyncio.wait_for(commits.stored(kept), timeout=10)
+
+    try:
+        assert asyncio.run(upload_then_disconnect())
+    finally:
+        commits.close()
+
+    # Both stored: an upload whose answer nobody waits for is still taken, as the thread did.
+    assert store.get_submission(gone.id) is not None
+    assert store.get_submission(kept.id) is not None
 
 
 def test_intakes_group_commit_marks_a_published_upload_queued_with_the_next_group(
