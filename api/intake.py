@@ -395,7 +395,7 @@ class Intake:
         if winner is not None:
             return winner
         if self.store.get_team(team.id) is None:  # deleted since its token was checked
-            raise Unauthorized("unknown token: the team was deleted") from None
+            raise Unauthorized("unknown token: the team was deleted")
         raise Duplicate("the same bytes were uploaded already")
 
     def _forget(self, submission_id: str, key: str) -> None:

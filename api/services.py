@@ -25,7 +25,7 @@ UPLOADER_TTL_S = 30.0
 class Uploaders:
     """Who a team token belongs to, and its contest, remembered for `ttl` seconds in each API
     process: a deadline spike is a few hundred uploads a second from the same teams, and the
-    query behind every one of them cost a sixth of intake's CPU.
+    query behind every one of them was an upload's largest cost after its S3 write.
 
     Safe to remember: what intake reads of them never changes (a contest's window is set when
     it is created; teams are created and deleted, never edited). A team deleted meanwhile is
