@@ -177,22 +177,20 @@ class GroupCommit(_QueueThread[Upload | Submission]):
         """Whether the uploads it stores are published (and marked queued) by it."""
         return self._publishing is not None
 
-    def store(self, submission: Submission, data: bytes | None = None) -> bool:
-        """Store one upload with whatever else is waiting; False if its bytes were there already
-        (raises what the store raised, for this upload alone where that can be told). If it
+    def submit(self, submission: Submission, data: bytes | None = None) -> Future[bool]:
+        """Store one upload with whatever else is waiting. The future answers False if its
+        bytes were there already, or raises what the store raised (for this upload alone where
+        that can be told); it is answered even if whoever waits for it is gone. If it
         publishes, the stored upload (`data`: its bytes, to carry in the message) goes to the
         broker with its group after the commit, not before the answer."""
-        return self._put(submission, data).result()
-
-    async def stored(self, submission: Submission, data: bytes | None = None) -> bool:
-        """`store`, awaited on the event loop: no thread is held while the group commits."""
-        return await asyncio.wrap_future(self._put(submission, data))
-
-    def _put(self, submission: Submission, data: bytes | None) -> Future[bool]:
         done: Future[bool] = Future()
-        done.set_running_or_notify_cancel()  # answered even if its waiter is gone
+        done.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
         self._pending.put(Upload(submission, data, done))
         return done
+
+    async def stored(self, submission: Submission, data: bytes | None = None) -> bool:
+        """`submit`, awaited on the event loop: no thread is held while the group commits."""
+        return await asyncio.wrap_future(self.submit(submission, data))
 
     def mark_queued(self, submission: Submission) -> None:
         """stored -> queued with the next group (its message is out)."""

@@ -126,8 +126,9 @@ def judge_group(
 
     One transaction claims them all and one records their results: the broker's, the pool's
     and the SQL store's cost per message and per transaction is paid once for the group, while
-    each upload keeps its own claim, attempts, events and outcome. Under each contest's live ruleset; then, for every
-    open rejudge run of a contest, its judged uploads go to the bulk queue as a batch. The
+    each upload keeps its own claim, attempts, events and outcome. Under each contest's live
+    ruleset; then, for every open rejudge run of a contest, its judged uploads go to the bulk
+    queue as a batch. The
     run counted the uploads when they were stored and is not ready (so cannot be applied)
     before that batch is judged: no gap, and no team's result waits for a ruleset nobody sees
     yet. A batch lost on the way stalls the run, and the sweeper restarts its producer, which

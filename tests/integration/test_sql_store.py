@@ -706,7 +706,7 @@ def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
     try:
         uploads = [new_submission(team, sha256=f"{n % 150:064x}") for n in range(200)]
         with ThreadPoolExecutor(32) as pool:
-            stored = list(pool.map(commits.store, uploads))
+            stored = list(pool.map(lambda s: commits.submit(s).result(), uploads))
     finally:
         commits.close()
 
@@ -749,9 +749,9 @@ def test_intakes_group_commit_marks_a_published_upload_queued_with_the_next_grou
     commits = GroupCommit(store, linger=3600)  # a mark alone would wait an hour
     try:
         first, second = new_submission(team), new_submission(team)
-        assert commits.store(first)
+        assert commits.submit(first).result()
         commits.mark_queued(first)
-        assert commits.store(second)  # its transaction carries the mark put in before it
+        assert commits.submit(second).result()  # its transaction carries the mark put in before it
         assert store.get_submission(first.id).state == SubmissionState.QUEUED  # type: ignore[union-attr]
         assert store.get_submission(second.id).state == SubmissionState.STORED  # type: ignore[union-attr]
     finally:
@@ -776,7 +776,7 @@ def test_a_publishing_group_commit_publishes_each_committed_group_then_marks_it_
     try:
         uploads = [new_submission(team) for _ in range(40)]
         with ThreadPoolExecutor(40) as pool:
-            assert all(pool.map(lambda s: commits.store(s, s.id.encode()), uploads))
+            assert all(pool.map(lambda s: commits.submit(s, s.id.encode()).result(), uploads))
         wait_until_queued(store, [u.id for u in uploads])
     finally:
         commits.close()
@@ -800,11 +800,11 @@ def test_a_publishing_group_commit_with_the_broker_down_leaves_uploads_stored_fo
     commits = GroupCommit(store, linger=0.01, publisher=publisher)
     try:
         upload = new_submission(team)
-        assert commits.store(upload, b"bytes")  # the 202 does not wait for the broker
+        assert commits.submit(upload, b"bytes").result()  # the 202 does not wait for the broker
         time.sleep(0.1)
         publisher.down = False
         later = new_submission(team)
-        assert commits.store(later, b"more")
+        assert commits.submit(later, b"more").result()
         wait_until_queued(store, [later.id])
     finally:
         commits.close()
@@ -823,7 +823,7 @@ def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claim
     commits = GroupCommit(store, linger=0.01)
     try:
         waiting, claimed = new_submission(team), new_submission(team)
-        assert commits.store(waiting) and commits.store(claimed)
+        assert commits.submit(waiting).result() and commits.submit(claimed).result()
         assert claim_one(store, claimed.id, stale_after=HOUR) is not None  # a worker was quicker
         commits.mark_queued(waiting)
         commits.mark_queued(claimed)
