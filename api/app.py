@@ -12,50 +12,19 @@ from fastapi.responses import HTMLResponse
 
 from api import errors
 from api.dashboard import router as dashboard_router
-from api.intake import GroupCommit, Intake
 from api.openapi import document_errors
-from api.ratelimit import RateLimiter
 from api.routes import router
 from api.rulesets_routes import router as rulesets_router
 from api.services import Services
-from api.stats import live_backlog
-from infra.bootstrap import make_blobs, make_celery, make_redis, make_store
+from infra import compose
 from infra.logging import configure_logging
-from infra.publisher import CeleryPublisher
 from infra.settings import Settings
-from infra.sweeper import SweeperThread
 
 PRIVACY = Path(__file__).resolve().parents[1] / "docs" / "privacy.md"
 
 
 def build_services(settings: Settings) -> Services:
-    store = make_store(settings)
-    blobs = make_blobs(settings, read_timeout=5.0)
-    publisher = CeleryPublisher(make_celery(settings, publisher_only=True))
-    client = make_redis(settings)
-    return Services(
-        settings=settings,
-        store=store,
-        blobs=blobs,
-        redis=client,
-        intake=Intake(
-            store,
-            blobs,
-            publisher,
-            settings.receipt_key_value(),
-            # Uploads go to the broker a few to a message: spread over at least as many
-            # messages as a worker machine has judging processes, or, behind a backlog,
-            # GROUP_MOST to a message.
-            commits=GroupCommit(
-                store,
-                publisher=publisher,
-                spread=settings.workers,
-                backlog=lambda: live_backlog(client),
-            ),
-        ),
-        limiter=RateLimiter(client, settings.rate_limit_per_minute),
-        admin_token=settings.admin_token_value(),
-    )
+    return Services(**vars(compose.api_parts(settings)))
 
 
 def create_app(services: Services | None = None, sweeper: bool = True) -> FastAPI:
@@ -64,23 +33,13 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         configure_logging()
         svc = services or build_services(Settings.from_env())
         app.state.services = svc
-        thread = None
-        if sweeper and services is None:
-            limit = svc.settings.task_time_limit
-            thread = SweeperThread(
-                svc.store,
-                svc.intake.publisher,
-                interval=5.0,
-                stored_for=10.0,
-                queued_for=svc.settings.requeue_after,
-                judging_for=limit + 5,
-                backlog=lambda: live_backlog(svc.redis),
-            )
+        thread = compose.sweeper(svc) if sweeper and services is None else None
+        if thread is not None:
             thread.start()
         yield
         if thread is not None:
             thread.stop()
-        if services is None and svc.intake.commits is not None:
+        if services is None:
             svc.intake.commits.close()
 
     app = FastAPI(

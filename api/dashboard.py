@@ -25,9 +25,9 @@ from prometheus_client.core import (
 )
 from prometheus_client.registry import Collector as PrometheusCollector
 
-from api.errors import NotFound
 from api.services import ADMIN_COOKIE, Admin, Services, Svc
 from api.stats import StatsCollector, build_collector
+from core.errors import NotFound
 
 STATIC = Path(__file__).resolve().parent / "static"
 ASSETS = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}

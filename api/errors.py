@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from infra.blobstore import BlobStoreUnavailable
-from infra.sql.store import Duplicate
+from core.errors import (
+    BlobStoreUnavailable,
+    Conflict,
+    Invalid,
+    NotAllowed,
+    NotAuthenticated,
+    NotFound,
+    StoreUnavailable,
+    Throttled,
+    Unavailable,
+)
 
 
 class ApiError(Exception):
+    """A refusal that only exists at the HTTP edge (a body too large, a wrong media type, a
+    request too slow); the pipeline's own errors are in `core.errors` and mapped below."""
+
     status = 400
     code = "bad_request"
 
@@ -29,12 +43,8 @@ class Forbidden(ApiError):
     status, code = 403, "forbidden"
 
 
-class NotFound(ApiError):
-    status, code = 404, "not_found"
-
-
-class Conflict(ApiError):
-    status, code = 409, "conflict"
+class RequestTimeout(ApiError):
+    status, code = 408, "request_timeout"
 
 
 class TooLarge(ApiError):
@@ -45,16 +55,25 @@ class UnsupportedMediaType(ApiError):
     status, code = 415, "unsupported_media_type"
 
 
-class Invalid(ApiError):
-    status, code = 422, "invalid"
-
-
-class RateLimited(ApiError):
-    status, code = 429, "rate_limited"
-
-
-class Unavailable(ApiError):
-    status, code = 503, "unavailable"
+# The pipeline's errors by class: status, code, and the detail to show (None: the error's own).
+# Starlette picks the handler of the nearest class in an exception's MRO, so a subclass listed
+# here wins over its base.
+CORE_ERRORS: dict[type[Exception], tuple[int, str, str | None]] = {
+    NotAuthenticated: (401, "unauthorized", None),
+    NotAllowed: (403, "forbidden", None),
+    NotFound: (404, "not_found", None),
+    Conflict: (409, "conflict", None),
+    Invalid: (422, "invalid", None),
+    Throttled: (429, "rate_limited", None),
+    Unavailable: (503, "unavailable", None),
+    StoreUnavailable: (503, "unavailable", "the results store is unavailable; retry"),
+    BlobStoreUnavailable: (
+        503,
+        "unavailable",
+        "object storage is unavailable; nothing was stored, retry",
+    ),
+}
+RETRY_AFTER_S = "5"  # what an outage's 503 asks a client to wait
 
 
 def _json(
@@ -84,28 +103,20 @@ def install(app: FastAPI) -> None:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
         return _json(exc.status_code, code, str(exc.detail))
 
-    @app.exception_handler(Duplicate)
-    async def _duplicate(_: Request, exc: Duplicate) -> JSONResponse:
-        return _json(409, "conflict", str(exc))
+    for cls, (status, code, shown) in CORE_ERRORS.items():
+        app.add_exception_handler(cls, _core_handler(status, code, shown))
 
-    @app.exception_handler(BlobStoreUnavailable)
-    async def _s3_down(_: Request, exc: BlobStoreUnavailable) -> JSONResponse:
-        return _json(
-            503,
-            "unavailable",
-            "object storage is unavailable; nothing was stored, retry",
-            {"Retry-After": "5"},
-        )
 
-    from sqlalchemy.exc import DataError, DBAPIError
+def _core_handler(status: int, code: str, shown: str | None) -> Callable[..., Awaitable[Response]]:
+    async def handle(_: Request, exc: Exception) -> Response:
+        headers: dict[str, str] = {}
+        if status == 401:
+            headers["WWW-Authenticate"] = "Bearer"
+        elif status == 503:
+            headers["Retry-After"] = RETRY_AFTER_S
+        elif isinstance(exc, Throttled):
+            headers["Retry-After"] = str(exc.retry_after)
+        detail = shown or (exc.args[0] if exc.args else str(exc))
+        return _json(status, code, str(detail), headers)
 
-    @app.exception_handler(DataError)
-    async def _bad_value(_: Request, exc: DataError) -> JSONResponse:
-        # The store is up and refused a value (PostgreSQL: a NUL byte in text): bad input, not 503.
-        return _json(422, "invalid", "a value in this request cannot be stored (a NUL character?)")
-
-    @app.exception_handler(DBAPIError)
-    async def _sql_down(_: Request, exc: DBAPIError) -> JSONResponse:
-        return _json(
-            503, "unavailable", "the results store is unavailable; retry", {"Retry-After": "5"}
-        )
+    return handle

@@ -14,21 +14,18 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import JSONResponse
 
 from api import schemas
-from api.errors import ApiError, Invalid, NotFound, TooLarge, Unavailable, UnsupportedMediaType
+from api.errors import RequestTimeout, TooLarge, UnsupportedMediaType
 from api.services import Admin, AnyCaller, BearerToken, Services, Svc, token_hash, uploader
-from infra import clock, receipts, report_blobs
-from infra.publisher import PublishFailed
-from infra.registry import register_lexicon
-from infra.sql.store import Contest, Team
+from core import clock, receipts, report_blobs
+from core.errors import Invalid, NotFound, PublishFailed, Unavailable
+from core.intake import check_opened
+from core.records import Contest, Team
+from core.registry import register_lexicon
 from judge import Layout, LayoutError, Lexicon, LexiconError, default_layout
 
 router = APIRouter()
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 UPLOAD_READ_SECONDS = 60.0
-
-
-class RequestTimeout(ApiError):
-    status, code = 408, "request_timeout"
 
 
 @router.post("/v1/lexicons", status_code=201, response_model=schemas.LexiconOut, tags=["admin"])
@@ -201,7 +198,7 @@ def _admit(svc: Services, token: str, contest_id: str) -> tuple[Team, Contest]:
     svc.limiter.check(team.id)
     # Whether it came too late is decided once the body is in (a retry of an upload made in
     # time still gets its answer then); too early is decided now.
-    svc.intake.check_opened(found, clock.now())
+    check_opened(found, clock.now())
     return team, found
 
 

@@ -9,10 +9,10 @@ from fastapi import APIRouter
 from fastapi.concurrency import run_in_threadpool
 from pydantic import BaseModel, ConfigDict, Field
 
-from api.errors import Conflict, Invalid, NotFound
 from api.services import Admin, Svc
-from infra.publisher import PublishFailed
-from infra.sql.rejudges import RejudgeError, RejudgeStore, Run
+from core.errors import Conflict, Invalid, NotFound, PublishFailed, RejudgeRefused
+from core.records import Run
+from infra.sql.rejudges import RejudgeStore
 from judge import Layout, Lexicon
 
 router = APIRouter()
@@ -100,7 +100,7 @@ def start_rejudge(contest: str, body: RejudgeIn, svc: Svc, who: Admin) -> dict[s
         run, created = RejudgeStore(svc.store).start(
             contest, lexicon["id"], layout_id, body.mode, by="admin"
         )
-    except RejudgeError as exc:
+    except RejudgeRefused as exc:
         raise Conflict(str(exc)) from exc
     if created:
         # If the broker is down, the sweeper restarts producers of runs that make no progress.
@@ -156,7 +156,7 @@ async def apply_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
     rejudges = RejudgeStore(svc.store)
     try:
         run = await run_in_threadpool(rejudges.apply, run_id, "admin")
-    except RejudgeError as exc:
+    except RejudgeRefused as exc:
         raise Conflict(str(exc)) from exc
     return {"id": run.id, **_summary(run)}
 
@@ -165,7 +165,7 @@ async def apply_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
 def cancel_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
     try:
         run = RejudgeStore(svc.store).cancel(run_id, "admin")
-    except RejudgeError as exc:
+    except RejudgeRefused as exc:
         raise Conflict(str(exc)) from exc
     return {"id": run.id, **_summary(run)}
 

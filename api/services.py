@@ -8,24 +8,21 @@ import time
 from dataclasses import dataclass, field
 from typing import Annotated
 
-import redis
 from fastapi import Depends, Request
 
 from api.errors import Forbidden, Unauthorized
-from api.intake import Intake
-from api.ratelimit import RateLimiter
-from infra.blobstore import BlobStore
-from infra.settings import Settings
-from infra.sql.store import Contest, SqlStore, Team
+from core import tuning
+from core.records import Contest, Team
+from infra.compose import ApiParts
+from infra.sql.store import SqlStore
 
 ADMIN_COOKIE = "tilejudge_admin"
-UPLOADER_TTL_S = 30.0
 
 
 class Uploaders:
     """Who a team token belongs to, and its contest, remembered for `ttl` seconds in each API
     process: a deadline spike is a few hundred uploads a second from the same teams, and the
-    query behind every one of them was an upload's largest cost after its S3 write.
+    query behind every one of them would be an upload's largest cost after its S3 write.
 
     Safe to remember: what intake reads of them never changes (a contest's window is set when
     it is created; teams are created and deleted, never edited). A team deleted meanwhile is
@@ -34,7 +31,12 @@ class Uploaders:
     team deleted while its upload was being taken. Unknown tokens are not remembered: a team
     can upload the moment it is created."""
 
-    def __init__(self, store: SqlStore, ttl: float = UPLOADER_TTL_S, most: int = 100_000) -> None:
+    def __init__(
+        self,
+        store: SqlStore,
+        ttl: float = tuning.UPLOADER_TTL_S,
+        most: int = tuning.UPLOADERS_KEPT,
+    ) -> None:
         self._store = store
         self._ttl = ttl
         self._most = most
@@ -61,14 +63,9 @@ class Uploaders:
 
 
 @dataclass
-class Services:
-    settings: Settings
-    store: SqlStore
-    blobs: BlobStore
-    redis: redis.Redis | None
-    intake: Intake
-    limiter: RateLimiter
-    admin_token: str
+class Services(ApiParts):
+    """What the routes use: the composition root's parts, and this process's token memory."""
+
     uploaders: Uploaders = field(init=False)
 
     def __post_init__(self) -> None:

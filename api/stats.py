@@ -19,18 +19,16 @@ from typing import Any
 import redis
 from sqlalchemy import Connection, and_, func, inspect, select, text
 
-from api import stats_sql
 from api.heartbeats import WorkerWatch
 from api.services import Services
-from infra import clock
-from infra.events import EventType
-from infra.publisher import LIVE_QUEUE
+from core import clock
+from core.events import EventType
+from infra.queues import queue_depths
+from infra.sql import dashboard as stats_sql
 from infra.sql.schema import events
 from infra.sql.store import SqlStore
 
 REFRESH_S = 1.0
-QUEUES = (LIVE_QUEUE, "bulk")
-PRIORITY_SEP = "\x06\x16"  # kombu keeps priority N of queue Q in the list Q + SEP + N
 GROWTH_TOLERANCE = 1  # a queue one message deeper than a minute ago is noise, not a backlog
 LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 REJUDGES_TABLE = "rejudge_runs"
@@ -76,7 +74,7 @@ def build_collector(services: Services) -> StatsCollector:
     """Wire the collector to the app's store and Redis; listen to worker heartbeats if Redis is."""
     watch = None
     if services.redis is not None and services.settings.redis_url:
-        from infra.bootstrap import make_celery
+        from infra.compose import make_celery
 
         watch = WorkerWatch(make_celery(services.settings))
         watch.start()
@@ -258,53 +256,6 @@ class LatencyHistogram:
             running += count
             buckets.append(["+Inf" if bound == math.inf else bound, running])
         return {"buckets": buckets, "sum_s": round(self.sum, 6), "count": running}
-
-
-def queue_depths(client: redis.Redis | None) -> dict[str, Any]:
-    """LLEN of each queue and of its priority lists, and the unacked hash and index.
-
-    Five commands a refresh: priority lists exist only while they hold messages (Redis drops
-    empty lists), so one EXISTS over all of them says whether their LLENs are needed at all."""
-    if client is None:
-        return {"status": "unavailable", "detail": "no Redis configured", "total": None}
-    keys = {name: [_priority_key(name, p) for p in range(1, 10)] for name in QUEUES}
-    try:
-        pipe = client.pipeline(transaction=False)
-        for name in QUEUES:
-            pipe.llen(name)
-        pipe.hlen("unacked")
-        pipe.zcard("unacked_index")
-        pipe.exists(*[key for name in QUEUES for key in keys[name]])
-        *plain, unacked, index, prioritised = (int(n) for n in pipe.execute())
-        by_priority = {name: {"0": plain[i]} for i, name in enumerate(QUEUES)}
-        if prioritised:
-            pipe = client.pipeline(transaction=False)
-            for name in QUEUES:
-                for key in keys[name]:
-                    pipe.llen(key)
-            lengths = iter(int(n) for n in pipe.execute())
-            for name in QUEUES:
-                for priority in range(1, 10):
-                    if n := next(lengths):
-                        by_priority[name][str(priority)] = n
-    except redis.RedisError as exc:
-        return {"status": "unavailable", "detail": f"{type(exc).__name__}: {exc}", "total": None}
-    found: dict[str, Any] = {"status": "ok", "detail": None}
-    for name in QUEUES:
-        found[name] = {"depth": sum(by_priority[name].values()), "by_priority": by_priority[name]}
-    found["total"] = sum(found[name]["depth"] for name in QUEUES)
-    found["unacked"], found["unacked_index"] = unacked, index
-    return found
-
-
-def live_backlog(client: redis.Redis | None) -> int | None:
-    """Messages waiting in the live queue (all priorities); None when Redis cannot say."""
-    depths = queue_depths(client)
-    return None if depths["status"] != "ok" else int(depths["live"]["depth"])
-
-
-def _priority_key(queue: str, priority: int) -> str:
-    return f"{queue}{PRIORITY_SEP}{priority}"
 
 
 def status_of(

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import psutil
 
-from infra.load import Plan, build_corpus, prepare, run_burst
+from devstack.load import Plan, build_corpus, prepare, run_burst
 from judge import Lexicon
 from tests.conftest import shared_list
 from tests.stack_process import running_stack

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import httpx
 
-from infra import clock
-from infra.load import Plan, send_all
+from core import clock
+from devstack.load import Plan, send_all
 from judge import Lexicon, default_layout, judge
 from judge.generator import WordIndex, generate
 from tests.conftest import shared_list

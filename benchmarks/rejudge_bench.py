@@ -23,7 +23,7 @@ from pathlib import Path
 import httpx
 
 from benchmarks.pipeline_bench import drain_rate, pct, seconds, upload_all, wait_judged
-from infra import clock
+from core import clock
 from judge import Lexicon, default_layout
 from judge.generator import WordIndex, generate
 from tests.conftest import shared_list

@@ -21,8 +21,7 @@ from typing import Any
 import boto3
 import httpx
 
-from infra.blobstore import S3BlobStore, client_config
-from infra.load import (
+from devstack.load import (
     Burst,
     Plan,
     build_corpus,
@@ -34,6 +33,7 @@ from infra.load import (
     run_burst,
     verify,
 )
+from infra.blobstore import S3BlobStore, client_config
 from judge import Lexicon
 from tests.conftest import shared_list
 from tests.stack_process import RunningStack, running_stack

@@ -22,11 +22,12 @@ from pathlib import Path
 
 import structlog
 
-from infra import clock
-from infra.events import SubmissionState
+from core import clock
+from core.records import Contest, Submission, Team
+from core.states import SubmissionState
 from infra.sql.engine import make_engine
 from infra.sql.migrate import upgrade
-from infra.sql.store import Contest, SqlStore, Submission, Team
+from infra.sql.store import SqlStore
 
 
 def new_store(home: Path) -> tuple[SqlStore, Team]:

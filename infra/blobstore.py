@@ -1,39 +1,19 @@
-"""Blob storage port (uploads, word lists, reports) with its S3 and in-memory implementations."""
+"""The blob store on S3 (any S3-compatible endpoint; SeaweedFS locally), behind `core.ports.BlobStore`."""
 
 from __future__ import annotations
 
-import threading
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
+from core.errors import BlobNotFound, BlobStoreUnavailable
+
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
     from infra.settings import Settings
-
-
-class BlobStoreUnavailable(RuntimeError):
-    """The store could not be reached or refused the request: retry later."""
-
-
-class BlobNotFound(KeyError):
-    """No object under that key."""
-
-
-class BlobStore(Protocol):
-    def put(
-        self,
-        key: str,
-        data: bytes,
-        content_type: str = "application/octet-stream",
-        content_encoding: str | None = None,
-    ) -> None: ...
-    def get(self, key: str) -> bytes: ...
-    def delete(self, key: str) -> None: ...
-    def ping(self) -> None: ...
 
 
 def client_config(read_timeout: float = 20.0, connections: int = 64) -> Config:
@@ -122,42 +102,3 @@ class S3BlobStore:
             self._client.head_bucket(Bucket=self._bucket)
         except (BotoCoreError, ClientError) as exc:
             raise BlobStoreUnavailable(f"S3 bucket {self._bucket}: {exc}") from exc
-
-
-class InMemoryBlobStore:
-    """A fake for unit tests; `down = True` makes every call fail as an outage would."""
-
-    def __init__(self) -> None:
-        self.objects: dict[str, bytes] = {}
-        self.down = False
-        self._lock = threading.Lock()
-
-    def _check(self) -> None:
-        if self.down:
-            raise BlobStoreUnavailable("in-memory store is down")
-
-    def put(
-        self,
-        key: str,
-        data: bytes,
-        content_type: str = "application/octet-stream",
-        content_encoding: str | None = None,
-    ) -> None:
-        self._check()
-        with self._lock:
-            self.objects[key] = bytes(data)
-
-    def get(self, key: str) -> bytes:
-        self._check()
-        try:
-            return self.objects[key]
-        except KeyError:
-            raise BlobNotFound(key) from None
-
-    def delete(self, key: str) -> None:
-        self._check()
-        with self._lock:
-            self.objects.pop(key, None)
-
-    def ping(self) -> None:
-        self._check()

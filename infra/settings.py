@@ -40,6 +40,9 @@ class Settings:
     max_attempts: int
     requeue_after: int
     task_events: bool
+    # False leaves each worker process to load its own word lists: only for measuring what
+    # sharing them saves.
+    preload: bool = True
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -75,11 +78,17 @@ class Settings:
             max_attempts=env.integer("TILEJUDGE_MAX_ATTEMPTS", 8, low=1, high=100),
             requeue_after=env.integer("TILEJUDGE_REQUEUE_AFTER", 120, low=1),
             task_events=env.integer("TILEJUDGE_TASK_EVENTS", 0, low=0, high=1) == 1,
+            preload=env.integer("TILEJUDGE_PRELOAD", 1, low=0, high=1) == 1,
         )
 
     @property
     def sqlite_url(self) -> str:
         return f"sqlite:///{self.home / 'tilejudge.sqlite3'}"
+
+    def required_redis_url(self) -> str:
+        if not self.redis_url:
+            raise SettingsError("REDIS_URL is not set (`tilejudge up` starts a local Redis)")
+        return self.redis_url
 
     def resolved_database_url(self) -> str:
         return self.database_url or self.sqlite_url

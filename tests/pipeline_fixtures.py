@@ -20,18 +20,19 @@ import httpx
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.intake import GroupCommit, Intake
-from api.ratelimit import RateLimiter
 from api.services import Services
-from infra import clock
-from infra.blobstore import InMemoryBlobStore
-from infra.publisher import InMemoryPublisher
+from core import clock
+from core.fakes import InMemoryBlobStore, InMemoryPublisher
+from core.group_commit import GroupCommit
+from core.intake import Intake
+from core.judging import Outcome, WorkerDeps, judge_group
+from infra.ratelimit import RateLimiter
+from infra.rulesets import RulesetCache
 from infra.settings import Settings
 from infra.sql.engine import make_engine
 from infra.sql.migrate import upgrade
+from infra.sql.rejudges import RejudgeStore
 from infra.sql.store import SqlStore
-from workers.judging import Outcome, WorkerDeps, judge_group
-from workers.rulesets import RulesetCache
 
 ADMIN_TOKEN = "admin-token"
 RECEIPT_KEY = "k"
@@ -162,7 +163,6 @@ def open_pipeline(tmp_path: Path, limiter: RateLimiter | None = None) -> Iterato
         with TestClient(create_app(services, sweeper=False)) as client:
             yield Pipeline(services, client, store, blobs, publisher)
     finally:
-        assert services.intake.commits is not None
         services.intake.commits.close()
         engine.dispose()
 
@@ -189,7 +189,8 @@ def worker_deps(services: Services) -> WorkerDeps:
     assert isinstance(publisher, InMemoryPublisher)
     rulesets = RulesetCache(services.store, services.blobs, services.settings.home / "rulesets")
     return WorkerDeps(
-        store=services.store, blobs=services.blobs, rulesets=rulesets,
+        store=services.store, rejudges=RejudgeStore(services.store),
+        blobs=services.blobs, rulesets=rulesets,
         max_attempts=services.settings.max_attempts,
         claim_stale_after=float(services.settings.visibility_timeout),
         publish_batch=publisher.publish_batch,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from infra.local_services import free_port
+from devstack.services import free_port
 
 
 @dataclass
@@ -60,7 +60,7 @@ def running_stack(
     home.mkdir(parents=True, exist_ok=True)
     out = open(home / "up.out", "wb")  # noqa: SIM115 (closed in finally)
     process = subprocess.Popen(
-        [sys.executable, "-m", "infra.cli", "up"],
+        [sys.executable, "-m", "cli.main", "up"],
         env=child_env,
         stdout=out,
         stderr=subprocess.STDOUT,

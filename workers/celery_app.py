@@ -8,7 +8,6 @@ S3 connections in `worker_process_init` (sockets must not cross a fork).
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import gc
 import os
@@ -18,54 +17,42 @@ import structlog
 from celery.signals import worker_init, worker_process_init
 from celery.worker.control import control_command
 
-from infra.bootstrap import make_blobs, make_celery, make_redis, make_store
-from infra.logging import configure_logging
-from infra.publisher import (
+from core import tuning
+from core.judging import TRANSIENT, Outcome, RetryLater, WorkerDeps, judge_group
+from core.messages import (
     JUDGE_GROUP_TASK,
-    JUDGE_TASK,
     LIVE_QUEUE,
     PRELOAD_COMMAND,
     REJUDGE_BATCH_TASK,
     REJUDGE_PRODUCE_TASK,
-    CeleryPublisher,
+    unpack_group,
 )
+from core.rejudging import judge_batch, produce
+from infra import compose
+from infra.compose import make_celery, make_redis, make_store
+from infra.logging import configure_logging
+from infra.publisher import CeleryPublisher
+from infra.rulesets import RulesetCache
 from infra.settings import Settings
 from workers.bulk_slots import BulkSlots
-from workers.judging import TRANSIENT, Outcome, RetryLater, WorkerDeps, judge_group
-from workers.rejudging import judge_batch, produce, run_niced
-from workers.rulesets import RulesetCache
+from workers.scheduling import run_niced
 
 settings = Settings.from_env()
 app = make_celery(settings)
 log = structlog.get_logger("tilejudge.worker")
 _state: dict[str, Any] = {}
-SLOT_WAIT_S = 30.0  # then the batch goes back to the queue rather than hold its message longer
 
 
 def _rulesets() -> RulesetCache:
     if "rulesets" not in _state:
-        store = make_store(settings, durable=False)
-        _state["rulesets"] = RulesetCache(
-            store, make_blobs(settings), settings.home / "lexicon-cache"
-        )
+        _state["rulesets"] = compose.rulesets(settings)
     rulesets: RulesetCache = _state["rulesets"]
     return rulesets
 
 
 def deps() -> WorkerDeps:
     if "deps" not in _state:
-        store, blobs = make_store(settings, durable=False), make_blobs(settings)
-        rulesets = _rulesets()
-        rulesets.rebind(store, blobs)
-        _state["deps"] = WorkerDeps(
-            store=store,
-            blobs=blobs,
-            rulesets=rulesets,
-            max_attempts=settings.max_attempts,
-            # The hard time limit has killed any attempt older than this.
-            claim_stale_after=settings.task_time_limit + 5,
-            publish_batch=CeleryPublisher(app).publish_batch,
-        )
+        _state["deps"] = compose.worker_deps(settings, app, _rulesets())
     worker_deps: WorkerDeps = _state["deps"]
     return worker_deps
 
@@ -82,8 +69,7 @@ def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     newest = [row["id"] for row in store.all_lexicons()[-2:]]
     ids = sorted(live | set(newest))
     store.engine.dispose()
-    # TILEJUDGE_PRELOAD=0 leaves each child to load its own: only for measuring what sharing saves.
-    if os.environ.get("TILEJUDGE_PRELOAD", "1") != "0":
+    if settings.preload:
         rulesets.preload(ids)
         # What a rejudge of a live contest with a newer list will ask first.
         for older in sorted(live):
@@ -134,24 +120,12 @@ def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[
 def judge_group_task(
     self: Any, submission_ids: list[str], inline: list[str | None] | None = None
 ) -> dict[str, str]:
-    """The uploads of one message (see `infra.publisher.split_group`), each with its outcome."""
-    return _judge(self, submission_ids, inline or [None] * len(submission_ids), group=True)
+    """The uploads of one message (see `core.messages.split_group`), each with its outcome."""
+    return _judge(self, submission_ids, inline or [None] * len(submission_ids))
 
 
-@app.task(name=JUDGE_TASK, bind=True, max_retries=settings.max_attempts)
-def judge_task(self: Any, submission_id: str, inline: str | None = None) -> dict[str, str]:
-    """A message of one upload, as earlier versions published (still queued at an upgrade)."""
-    return _judge(self, [submission_id], [inline], group=False)
-
-
-def _judge(
-    task: Any, submission_ids: list[str], inline: list[str | None], group: bool
-) -> dict[str, str]:
-    carried = {
-        sid: base64.b64decode(data)
-        for sid, data in zip(submission_ids, inline, strict=False)
-        if data is not None
-    }
+def _judge(task: Any, submission_ids: list[str], inline: list[str | None]) -> dict[str, str]:
+    carried = unpack_group(submission_ids, inline)
     # A redelivered message means the attempt that held it died (its child was killed, or the
     # broker connection went): take its claims over at once instead of waiting for them to go
     # stale.
@@ -162,7 +136,7 @@ def _judge(
         # Only the ones released for a retry go again, with their bytes.
         by_id = dict(zip(submission_ids, inline, strict=False))
         carry = [by_id.get(sid) for sid in exc.submission_ids]
-        args = [exc.submission_ids, carry] if group else [exc.submission_ids[0], carry[0]]
+        args = [exc.submission_ids, carry]
         raise task.retry(exc=exc, args=args, countdown=_backoff(task.request.retries)) from exc
     for sid, outcome in outcomes.items():
         if outcome is not Outcome.JUDGED:
@@ -175,7 +149,7 @@ def rejudge_produce_task(self: Any, run_id: str) -> int:
     worker_deps = deps()
     publisher = CeleryPublisher(app)
     run = worker_deps.rejudges.get(run_id)
-    if run is not None and not worker_deps.rulesets.shares(run.lexicon_id, run.from_lexicon_id):
+    if run is not None and not _rulesets().shares(run.lexicon_id, run.from_lexicon_id):
         # Before any batch goes out, so the pool shares both word lists from the first batch.
         # Wait for every worker's answer, not for the timeout: a broadcast collects replies
         # until `limit` have come.
@@ -202,7 +176,7 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
     # hands the rest back between submissions when a live upload waits.
     standby = _state.get("pool_size", 0) > settings.workers
     try:
-        with slots.held(_live_waiting, give_up_after=SLOT_WAIT_S) as holding:
+        with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as holding:
             if not holding:
                 publisher.publish_batch(run_id, submission_ids)
                 return 0

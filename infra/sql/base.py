@@ -16,8 +16,10 @@ from typing import Any
 import structlog
 from sqlalchemy import Connection, Table, insert, select, text
 from sqlalchemy.engine import Engine
+from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
-from infra import clock
+from core import clock
+from core.errors import Duplicate, Invalid, StoreUnavailable
 from infra.sql.engine import is_postgres, write_lock
 from infra.sql.schema import events
 
@@ -40,11 +42,11 @@ class StoreBase:
     # -- plumbing ---------------------------------------------------------------------------
 
     @contextmanager
-    def _write(self) -> Iterator[tuple[Connection, list[dict[str, Any]]]]:
+    def write(self) -> Iterator[tuple[Connection, list[dict[str, Any]]]]:
         """A write transaction; events appended to the list are inserted, then logged on commit."""
         pending: list[dict[str, Any]] = []
         lock = self._write_lock.held() if self._write_lock else nullcontext()
-        with lock, self.engine.begin() as conn:
+        with translated(), lock, self.engine.begin() as conn:
             yield conn, pending
             if pending:
                 if self._postgres:
@@ -73,13 +75,27 @@ class StoreBase:
             event["id"] = event_id
 
     @contextmanager
-    def _read(self) -> Iterator[Connection]:
-        with self.engine.connect().execution_options(readonly=True) as conn:
+    def read(self) -> Iterator[Connection]:
+        with translated(), self.engine.connect().execution_options(readonly=True) as conn:
             yield conn
 
     def ping(self) -> None:
-        with self._read() as conn:
+        with self.read() as conn:
             conn.execute(select(1))
+
+
+@contextmanager
+def translated() -> Iterator[None]:
+    """The driver's errors as the pipeline's: a refused key is Duplicate, a value the database
+    cannot hold is Invalid, anything else from the database is an outage (StoreUnavailable)."""
+    try:
+        yield
+    except IntegrityError as exc:
+        raise Duplicate(f"the store refused the row: {exc.orig}") from exc
+    except DataError as exc:
+        raise Invalid("a value in this request cannot be stored (a NUL character?)") from exc
+    except DBAPIError as exc:
+        raise StoreUnavailable(f"the results store failed: {exc.orig}") from exc
 
 
 def insert_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> list[int]:

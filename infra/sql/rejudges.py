@@ -6,42 +6,18 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import and_, func, insert, literal, select, update
 
-from infra import clock
-from infra.events import EventType
-from infra.sql.results import JudgedResult, count_progress, put_new_results
+from core import clock
+from core.errors import RejudgeRefused
+from core.events import EventType
+from core.records import JudgedResult, Run, Submission
+from core.states import OPEN_REJUDGE_STATES, RejudgeState
+from infra.sql.results import count_progress, put_new_results
 from infra.sql.schema import contests, rejudge_runs, results, submissions, word_hashes
-from infra.sql.store import SqlStore, Submission
-
-OPEN = ("running", "ready")
-
-
-class RejudgeError(Exception):
-    """A rejudge request that cannot be carried out as asked (the message says why)."""
-
-
-@dataclass(frozen=True)
-class Run:
-    id: str
-    contest_id: str
-    lexicon_id: str
-    layout_id: str
-    from_lexicon_id: str
-    from_layout_id: str
-    mode: str
-    state: str
-    total: int
-    done: int
-    carried: int
-    cursor: str
-    created_by: str
-    created_at: str
-    updated_at: str
-    finished_at: str | None
+from infra.sql.store import SqlStore
 
 
 class RejudgeStore:
@@ -52,14 +28,14 @@ class RejudgeStore:
         self, contest_id: str, lexicon_id: str, layout_id: str, mode: str, by: str
     ) -> tuple[Run, bool]:
         """A new run, or the open one for the same ruleset (asking twice does not judge twice)."""
-        with self.store._write() as (conn, pending):
+        with self.store.write() as (conn, pending):
             contest = (
                 conn.execute(select(contests).where(contests.c.id == contest_id)).mappings().first()
             )
             if contest is None:
-                raise RejudgeError(f"no contest {contest_id!r}")
+                raise RejudgeRefused(f"no contest {contest_id!r}")
             if (contest["lexicon_id"], contest["layout_id"]) == (lexicon_id, layout_id):
-                raise RejudgeError("the contest is judged with that lexicon and layout already")
+                raise RejudgeRefused("the contest is judged with that lexicon and layout already")
             existing = (
                 conn.execute(
                     select(rejudge_runs).where(
@@ -67,7 +43,7 @@ class RejudgeStore:
                             rejudge_runs.c.contest_id == contest_id,
                             rejudge_runs.c.lexicon_id == lexicon_id,
                             rejudge_runs.c.layout_id == layout_id,
-                            rejudge_runs.c.state.in_(OPEN),
+                            rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
                         )
                     )
                 )
@@ -90,7 +66,7 @@ class RejudgeStore:
                 "from_lexicon_id": contest["lexicon_id"],
                 "from_layout_id": contest["layout_id"],
                 "mode": mode,
-                "state": "running" if total else "ready",
+                "state": RejudgeState.RUNNING if total else RejudgeState.READY,
                 "total": total,
                 "done": 0,
                 "carried": 0,
@@ -120,7 +96,7 @@ class RejudgeStore:
             return Run(**fresh.mappings().one()), True
 
     def get(self, run_id: str) -> Run | None:
-        with self.store._read() as conn:
+        with self.store.read() as conn:
             row = (
                 conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id))
                 .mappings()
@@ -129,17 +105,17 @@ class RejudgeStore:
             return Run(**row) if row is not None else None
 
     def open_runs(self, contest_id: str | None = None) -> list[Run]:
-        query = select(rejudge_runs).where(rejudge_runs.c.state.in_(OPEN))
+        query = select(rejudge_runs).where(rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES))
         if contest_id is not None:
             query = query.where(rejudge_runs.c.contest_id == contest_id)
-        with self.store._read() as conn:
+        with self.store.read() as conn:
             return [
                 Run(**row)
                 for row in conn.execute(query.order_by(rejudge_runs.c.created_at)).mappings()
             ]
 
     def list_runs(self, contest_id: str) -> list[Run]:
-        with self.store._read() as conn:
+        with self.store.read() as conn:
             rows = conn.execute(
                 select(rejudge_runs)
                 .where(rejudge_runs.c.contest_id == contest_id)
@@ -157,24 +133,29 @@ class RejudgeStore:
             .order_by(submissions.c.id)
             .limit(limit)
         )
-        with self.store._read() as conn:
+        with self.store.read() as conn:
             for row in conn.execute(query):
                 yield row.id, row.hashes
 
     def advance(self, run_id: str, cursor: str) -> bool:
         """Record that everything up to `cursor` was published; False if the run was closed."""
-        with self.store._write() as (conn, _):
+        with self.store.write() as (conn, _):
             return bool(
                 conn.execute(
                     update(rejudge_runs)
-                    .where(and_(rejudge_runs.c.id == run_id, rejudge_runs.c.state.in_(OPEN)))
+                    .where(
+                        and_(
+                            rejudge_runs.c.id == run_id,
+                            rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
+                        )
+                    )
                     .values(cursor=cursor, updated_at=clock.now())
                 ).rowcount
             )
 
     def restart_producer(self, run_id: str) -> None:
         """Page again from the start (after lost messages); results already in count once."""
-        with self.store._write() as (conn, _):
+        with self.store.write() as (conn, _):
             conn.execute(
                 update(rejudge_runs)
                 .where(rejudge_runs.c.id == run_id)
@@ -223,7 +204,7 @@ class RejudgeStore:
             "submission_id", "lexicon_id", "layout_id", "judge_version", "score", "legal",
             "illegal", "tiles", "report_key", "judged_at", "carried",
         ]  # fmt: skip
-        with self.store._write() as (conn, pending):
+        with self.store.write() as (conn, pending):
             statement = insert(results).from_select(columns, copied).returning(results.c.id)
             new = len(conn.execute(statement).all())  # (rowcount is -1 here on psycopg)
             count_progress(conn, pending, run.id, added=new, carried=new)
@@ -232,7 +213,7 @@ class RejudgeStore:
     def record_batch(self, run: Run, batch: list[tuple[str, JudgedResult]]) -> int:
         """Results judged for a run, in one transaction with its progress; returns how many new."""
         now = clock.now()
-        with self.store._write() as (conn, pending):
+        with self.store.write() as (conn, pending):
             new = put_new_results(conn, batch, now)
             count_progress(conn, pending, run.id, added=new)
             return new
@@ -251,22 +232,22 @@ class RejudgeStore:
             .where(and_(submissions.c.id.in_(submission_ids), submissions.c.id.not_in(have)))
             .order_by(submissions.c.id)
         )
-        with self.store._read() as conn:
+        with self.store.read() as conn:
             return [Submission(**row) for row in conn.execute(query).mappings()]
 
     def apply(self, run_id: str, by: str) -> Run:
         """Switch the contest's ruleset, and with it its results and leaderboard, atomically."""
-        with self.store._write() as (conn, pending):
+        with self.store.write() as (conn, pending):
             row = (
                 conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id))
                 .mappings()
                 .first()
             )
             if row is None:
-                raise RejudgeError(f"no rejudge run {run_id!r}")
+                raise RejudgeRefused(f"no rejudge run {run_id!r}")
             run = Run(**row)
-            if run.state != "ready" or run.done < run.total:
-                raise RejudgeError(
+            if run.state is not RejudgeState.READY or run.done < run.total:
+                raise RejudgeRefused(
                     f"run {run_id} is {run.state} ({run.done}/{run.total} done); apply needs ready"
                 )
             switched = conn.execute(
@@ -281,27 +262,28 @@ class RejudgeStore:
                 .values(lexicon_id=run.lexicon_id, layout_id=run.layout_id)
             ).rowcount
             if not switched:
-                raise RejudgeError(
+                raise RejudgeRefused(
                     "the contest's ruleset changed since this run started; start a new run"
                 )
             now = clock.now()
             conn.execute(
                 update(rejudge_runs)
                 .where(rejudge_runs.c.id == run_id)
-                .values(state="applied", updated_at=now)
+                .values(state=RejudgeState.APPLIED, updated_at=now)
             )
             # Other open runs were measured against the old ruleset: their previews are void.
             for other in conn.execute(
                 select(rejudge_runs.c.id).where(
                     and_(
-                        rejudge_runs.c.contest_id == run.contest_id, rejudge_runs.c.state.in_(OPEN)
+                        rejudge_runs.c.contest_id == run.contest_id,
+                        rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
                     )
                 )
             ).all():
                 conn.execute(
                     update(rejudge_runs)
                     .where(rejudge_runs.c.id == other.id)
-                    .values(state="cancelled", updated_at=now)
+                    .values(state=RejudgeState.CANCELLED, updated_at=now)
                 )
                 pending.append(
                     {
@@ -324,26 +306,26 @@ class RejudgeStore:
                     "by": by,
                 }
             )
-            return Run(**{**run.__dict__, "state": "applied", "updated_at": now})
+            return Run(**{**run.__dict__, "state": RejudgeState.APPLIED, "updated_at": now})
 
     def cancel(self, run_id: str, by: str) -> Run:
-        with self.store._write() as (conn, pending):
+        with self.store.write() as (conn, pending):
             row = (
                 conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id))
                 .mappings()
                 .first()
             )
             if row is None:
-                raise RejudgeError(f"no rejudge run {run_id!r}")
-            if row["state"] not in OPEN:
-                raise RejudgeError(
+                raise RejudgeRefused(f"no rejudge run {run_id!r}")
+            if row["state"] not in OPEN_REJUDGE_STATES:
+                raise RejudgeRefused(
                     f"run {run_id} is {row['state']}; only an open run can be cancelled"
                 )
             now = clock.now()
             conn.execute(
                 update(rejudge_runs)
                 .where(rejudge_runs.c.id == run_id)
-                .values(state="cancelled", updated_at=now)
+                .values(state=RejudgeState.CANCELLED, updated_at=now)
             )
             pending.append(
                 {
@@ -353,15 +335,18 @@ class RejudgeStore:
                     "by": by,
                 }
             )
-            return Run(**{**row, "state": "cancelled", "updated_at": now})
+            return Run(**{**row, "state": RejudgeState.CANCELLED, "updated_at": now})
 
     def stalled(self, older_than: float) -> list[Run]:
         """Running runs with no progress for a while: messages lost (a Redis restart, say)."""
         cutoff = clock.ago(clock.now(), older_than)
-        with self.store._read() as conn:
+        with self.store.read() as conn:
             rows = conn.execute(
                 select(rejudge_runs).where(
-                    and_(rejudge_runs.c.state == "running", rejudge_runs.c.updated_at < cutoff)
+                    and_(
+                        rejudge_runs.c.state == RejudgeState.RUNNING,
+                        rejudge_runs.c.updated_at < cutoff,
+                    )
                 )
             ).mappings()
             return [Run(**row) for row in rows]
@@ -396,7 +381,7 @@ class RejudgeStore:
             .order_by(submissions.c.id)
         )
         names = self.store.team_names(run.contest_id)
-        with self.store._read() as conn:
+        with self.store.read() as conn:
             return [
                 {
                     "submission": r.id,

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from infra import clock
-from infra.events import EventType
+from core import clock
+from core.events import EventType
+from core.records import JudgedResult
+from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from infra.sql.schema import rejudge_runs, results, submissions
-
-
-@dataclass(frozen=True)
-class JudgedResult:
-    lexicon_id: str
-    layout_id: str
-    judge_version: str
-    score: int
-    legal: int
-    illegal: int
-    tiles: int
-    report_key: str
 
 
 def put_result(
@@ -122,7 +111,7 @@ def count_progress(
         run = (
             conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id)).mappings().first()
         )
-        if run is None or run["state"] not in ("running", "ready"):
+        if run is None or run["state"] not in OPEN_REJUDGE_STATES:
             return
         covered = (
             select(func.count(), func.coalesce(func.sum(results.c.carried), 0))
@@ -147,9 +136,7 @@ def count_progress(
     updated = (
         conn.execute(
             update(rejudge_runs)
-            .where(
-                and_(rejudge_runs.c.id == run_id, rejudge_runs.c.state.in_(("running", "ready")))
-            )
+            .where(and_(rejudge_runs.c.id == run_id, rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES)))
             .values(**set_to, updated_at=now)
             .returning(
                 rejudge_runs.c.contest_id,
@@ -178,11 +165,11 @@ def count_progress(
                 "total": total,
             }
         )
-    if done >= total and updated["state"] == "running":
+    if done >= total and updated["state"] == RejudgeState.RUNNING:
         conn.execute(
             update(rejudge_runs)
             .where(rejudge_runs.c.id == run_id)
-            .values(state="ready", finished_at=now)
+            .values(state=RejudgeState.READY, finished_at=now)
         )
         pending.append(
             {
@@ -205,7 +192,7 @@ def recount_open_runs(conn: Connection, pending: list[dict[str, Any]], contest_i
         select(rejudge_runs.c.id).where(
             and_(
                 rejudge_runs.c.contest_id == contest_id,
-                rejudge_runs.c.state.in_(("running", "ready")),
+                rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
             )
         )
     ).all()

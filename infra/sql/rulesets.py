@@ -6,8 +6,8 @@ from typing import Any
 
 from sqlalchemy import and_, insert, or_, select
 
-from infra import clock
-from infra.events import EventType
+from core import clock
+from core.events import EventType
 from infra.sql.base import StoreBase
 from infra.sql.schema import layouts, lexicon_names, lexicons
 
@@ -29,7 +29,7 @@ class RulesetsMixin(StoreBase):
         """Register a word list, or add a name to one registered already; returns its row with
         the name asked for."""
         now = clock.now()
-        with self._write() as (conn, pending):
+        with self.write() as (conn, pending):
             existing = conn.execute(select(lexicons).where(lexicons.c.id == id)).mappings().first()
             row = (
                 dict(existing)
@@ -76,7 +76,7 @@ class RulesetsMixin(StoreBase):
 
     def find_lexicon(self, id_or_name: str) -> dict[str, Any] | None:
         """By id, else by the newest list carrying that name."""
-        with self._read() as conn:
+        with self.read() as conn:
             row = (
                 conn.execute(select(lexicons).where(lexicons.c.id == id_or_name)).mappings().first()
             )
@@ -96,7 +96,7 @@ class RulesetsMixin(StoreBase):
 
     def all_lexicons(self) -> list[dict[str, Any]]:
         """Every registered list, oldest first, with all the names it carries."""
-        with self._read() as conn:
+        with self.read() as conn:
             names: dict[str, list[str]] = {}
             for label in conn.execute(select(lexicon_names).order_by(lexicon_names.c.created_at)):
                 names.setdefault(label.lexicon_id, []).append(label.name)
@@ -104,7 +104,7 @@ class RulesetsMixin(StoreBase):
             return [{**r, "names": names.get(r["id"], [r["name"]])} for r in rows]
 
     def add_layout(self, *, id: str, name: str, content: str, created_by: str) -> dict[str, Any]:
-        with self._write() as (conn, pending):
+        with self.write() as (conn, pending):
             existing = conn.execute(select(layouts).where(layouts.c.id == id)).mappings().first()
             if existing is not None:
                 return dict(existing)
@@ -122,14 +122,14 @@ class RulesetsMixin(StoreBase):
             return row
 
     def all_layouts(self) -> list[dict[str, Any]]:
-        with self._read() as conn:
+        with self.read() as conn:
             return [
                 dict(r)
                 for r in conn.execute(select(layouts).order_by(layouts.c.created_at)).mappings()
             ]
 
     def find_layout(self, id_or_name: str) -> dict[str, Any] | None:
-        with self._read() as conn:
+        with self.read() as conn:
             row = (
                 conn.execute(
                     select(layouts)

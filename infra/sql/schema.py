@@ -120,7 +120,7 @@ results = Table(
     UniqueConstraint("submission_id", "lexicon_id", "layout_id", name="uq_results_ruleset"),
 )
 
-# The distinct words a submission looks up in the lexicon, as a signature (workers.word_hashes):
+# The distinct words a submission looks up in the lexicon, as a signature (core.word_hashes):
 # the same under every ruleset (they depend on checks 1-5 only), so a word-list fix can only
 # change submissions that use its words.
 word_hashes = Table(

@@ -8,10 +8,10 @@ from typing import Any
 
 from sqlalchemy import and_, func, or_, select
 
-from infra import clock
-from infra.events import SubmissionState
+from core import clock
+from core.records import Submission
+from core.states import SubmissionState
 from infra.sql.base import StoreBase
-from infra.sql.records import Submission
 from infra.sql.schema import contests, events, results, submissions, teams
 
 
@@ -20,7 +20,7 @@ class StandingsMixin(StoreBase):
 
     def current_result(self, submission_id: str) -> dict[str, Any] | None:
         """The result under the contest's live lexicon and layout."""
-        with self._read() as conn:
+        with self.read() as conn:
             row = (
                 conn.execute(
                     select(results)
@@ -67,7 +67,7 @@ class StandingsMixin(StoreBase):
                     submissions.c.state_at < clock.ago(now, queued_for),
                 )
             )
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(
                 select(submissions)
                 .where(or_(*stuck))
@@ -77,7 +77,7 @@ class StandingsMixin(StoreBase):
             return [Submission(**r) for r in rows]
 
     def count_by_state(self, contest_id: str | None = None) -> dict[str, int]:
-        with self._read() as conn:
+        with self.read() as conn:
             query = select(submissions.c.state, func.count()).group_by(submissions.c.state)
             if contest_id is not None:
                 query = query.where(submissions.c.contest_id == contest_id)
@@ -121,7 +121,7 @@ class StandingsMixin(StoreBase):
             .where(ranked.c.n == 1)
             .order_by(ranked.c.score.desc(), ranked.c.received_at, ranked.c.submission)
         )
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(query).mappings().all()
         return [
             {
@@ -136,7 +136,7 @@ class StandingsMixin(StoreBase):
         ]
 
     def events_after(self, after: int, limit: int) -> list[dict[str, Any]]:
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(
                 select(events).where(events.c.id > after).order_by(events.c.id).limit(limit)
             ).mappings()

@@ -8,27 +8,16 @@ layouts (`infra.sql.rulesets`), submissions (`infra.sql.submissions`) and reads 
 from __future__ import annotations
 
 from sqlalchemy import bindparam, insert, select
-from sqlalchemy.exc import IntegrityError
 
-from infra.events import EventType
+from core.errors import Duplicate
+from core.events import EventType
+from core.records import Contest, Team
 from infra.sql.engine import make_engine
-from infra.sql.records import Claim, Contest, Duplicate, Submission, Team
-from infra.sql.results import JudgedResult, recount_open_runs
+from infra.sql.results import recount_open_runs
 from infra.sql.rulesets import RulesetsMixin
 from infra.sql.schema import contests, results, submissions, teams, word_hashes
 from infra.sql.standings import StandingsMixin
 from infra.sql.submissions import SubmissionsMixin
-
-__all__ = [
-    "Claim",
-    "Contest",
-    "Duplicate",
-    "JudgedResult",
-    "SqlStore",
-    "Submission",
-    "Team",
-    "make_engine",
-]
 
 # Built once: building it (a label per contest column, the join) cost more than running it.
 _TEAM_WITH_CONTEST = (
@@ -47,7 +36,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
 
     def create_contest(self, contest: Contest) -> Contest:
         try:
-            with self._write() as (conn, pending):
+            with self.write() as (conn, pending):
                 conn.execute(insert(contests).values(**contest.__dict__))
                 pending.append(
                     {
@@ -60,19 +49,19 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
                         "layout": contest.layout_id,
                     }
                 )
-        except IntegrityError as exc:
+        except Duplicate as exc:
             raise Duplicate(f"contest {contest.id!r} exists already") from exc
         return contest
 
     def get_contest(self, contest_id: str) -> Contest | None:
-        with self._read() as conn:
+        with self.read() as conn:
             row = (
                 conn.execute(select(contests).where(contests.c.id == contest_id)).mappings().first()
             )
             return Contest(**row) if row is not None else None
 
     def list_contests(self) -> list[Contest]:
-        with self._read() as conn:
+        with self.read() as conn:
             return [
                 Contest(**r)
                 for r in conn.execute(select(contests).order_by(contests.c.id)).mappings()
@@ -80,7 +69,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
 
     def create_team(self, team: Team) -> Team:
         try:
-            with self._write() as (conn, pending):
+            with self.write() as (conn, pending):
                 conn.execute(insert(teams).values(**team.__dict__))
                 pending.append(
                     {
@@ -90,14 +79,14 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
                         "name": team.name,
                     }
                 )
-        except IntegrityError as exc:
+        except Duplicate as exc:
             raise Duplicate(
                 f"team {team.name!r} exists already in contest {team.contest_id!r}"
             ) from exc
         return team
 
     def team_by_token_hash(self, token_hash: str) -> Team | None:
-        with self._read() as conn:
+        with self.read() as conn:
             row = (
                 conn.execute(select(teams).where(teams.c.token_hash == token_hash))
                 .mappings()
@@ -107,7 +96,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
 
     def team_with_contest(self, token_hash: str) -> tuple[Team, Contest] | None:
         """The team a token belongs to and its contest, in one query (intake asks)."""
-        with self._read() as conn:
+        with self.read() as conn:
             row = conn.execute(_TEAM_WITH_CONTEST, {"token_hash": token_hash}).mappings().first()
         if row is None:
             return None
@@ -116,12 +105,12 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
         return team, contest
 
     def get_team(self, team_id: str) -> Team | None:
-        with self._read() as conn:
+        with self.read() as conn:
             row = conn.execute(select(teams).where(teams.c.id == team_id)).mappings().first()
             return Team(**row) if row is not None else None
 
     def team_names(self, contest_id: str) -> dict[str, str]:
-        with self._read() as conn:
+        with self.read() as conn:
             rows = conn.execute(
                 select(teams.c.id, teams.c.name).where(teams.c.contest_id == contest_id)
             )
@@ -129,7 +118,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
 
     def delete_team(self, team_id: str, by: str) -> list[str]:
         """Delete a team, its submissions and results; return the blob keys to remove."""
-        with self._write() as (conn, pending):
+        with self.write() as (conn, pending):
             team = conn.execute(select(teams).where(teams.c.id == team_id)).mappings().first()
             if team is None:
                 return []

@@ -8,14 +8,15 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, and_, insert, select, tuple_, update
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql.elements import ColumnElement
 
-from infra import clock
-from infra.events import EventType, SubmissionState
+from core import clock
+from core.errors import Duplicate
+from core.events import EventType
+from core.records import Claim, JudgedResult, Submission
+from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.base import StoreBase, insert_rows
-from infra.sql.records import Claim, Duplicate, Submission
-from infra.sql.results import JudgedResult, put_result
+from infra.sql.results import put_result
 from infra.sql.schema import rejudge_runs, submissions, word_hashes
 
 
@@ -23,7 +24,7 @@ class SubmissionsMixin(StoreBase):
     # -- submissions ------------------------------------------------------------------------
 
     def find_same_bytes(self, contest_id: str, team_id: str, sha256: str) -> Submission | None:
-        with self._read() as conn:
+        with self.read() as conn:
             row = (
                 conn.execute(
                     select(submissions).where(
@@ -40,7 +41,7 @@ class SubmissionsMixin(StoreBase):
             return Submission(**row) if row is not None else None
 
     def get_submission(self, submission_id: str) -> Submission | None:
-        with self._read() as conn:
+        with self.read() as conn:
             row = (
                 conn.execute(select(submissions).where(submissions.c.id == submission_id))
                 .mappings()
@@ -64,12 +65,12 @@ class SubmissionsMixin(StoreBase):
         A concurrent writer of the same bytes makes it raise Duplicate, and nothing is written."""
         fresh: list[Submission] = []
         try:
-            with self._write() as (conn, pending):
+            with self.write() as (conn, pending):
                 if batch:
                     fresh = self._insert_fresh(conn, pending, batch)
                 if queued:
                     self._mark_known_queued(conn, pending, queued)
-        except IntegrityError as exc:
+        except Duplicate as exc:
             raise Duplicate("the same bytes were uploaded already") from exc
         stored = {id(s) for s in fresh}
         return [s if id(s) in stored else None for s in batch]
@@ -105,10 +106,12 @@ class SubmissionsMixin(StoreBase):
                 .where(
                     and_(
                         rejudge_runs.c.contest_id == contest_id,
-                        rejudge_runs.c.state.in_(("running", "ready")),
+                        rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
                     )
                 )
-                .values(total=rejudge_runs.c.total + count, state="running", finished_at=None)
+                .values(
+                    total=rejudge_runs.c.total + count, state=RejudgeState.RUNNING, finished_at=None
+                )
             )
         pending.extend(
             {
@@ -133,7 +136,7 @@ class SubmissionsMixin(StoreBase):
             submissions.c.id.in_(list(submission_ids)),
             submissions.c.state == SubmissionState.STORED,
         )
-        with self._write() as (conn, pending):
+        with self.write() as (conn, pending):
             rows: list[tuple[str, str, str]]
             if self.engine.dialect.update_returning:  # one statement (SQLite 3.35+, PostgreSQL)
                 rows = [
@@ -210,7 +213,7 @@ class SubmissionsMixin(StoreBase):
 
     def requeue(self, seen: Submission) -> bool:
         """The sweeper's move: back to queued, only if nothing touched it since it was `seen`."""
-        with self._write() as (conn, pending):
+        with self.write() as (conn, pending):
             changed = conn.execute(
                 update(submissions)
                 .where(
@@ -236,7 +239,7 @@ class SubmissionsMixin(StoreBase):
         asked (not those judged, failed or being judged now)."""
         now = clock.now()
         stale = clock.ago(now, stale_after)
-        with self._write() as (conn, pending):
+        with self.write() as (conn, pending):
             rows = {
                 row["id"]: Submission(**row)
                 for row in conn.execute(
@@ -279,7 +282,7 @@ class SubmissionsMixin(StoreBase):
         claim the sweeper handed on meanwhile writes nothing)."""
         now = clock.now()
         recorded: set[str] = set()
-        with self._write() as (conn, pending):
+        with self.write() as (conn, pending):
             for claim, result, word_signature in judged:
                 sub = claim.submission
                 changed = conn.execute(
@@ -321,7 +324,7 @@ class SubmissionsMixin(StoreBase):
         now = clock.now()
         sub = claim.submission
         state = SubmissionState.FAILED if give_up else SubmissionState.QUEUED
-        with self._write() as (conn, pending):
+        with self.write() as (conn, pending):
             changed = conn.execute(
                 update(submissions)
                 .where(_still_held(claim))

@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from infra import clock
+from core import clock
 from judge import default_layout
 from judge.generator import WordIndex, generate
 from tests.stack_process import RunningStack, running_stack

@@ -2,8 +2,8 @@
 
 `tilejudge up` stops everything when one of its children dies, which is right for an operator
 and useless for fault injection; so this harness starts the same parts itself: Redis and
-SeaweedFS from infra.local_services, the SQLite store migrated as `up` migrates it, and the API
-and the Celery worker with the very command lines `up` uses (infra.stack builds them).
+SeaweedFS from devstack.services, the SQLite store migrated as `up` migrates it, and the API
+and the Celery worker with the very command lines `up` uses (devstack.stack builds them).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 import httpx
 import redis
 
-from infra import clock, lexicon_files
-from infra.load import (
+from core import clock
+from devstack.load import (
     Burst,
     Corpus,
     Plan,
@@ -37,14 +37,15 @@ from infra.load import (
     run_burst,
     verify,
 )
-from infra.local_services import Service, free_port, start_redis, start_seaweedfs
-from infra.settings import Settings
-from infra.stack import (  # what `up` runs
+from devstack.services import Service, free_port, start_redis, start_seaweedfs
+from devstack.stack import (  # what `up` runs
     _api_argv,
     _migrate,
     _register_judge_lexicon,
     _worker_argv,
 )
+from infra import lexicon_files
+from infra.settings import Settings
 from judge import Lexicon
 from tests.stack_process import children_of
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.load import Burst, Corpus
+from devstack.load import Burst, Corpus
 from judge import Lexicon
 from tests.fault.harness import (
     VISIBILITY_TIMEOUT_S,

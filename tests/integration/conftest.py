@@ -19,8 +19,8 @@ import pytest
 import redis
 from psycopg import sql
 
+from devstack.services import Service, start_redis, start_seaweedfs
 from infra.blobstore import S3BlobStore
-from infra.local_services import Service, start_redis, start_seaweedfs
 from infra.settings import Settings
 from infra.sql.engine import make_engine
 from infra.sql.migrate import upgrade

@@ -14,10 +14,10 @@ from kombu import Connection, Exchange, Queue
 from kombu.common import ignore_errors
 from kombu.message import Message
 
-from infra.bootstrap import make_celery
-from infra.local_services import Service, start_redis
+from devstack.services import Service, start_redis
+from infra.broker import TRANSPORT, transport_for
+from infra.compose import make_celery
 from infra.settings import Settings
-from workers.transport import TRANSPORT, transport_for
 
 pytestmark = pytest.mark.integration
 
@@ -72,7 +72,7 @@ def test_celery_logs_such_an_ack_and_goes_on(
 
 
 def test_kombus_own_transport_still_has_the_bug_this_works_around(own_redis: Service) -> None:
-    """When this fails, kombu fixed it upstream and workers/transport.py can go."""
+    """When this fails, kombu fixed it upstream and infra/broker.py can go."""
     _, message = ack_after_reconnect_cleanup(own_redis, None)
     with pytest.raises(AttributeError, match="hostname"):
         message.ack()
@@ -82,6 +82,6 @@ def test_the_worker_and_api_use_it_for_redis_urls_only(redis_url: str) -> None:
     app = make_celery(Settings.from_env({"REDIS_URL": redis_url}))
     assert app.conf.broker_transport == TRANSPORT
     with app.connection_for_write() as connection:
-        assert type(connection.transport).__module__ == "workers.transport"
+        assert type(connection.transport).__module__ == "infra.broker"
     assert transport_for("rediss://example.invalid:6380/0") == TRANSPORT
     assert transport_for("sentinel://127.0.0.1:26379") is None

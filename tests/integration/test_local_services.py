@@ -14,7 +14,7 @@ import pytest
 import redis
 from botocore.config import Config
 
-from infra.local_services import (
+from devstack.services import (
     GRPC_PORT_OFFSET,
     LOOPBACK,
     Service,

@@ -16,18 +16,13 @@ import redis
 from celery import Celery
 
 from api.errors import RateLimited
-from api.ratelimit import RateLimiter
-from infra.bootstrap import make_celery, make_redis
-from infra.local_services import Service, start_redis
-from infra.publisher import (
-    GROUP_INLINE,
-    GROUP_MOST,
-    INLINE_LIMIT,
-    JUDGE_GROUP_TASK,
-    LIVE_QUEUE,
-    CeleryPublisher,
-    PublishFailed,
-)
+from core.errors import PublishFailed
+from core.messages import JUDGE_GROUP_TASK, LIVE_QUEUE
+from core.tuning import GROUP_INLINE, GROUP_MOST, INLINE_LIMIT
+from devstack.services import Service, start_redis
+from infra.compose import make_celery, make_redis
+from infra.publisher import CeleryPublisher
+from infra.ratelimit import RateLimiter
 from infra.settings import Settings
 
 pytestmark = pytest.mark.integration
@@ -62,7 +57,7 @@ def celery_app(redis_url: str) -> Iterator[Celery]:
 def frozen_clock(monkeypatch: pytest.MonkeyPatch, seconds_into_a_minute: float) -> float:
     """Pin the limiter's clock inside one window, so a test never straddles two minutes."""
     now = (time.time() // 60) * 60 + seconds_into_a_minute
-    monkeypatch.setattr("api.ratelimit.time", SimpleNamespace(time=lambda: now))
+    monkeypatch.setattr("infra.ratelimit.time", SimpleNamespace(time=lambda: now))
     return now
 
 
@@ -111,7 +106,7 @@ def test_the_allowance_comes_back_in_the_next_minute(
         limiter.check("team-a")
     assert refused.value.headers == {"Retry-After": "1"}
 
-    monkeypatch.setattr("api.ratelimit.time", SimpleNamespace(time=lambda: now + 0.2))
+    monkeypatch.setattr("infra.ratelimit.time", SimpleNamespace(time=lambda: now + 0.2))
     limiter.check("team-a")
 
 

@@ -9,8 +9,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from infra.blobstore import BlobNotFound, BlobStoreUnavailable, S3BlobStore
-from infra.local_services import Service, free_port
+from core.errors import BlobNotFound, BlobStoreUnavailable
+from devstack.services import Service, free_port
+from infra.blobstore import S3BlobStore
 from tests.integration.conftest import s3_settings
 
 pytestmark = pytest.mark.integration

@@ -21,22 +21,17 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import func, inspect, select, text
 
-from infra import clock
-from infra.events import EventType, SubmissionState
+from core import clock
+from core.errors import Duplicate
+from core.events import EventType
+from core.records import Claim, Contest, JudgedResult, Submission, Team
+from core.states import SubmissionState
+from core.word_hashes import signature
 from infra.sql import base as sql_base
 from infra.sql.engine import make_engine
 from infra.sql.migrate import alembic_config, upgrade
 from infra.sql.schema import events, metadata, results, word_hashes
-from infra.sql.store import (
-    Claim,
-    Contest,
-    Duplicate,
-    JudgedResult,
-    SqlStore,
-    Submission,
-    Team,
-)
-from workers.word_hashes import signature
+from infra.sql.store import SqlStore
 
 pytestmark = pytest.mark.integration
 
@@ -700,7 +695,7 @@ def wait_until_queued(store: SqlStore, submission_ids: list[str]) -> None:
 def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
     store: SqlStore, team: Team
 ) -> None:
-    from api.intake import GroupCommit
+    from core.group_commit import GroupCommit
 
     commits = GroupCommit(store)
     try:
@@ -720,7 +715,7 @@ def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
 def test_intakes_group_commit_awaited_on_the_event_loop_commits_even_for_a_waiter_gone(
     store: SqlStore, team: Team
 ) -> None:
-    from api.intake import GroupCommit
+    from core.group_commit import GroupCommit
 
     commits = GroupCommit(store)
     gone, kept = new_submission(team), new_submission(team)
@@ -744,7 +739,7 @@ def test_intakes_group_commit_awaited_on_the_event_loop_commits_even_for_a_waite
 def test_intakes_group_commit_marks_a_published_upload_queued_with_the_next_group(
     store: SqlStore, team: Team
 ) -> None:
-    from api.intake import GroupCommit
+    from core.group_commit import GroupCommit
 
     commits = GroupCommit(store, linger=3600)  # a mark alone would wait an hour
     try:
@@ -768,8 +763,8 @@ def test_intakes_group_commit_marks_a_published_upload_queued_with_the_next_grou
 def test_a_publishing_group_commit_publishes_each_committed_group_then_marks_it_queued(
     store: SqlStore, team: Team
 ) -> None:
-    from api.intake import GroupCommit
-    from infra.publisher import InMemoryPublisher
+    from core.fakes import InMemoryPublisher
+    from core.group_commit import GroupCommit
 
     publisher = InMemoryPublisher()
     commits = GroupCommit(store, linger=0.01, publisher=publisher, spread=2)
@@ -792,8 +787,8 @@ def test_a_publishing_group_commit_publishes_each_committed_group_then_marks_it_
 def test_a_publishing_group_commit_with_the_broker_down_leaves_uploads_stored_for_the_sweeper(
     store: SqlStore, team: Team
 ) -> None:
-    from api.intake import GroupCommit
-    from infra.publisher import InMemoryPublisher
+    from core.fakes import InMemoryPublisher
+    from core.group_commit import GroupCommit
 
     publisher = InMemoryPublisher()
     publisher.down = True
@@ -818,7 +813,7 @@ def test_a_publishing_group_commit_with_the_broker_down_leaves_uploads_stored_fo
 def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claimed_ones(
     store: SqlStore, team: Team
 ) -> None:
-    from api.intake import GroupCommit
+    from core.group_commit import GroupCommit
 
     commits = GroupCommit(store, linger=0.01)
     try:

@@ -88,7 +88,7 @@ def test_concurrent_write_transactions_all_commit(tmp_path: Path) -> None:
 
     def write(base: int) -> None:
         for n in range(50):
-            with store._write() as (conn, _):
+            with store.write() as (conn, _):
                 conn.execute(text("INSERT INTO t VALUES (:n)"), {"n": base + n})
 
     threads = [threading.Thread(target=write, args=(1000 * w,)) for w in range(writers)]

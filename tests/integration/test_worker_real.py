@@ -24,15 +24,17 @@ from typing import Any
 import pytest
 from celery import Celery
 
-from infra import clock, report_blobs
+from core import clock, report_blobs
+from core.messages import LIVE_QUEUE
+from core.records import Contest, Submission, Team
+from core.registry import register_lexicon
+from core.states import SubmissionState
+from devstack.services import Service
 from infra.blobstore import S3BlobStore
-from infra.bootstrap import make_celery
-from infra.events import SubmissionState
-from infra.local_services import Service
-from infra.publisher import JUDGE_TASK, LIVE_QUEUE, CeleryPublisher
-from infra.registry import register_lexicon
+from infra.compose import make_celery
+from infra.publisher import JUDGE_TASK, CeleryPublisher
 from infra.settings import Settings
-from infra.sql.store import Contest, SqlStore, Submission, Team
+from infra.sql.store import SqlStore
 from judge import Lexicon, default_layout, judge
 from judge.generator import WordIndex, generate
 from tests.conftest import shared_list

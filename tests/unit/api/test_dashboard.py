@@ -17,8 +17,8 @@ from sqlalchemy import inspect, text
 from api.heartbeats import WorkerWatch
 from api.services import ADMIN_COOKIE
 from api.stats import StatsCollector, StatsSnapshotter, queue_depths, status_of
-from api.stats_sql import reason_of
-from infra import clock
+from core import clock
+from infra.sql.dashboard import reason_of
 from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, drain, open_pipeline
 
 MOVES = b"0 0 2 0 cat\n"

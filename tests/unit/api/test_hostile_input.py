@@ -25,8 +25,8 @@ import uvicorn
 from fastapi.testclient import TestClient
 
 from api import routes
-from infra import receipts
-from infra.local_services import free_port
+from core import receipts
+from devstack.services import free_port
 from tests.pipeline_fixtures import ADMIN, RECEIPT_KEY, Pipeline, TeamLogin, drain, open_pipeline
 
 MOVES = b"0 0 2 0 cat\n"

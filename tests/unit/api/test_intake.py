@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 import redis
-from sqlalchemy.exc import OperationalError
 
-from api import ratelimit
-from api.ratelimit import RateLimiter
-from infra import clock
-from infra.sweeper import sweep
+from core import clock
+from core.errors import StoreUnavailable
+from core.sweeping import sweep
+from infra import ratelimit
+from infra.ratelimit import RateLimiter
+from infra.sql.rejudges import RejudgeStore
 from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, open_pipeline
 
 MOVES = b"-1 0 1 0 cat\n"
@@ -245,7 +246,7 @@ def test_with_sql_down_an_upload_gets_503_and_is_not_half_accepted(
     before = len(pipe.events())
 
     def refuse(*_: Any, **__: Any) -> None:
-        raise OperationalError("INSERT INTO submissions", {}, Exception("disk I/O error"))
+        raise StoreUnavailable("the results store failed: disk I/O error")  # as the adapter says
 
     monkeypatch.setattr(pipe.store, "store_submissions", refuse)
     response = pipe.upload(team, MOVES)
@@ -283,7 +284,14 @@ def test_with_the_broker_down_an_upload_stays_stored_until_the_sweeper_queues_it
     assert pipe.publisher.published == []
 
     pipe.publisher.down = False
-    published = sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=3600, judging_for=3600)
+    published = sweep(
+        pipe.store,
+        RejudgeStore(pipe.store),
+        pipe.publisher,
+        stored_for=0,
+        queued_for=3600,
+        judging_for=3600,
+    )
 
     assert published == 1
     assert pipe.publisher.published == [accepted["id"]]
@@ -298,9 +306,29 @@ def test_a_sweep_while_the_broker_is_still_down_loses_nothing(
     pipe.publisher.down = True
     accepted = pipe.accepted(team, MOVES)
 
-    assert sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=3600, judging_for=3600) == 0
+    assert (
+        sweep(
+            pipe.store,
+            RejudgeStore(pipe.store),
+            pipe.publisher,
+            stored_for=0,
+            queued_for=3600,
+            judging_for=3600,
+        )
+        == 0
+    )
     pipe.publisher.down = False
-    assert sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=0, judging_for=3600) == 1
+    assert (
+        sweep(
+            pipe.store,
+            RejudgeStore(pipe.store),
+            pipe.publisher,
+            stored_for=0,
+            queued_for=0,
+            judging_for=3600,
+        )
+        == 1
+    )
     assert pipe.publisher.published == [accepted["id"]]
 
 
@@ -311,11 +339,11 @@ def test_a_queued_upload_is_published_again_only_once_the_live_queue_is_empty(
     assert pipe.publisher.published == [accepted["id"]]
 
     # Behind a deadline backlog the message is late, not lost: no second copy.
-    assert sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=0, judging_for=3600,
+    assert sweep(pipe.store, RejudgeStore(pipe.store), pipe.publisher, stored_for=0, queued_for=0, judging_for=3600,
                  backlog=lambda: 250) == 0  # fmt: skip
     assert pipe.publisher.published == [accepted["id"]]
     # The queue drained and it is still not judged: the message was lost; publish it again.
-    assert sweep(pipe.store, pipe.publisher, stored_for=0, queued_for=0, judging_for=3600,
+    assert sweep(pipe.store, RejudgeStore(pipe.store), pipe.publisher, stored_for=0, queued_for=0, judging_for=3600,
                  backlog=lambda: 0) == 1  # fmt: skip
     assert pipe.publisher.published == [accepted["id"], accepted["id"]]
 

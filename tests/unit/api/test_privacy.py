@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from infra.events import EventType
+from core.events import EventType
 from tests.pipeline_fixtures import open_pipeline
 
 DOC = Path(__file__).resolve().parents[3] / "docs" / "privacy.md"

@@ -9,15 +9,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infra.publisher import InMemoryPublisher
+from core.fakes import InMemoryPublisher
+from core.judging import WorkerDeps
+from core.rejudging import judge_batch, produce
+from core.word_hashes import changed_hashes, signature, touches
+from infra.rulesets import RulesetCache
+from infra.sql.rejudges import RejudgeStore
 from judge import Lexicon, default_layout, judge
 from judge.generator import WordIndex, generate
 from tests.conftest import shared_list
 from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline
-from workers.judging import WorkerDeps
-from workers.rejudging import judge_batch, produce
-from workers.rulesets import RulesetCache
-from workers.word_hashes import changed_hashes, signature, touches
 
 # Moves whose verdicts the real fix (+abled +cyber +nerdy -unneccessary) flips.
 THROUGH_CYBER = b"-2 0 2 0 cyber\n0 0 0 3 crab\n"
@@ -49,7 +50,10 @@ def deps_for(pipe: Pipeline) -> WorkerDeps:
     rulesets = RulesetCache(services.store, services.blobs, services.settings.home / "rulesets")
     publisher = services.intake.publisher
     assert isinstance(publisher, InMemoryPublisher)
-    return WorkerDeps(services.store, services.blobs, rulesets, 5, 300.0, publisher.publish_batch)
+    return WorkerDeps(
+        services.store, RejudgeStore(services.store), services.blobs, rulesets, 5, 300.0,
+        publisher.publish_batch,
+    )  # fmt: skip
 
 
 def run_rejudge_work(pipe: Pipeline) -> None:

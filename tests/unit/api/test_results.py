@@ -11,7 +11,9 @@ from typing import Any
 
 import pytest
 
-from infra.blobstore import BlobStoreUnavailable, InMemoryBlobStore
+from core.errors import BlobStoreUnavailable
+from core.fakes import InMemoryBlobStore
+from core.judging import Outcome, RetryLater, judge_group
 from judge import Lexicon, default_layout, judge
 from tests.pipeline_fixtures import (
     ADMIN,
@@ -21,7 +23,6 @@ from tests.pipeline_fixtures import (
     open_pipeline,
     worker_deps,
 )
-from workers.judging import Outcome, RetryLater, judge_group
 
 TINY = Lexicon.from_words(list(TINY_WORDS))
 CAT = b"0 0 2 0 cat\n"  # 9 points

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from infra.cli import main
+from cli.main import main
 from judge import Lexicon, default_layout
 from judge.generator import WordIndex, generate
 from judge.layout import LETTERS

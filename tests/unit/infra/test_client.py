@@ -14,8 +14,9 @@ from typing import Any
 import httpx
 import pytest
 
-from infra import cli, client
-from infra.client import Poll
+from cli import client
+from cli import main as cli
+from cli.client import Poll
 
 TOKEN = "team-token"
 RECEIPT = {

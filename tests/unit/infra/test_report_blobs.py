@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra import report_blobs
+from core import report_blobs
 
 REPORT = b'{"total":11,"lines":[{"line":1,"ok":true,"score":11}]}'
 

@@ -9,7 +9,8 @@ import boto3
 import pytest
 from moto import mock_aws
 
-from infra.blobstore import BlobNotFound, BlobStoreUnavailable, S3BlobStore
+from core.errors import BlobNotFound, BlobStoreUnavailable
+from infra.blobstore import S3BlobStore
 from infra.settings import Settings
 
 if TYPE_CHECKING:

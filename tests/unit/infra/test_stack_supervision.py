@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from infra.local_services import Service
-from infra.stack import RESTART_LIMIT, Stack, StackError, supervise_once
+from devstack.services import Service
+from devstack.stack import RESTART_LIMIT, Stack, StackError, supervise_once
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 

@@ -28,6 +28,8 @@ def read_manifest() -> dict[str, dict[str, str]]:
         heading = re.match(r"(words_\S+\.txt)\b", line)
         if heading:
             current = facts.setdefault(heading.group(1), {})
+        elif line and not line[0].isspace():
+            current = {}  # another section (the Crosstiles lists follow): not a Wordytaire list
         digest = re.match(r"\s+sha256 \((.+?)\)\s+([0-9a-f]{64})$", line)
         if digest:
             current[digest.group(1)] = digest.group(2)

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from workers.rejudging import run_niced
+from workers.scheduling import run_niced
 
 
 def test_bulk_work_runs_under_sched_idle_and_its_threads_inherit_it() -> None:

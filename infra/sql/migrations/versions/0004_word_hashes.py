@@ -18,7 +18,7 @@ depends_on = None
 
 
 def _signature(words: str) -> bytes:
-    """As workers.word_hashes.signature (copied: a migration must not change with the code)."""
+    """As core.word_hashes.signature (copied: a migration must not change with the code)."""
     hashes = array("I", sorted({zlib.crc32(word.encode()) for word in words.split()}))
     if sys.byteorder == "big":
         hashes.byteswap()

@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx
 
-from infra.client import DEFAULT_URL
+from cli.client import DEFAULT_URL
 
 POLL_SECONDS = 0.5
 

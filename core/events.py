@@ -24,11 +24,3 @@ class EventType(StrEnum):
     REJUDGE_READY = "rejudge.ready"
     REJUDGE_APPLIED = "rejudge.applied"
     REJUDGE_CANCELLED = "rejudge.cancelled"
-
-
-class SubmissionState(StrEnum):
-    STORED = "stored"
-    QUEUED = "queued"
-    JUDGING = "judging"
-    JUDGED = "judged"
-    FAILED = "failed"

@@ -7,7 +7,7 @@ import time
 import redis
 import structlog
 
-from api.errors import RateLimited
+from core.errors import Throttled
 
 log = structlog.get_logger("tilejudge.ratelimit")
 
@@ -35,7 +35,7 @@ class RateLimiter:
             return
         if count > self._per_minute:
             retry_after = max(1, int(60 - now % 60) + 1)
-            raise RateLimited(
+            raise Throttled(
                 f"at most {self._per_minute} uploads a minute per team; retry in {retry_after} s",
-                headers={"Retry-After": str(retry_after)},
+                retry_after,
             )

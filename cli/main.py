@@ -10,7 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
-from infra import admin_cli, lexicon_files
+from cli import admin as admin_cli
+from infra import lexicon_files
 from judge import Layout, LayoutError, Lexicon, LexiconError, Report, default_layout, judge
 from judge.generator import WordIndex, generate
 
@@ -189,8 +190,8 @@ def _fetch(args: argparse.Namespace) -> int:
 
 
 def _up(args: argparse.Namespace) -> int:
+    from devstack.stack import run_stack
     from infra.settings import Settings, SettingsError
-    from infra.stack import run_stack
 
     try:
         settings = Settings.from_env()
@@ -200,20 +201,20 @@ def _up(args: argparse.Namespace) -> int:
 
 
 def _submit(args: argparse.Namespace) -> int:
-    from infra import client
+    from cli import client
 
     data = _read(args.file)
     return client.run_submit(data, args.contest, args.token, args.url, args.wait)
 
 
 def _leaderboard(args: argparse.Namespace) -> int:
-    from infra import client
+    from cli import client
 
     return client.run_leaderboard(args.contest, args.url)
 
 
 def _team_delete(args: argparse.Namespace) -> int:
-    from infra import client
+    from cli import client
 
     return client.run_team_delete(args.team, args.url, args.token)
 
@@ -223,7 +224,7 @@ def _load(args: argparse.Namespace) -> int:
 
     import httpx
 
-    from infra import load
+    from devstack import load
 
     bounds = {
         "--uploads": (args.uploads, 1, 100_000),

@@ -1,39 +1,34 @@
-"""Taking an upload: deadline by the server's receipt time, then S3, then SQL, then the queue.
+"""Intake's group commit: uploads that arrive together share one SQL transaction, and each
+committed group goes to the broker from a thread of its own.
 
-The order is what makes an acknowledged upload impossible to lose: the bytes are durable before
-the row that points at them, the row (with its event) before the 202, and the queue message is
-only an optimisation the sweeper repeats if it is missing.
+A burst of uploads then costs one commit (one fsync) and a few statements per group instead of
+per upload, and each upload is still answered only once its row is durable.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import queue
 import threading
 import time
-import uuid
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import structlog
-from starlette.concurrency import run_in_threadpool
 
-from api.errors import Forbidden, Unauthorized
-from infra import clock, receipts
-from infra.blobstore import BlobStore
-from infra.events import SubmissionState
-from infra.publisher import GROUP_MOST, Publisher, PublishFailed
-from infra.sql.store import Contest, Duplicate, SqlStore, Submission, Team
+from core import tuning
+from core.errors import Duplicate, PublishFailed
+from core.ports import Publisher, QueueProbe, SubmissionStore
+from core.records import Submission
 
 log = structlog.get_logger("tilejudge.intake")
 T = TypeVar("T")
 
 
 @dataclass
-class Upload:
+class PendingUpload:
     """An upload waiting for its group's commit."""
 
     submission: Submission
@@ -66,7 +61,7 @@ class _QueueThread(Generic[T]):
         raise NotImplementedError
 
 
-class GroupPublish(_QueueThread[list[Upload]]):
+class GroupPublish(_QueueThread[list[PendingUpload]]):
     """Publishes stored uploads for judging a group at a time, on its own thread, and has
     them marked queued: whatever was committed while the last group went out goes in the next,
     all of a group's messages in one round trip to the broker.
@@ -85,8 +80,8 @@ class GroupPublish(_QueueThread[list[Upload]]):
         publisher: Publisher,
         mark_queued: Callable[[Submission], None],
         spread: int = 1,
-        backlog: Callable[[], int | None] = lambda: None,
-        linger: float = 0.05,
+        backlog: QueueProbe = lambda: None,
+        linger: float = tuning.PUBLISH_LINGER_S,
     ) -> None:
         self._publisher = publisher
         self._mark_queued = mark_queued
@@ -95,13 +90,13 @@ class GroupPublish(_QueueThread[list[Upload]]):
         self._linger = linger
         super().__init__("tilejudge-publish")
 
-    def put(self, uploads: list[Upload]) -> None:
+    def put(self, uploads: list[PendingUpload]) -> None:
         if uploads:
             self._pending.put(uploads)
 
-    def _handle(self, first: list[Upload]) -> bool:
+    def _handle(self, first: list[PendingUpload]) -> bool:
         group = list(first)
-        full = GROUP_MOST * self._spread
+        full = tuning.GROUP_MOST * self._spread
         running = self._gather(group, full, wait=0.0)
         spread = self._spread
         if running and len(group) < full and self._workers_busy():
@@ -110,7 +105,7 @@ class GroupPublish(_QueueThread[list[Upload]]):
         self._publish(group, spread)
         return running
 
-    def _gather(self, group: list[Upload], full: int, wait: float) -> bool:
+    def _gather(self, group: list[PendingUpload], full: int, wait: float) -> bool:
         """Add what comes within `wait` seconds, up to `full`; False if told to stop."""
         deadline = time.monotonic() + wait
         while len(group) < full:
@@ -132,7 +127,7 @@ class GroupPublish(_QueueThread[list[Upload]]):
             return False
         return waiting is not None and waiting >= self._spread
 
-    def _publish(self, group: list[Upload], spread: int) -> None:
+    def _publish(self, group: list[PendingUpload], spread: int) -> None:
         try:
             self._publisher.publish_group([(u.submission.id, u.data) for u in group], spread=spread)
         except PublishFailed as exc:
@@ -142,7 +137,7 @@ class GroupPublish(_QueueThread[list[Upload]]):
             self._mark_queued(upload.submission)
 
 
-class GroupCommit(_QueueThread[Upload | Submission]):
+class GroupCommit(_QueueThread[PendingUpload | Submission]):
     """Writes intake's rows in groups: uploads to store, and published uploads to mark `queued`.
 
     Whatever arrived while the previous transaction committed goes into the next one (no
@@ -155,12 +150,12 @@ class GroupCommit(_QueueThread[Upload | Submission]):
 
     def __init__(
         self,
-        store: SqlStore,
-        most: int = 256,
-        linger: float = 0.02,
+        store: SubmissionStore,
+        most: int = tuning.COMMIT_MOST,
+        linger: float = tuning.MARK_LINGER_S,
         publisher: Publisher | None = None,
         spread: int = 1,
-        backlog: Callable[[], int | None] = lambda: None,
+        backlog: QueueProbe = lambda: None,
     ) -> None:
         self._store = store
         self._most = most
@@ -185,7 +180,7 @@ class GroupCommit(_QueueThread[Upload | Submission]):
         broker with its group after the commit, not before the answer."""
         done: Future[bool] = Future()
         done.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
-        self._pending.put(Upload(submission, data, done))
+        self._pending.put(PendingUpload(submission, data, done))
         return done
 
     async def stored(self, submission: Submission, data: bytes | None = None) -> bool:
@@ -201,8 +196,8 @@ class GroupCommit(_QueueThread[Upload | Submission]):
         if self._publishing is not None:
             self._publishing.close()
 
-    def _handle(self, first: Upload | Submission) -> bool:
-        uploads: list[Upload] = []
+    def _handle(self, first: PendingUpload | Submission) -> bool:
+        uploads: list[PendingUpload] = []
         marks: list[Submission] = []
         _sort(first, uploads, marks)
         running = True
@@ -220,7 +215,7 @@ class GroupCommit(_QueueThread[Upload | Submission]):
         self._commit(uploads, marks)
         return running
 
-    def _linger_for_upload(self, uploads: list[Upload], marks: list[Submission]) -> bool:
+    def _linger_for_upload(self, uploads: list[PendingUpload], marks: list[Submission]) -> bool:
         """Gather marks until an upload comes or `linger` is over; False if told to stop."""
         deadline = time.monotonic() + self._linger
         while not uploads:
@@ -236,7 +231,7 @@ class GroupCommit(_QueueThread[Upload | Submission]):
             _sort(item, uploads, marks)
         return True
 
-    def _commit(self, uploads: list[Upload], marks: list[Submission]) -> None:
+    def _commit(self, uploads: list[PendingUpload], marks: list[Submission]) -> None:
         try:
             rows = self._store.store_submissions([u.submission for u in uploads], queued=marks)
             stored = [row is not None for row in rows]
@@ -265,20 +260,16 @@ class GroupCommit(_QueueThread[Upload | Submission]):
             log.warning("intake.mark_queued_failed", count=len(marks), error=str(exc))
 
 
-def _sort(item: Upload | Submission, uploads: list[Upload], marks: list[Submission]) -> None:
+def _sort(
+    item: PendingUpload | Submission, uploads: list[PendingUpload], marks: list[Submission]
+) -> None:
     if isinstance(item, Submission):
         marks.append(item)
     else:
         uploads.append(item)
 
 
-def _closed(contest: Contest, received_at: str) -> Forbidden:
-    return Forbidden(
-        f"contest {contest.id} closed at {contest.closes_at}; received at {received_at}"
-    )
-
-
-def _settle(done: Future[bool], store: SqlStore, submission: Submission) -> bool:
+def _settle(done: Future[bool], store: SubmissionStore, submission: Submission) -> bool:
     """Store one upload alone and answer it; whether it was stored."""
     try:
         stored = store.store_submissions([submission])[0] is not None
@@ -287,136 +278,3 @@ def _settle(done: Future[bool], store: SqlStore, submission: Submission) -> bool
         return False
     done.set_result(stored)
     return stored
-
-
-@dataclass
-class Intake:
-    store: SqlStore
-    blobs: BlobStore
-    publisher: Publisher
-    receipt_key: str
-    # None: each upload in its own transaction. Publishing ones also publish what they store.
-    commits: GroupCommit | None = None
-
-    async def _store(self, submission: Submission, data: bytes) -> None:
-        if self.commits is not None:
-            stored = await self.commits.stored(submission, data)
-        else:
-            rows = await run_in_threadpool(self.store.store_submissions, [submission])
-            stored = rows[0] is not None
-        if not stored:
-            raise Duplicate("the same bytes were uploaded already")
-
-    def check_window(self, contest: Contest, received_at: str) -> None:
-        self.check_opened(contest, received_at)
-        if received_at > contest.closes_at:
-            raise _closed(contest, received_at)
-
-    def check_opened(self, contest: Contest, received_at: str) -> None:
-        if received_at < contest.opens_at:
-            raise Forbidden(
-                f"contest {contest.id} opens at {contest.opens_at}; received at {received_at}"
-            )
-
-    def accept_late(
-        self, team: Team, contest: Contest, data: bytes, received_at: str
-    ) -> Submission:
-        """After the deadline only a retry is answered: bytes this team uploaded in time (the
-        answer to them lost, say) get their submission back, as before the deadline; anything
-        new is refused (403) and nothing is stored."""
-        sha256 = hashlib.sha256(data).hexdigest()
-        existing = self.store.find_same_bytes(contest.id, team.id, sha256)
-        if existing is None:
-            raise _closed(contest, received_at)
-        return existing
-
-    async def accept(
-        self, team: Team, contest: Contest, data: bytes, received_at: str
-    ) -> tuple[Submission, bool]:
-        """Store and queue an upload; (submission, created). Same bytes again: the same one back.
-
-        The S3 write (and whatever else blocks) runs on a worker thread; the wait for the
-        group's commit does not hold one."""
-        submission = await run_in_threadpool(self._write, team, contest, data, received_at)
-        try:
-            await self._store(submission, data)
-        except Duplicate:
-            # The team sent these bytes before (or twice at once): the first row wins. (The
-            # refusal may also be the team's row gone: deleted while its upload was taken.)
-            return await run_in_threadpool(self._same_bytes, team, submission), False
-        except Exception:
-            await run_in_threadpool(self._forget, submission.id, submission.blob_key)
-            raise
-        if self.commits is None or not self.commits.publishes:
-            await run_in_threadpool(self.enqueue, submission, data)
-        return submission, True
-
-    def _write(self, team: Team, contest: Contest, data: bytes, received_at: str) -> Submission:
-        """The upload's bytes to S3, and its row-to-be with a signed receipt."""
-        sha256 = hashlib.sha256(data).hexdigest()
-        # No look for the same bytes first: the insert finds them (a retried upload is rare, a
-        # query on every upload is not), and the bytes just written are then deleted again.
-        submission_id = uuid.uuid4().hex
-        key = f"uploads/{contest.id}/{team.id}/{submission_id}"
-        self.blobs.put(key, data, "text/plain")
-        receipt = receipts.sign(
-            self.receipt_key,
-            submission=submission_id,
-            team=team.id,
-            contest=contest.id,
-            sha256=sha256,
-            received_at=received_at,
-        )
-        return Submission(
-            id=submission_id,
-            contest_id=contest.id,
-            team_id=team.id,
-            sha256=sha256,
-            size=len(data),
-            blob_key=key,
-            received_at=received_at,
-            receipt=receipt,
-            state=SubmissionState.STORED,
-            state_at=clock.now(),
-            attempts=0,
-            judged_at=None,
-            failure=None,
-        )
-
-    def _same_bytes(self, team: Team, refused: Submission) -> Submission:
-        """The submission that holds the bytes of `refused`, whose own are deleted again."""
-        try:
-            self.blobs.delete(refused.blob_key)
-        except Exception as exc:  # an orphan object, not a failed upload
-            log.warning("intake.orphan_upload", key=refused.blob_key, error=str(exc))
-        winner = self.store.find_same_bytes(refused.contest_id, team.id, refused.sha256)
-        if winner is not None:
-            return winner
-        if self.store.get_team(team.id) is None:  # deleted since its token was checked
-            raise Unauthorized("unknown token: the team was deleted")
-        raise Duplicate("the same bytes were uploaded already")
-
-    def _forget(self, submission_id: str, key: str) -> None:
-        """Drop the bytes of an upload whose row was refused, once sure the row is not there.
-
-        A team's deletion finds its uploads through their rows, so an orphan would outlive it;
-        but a commit whose answer was lost may have written the row, and then the bytes stay.
-        """
-        try:
-            if self.store.get_submission(submission_id) is None:
-                self.blobs.delete(key)
-                return
-        except Exception as exc:
-            log.warning("intake.orphan_upload", key=key, error=str(exc))
-
-    def enqueue(self, submission: Submission, data: bytes | None = None) -> None:
-        """Publish for judging; a small upload rides in the message (no S3 read for it)."""
-        try:
-            self.publisher.publish(submission.id, data)
-        except PublishFailed as exc:
-            log.warning("intake.broker_unavailable", submission=submission.id, error=str(exc))
-            return  # stored durably; the sweeper publishes it when the broker is back
-        try:
-            self.store.mark_queued(submission.id)
-        except Exception as exc:  # the message is out; a lost 'queued' mark costs nothing
-            log.warning("intake.mark_queued_failed", submission=submission.id, error=str(exc))

@@ -23,8 +23,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from infra import clock, http1, lexicon_files
-from infra.client import describe_error
+from cli.client import describe_error
+from core import clock
+from devstack import http1
+from infra import lexicon_files
 from judge import Lexicon, default_layout, judge
 from judge.generator import WordIndex, generate
 

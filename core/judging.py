@@ -13,21 +13,18 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 import structlog
-from sqlalchemy.exc import DBAPIError, OperationalError
 
-from infra import report_blobs
-from infra.blobstore import BlobNotFound, BlobStore, BlobStoreUnavailable
-from infra.sql.records import Claim
-from infra.sql.rejudges import RejudgeStore, Run
-from infra.sql.results import JudgedResult
-from infra.sql.store import Contest, SqlStore, Submission
+from core import report_blobs
+from core.errors import BlobNotFound, BlobStoreUnavailable, Unavailable, UnknownRuleset
+from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore
+from core.records import Claim, Contest, JudgedResult, Run, Submission
+from core.word_hashes import signature
 from judge import JUDGE_VERSION, Report, judge
-from workers.rulesets import RulesetCache, UnknownRuleset
-from workers.word_hashes import signature
 
 log = structlog.get_logger("tilejudge.worker")
 
-TRANSIENT = (BlobStoreUnavailable, OperationalError, DBAPIError, ConnectionError, TimeoutError)
+# Outages: the work is released and retried later. Anything else is a bug or bad data.
+TRANSIENT = (Unavailable, ConnectionError, TimeoutError)
 
 
 class Outcome(StrEnum):
@@ -48,16 +45,13 @@ class RetryLater(Exception):
 
 @dataclass
 class WorkerDeps:
-    store: SqlStore
+    store: SubmissionStore
+    rejudges: RejudgeStore
     blobs: BlobStore
-    rulesets: RulesetCache
+    rulesets: Rulesets
     max_attempts: int
     claim_stale_after: float
     publish_batch: Callable[[str, list[str]], None]  # a rejudge batch to the bulk queue
-
-    @property
-    def rejudges(self) -> RejudgeStore:
-        return RejudgeStore(self.store)
 
 
 def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
@@ -220,9 +214,9 @@ def _retry_later(
     return RetryLater(error, again)
 
 
-def _release(deps: WorkerDeps, claim: object, error: str, give_up: bool) -> None:
+def _release(deps: WorkerDeps, claim: Claim, error: str, give_up: bool) -> None:
     try:
-        deps.store.release(claim, error, give_up)  # type: ignore[arg-type]
+        deps.store.release(claim, error, give_up)
     except TRANSIENT:
         # SQL is down too: the claim goes stale and the sweeper hands the submission on.
         log.warning("worker.release_failed", error=error)

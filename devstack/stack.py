@@ -24,8 +24,8 @@ from typing import Protocol
 
 import httpx
 
-from infra import local_services
-from infra.local_services import LOOPBACK, Service, ServiceStartError
+from devstack import services as local_services
+from devstack.services import LOOPBACK, Service, ServiceStartError
 from infra.settings import Settings
 
 READY_TIMEOUT_S = 60.0
@@ -250,7 +250,7 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
     _wait_ready(api_url, stack, api)
     _print_banner(api_url, settings, stack)
     if lexicon_path is not None:
-        from infra.demo import DemoError, load_demo
+        from devstack.demo import DemoError, load_demo
 
         try:
             load_demo(api_url, admin_token, lexicon_path, home)
@@ -265,9 +265,9 @@ def _register_judge_lexicon(settings: Settings, s3_endpoint: str, database_url: 
     by each child that needs it until the workers restart)."""
     from dataclasses import replace
 
+    from core.registry import register_lexicon
     from infra import lexicon_files
-    from infra.bootstrap import make_blobs, make_store
-    from infra.registry import register_lexicon
+    from infra.compose import make_blobs, make_store
     from judge import Lexicon
 
     try:
@@ -322,8 +322,8 @@ def _on_saved_port(
 
 
 def _migrate(database_url: str) -> None:
+    from infra.sql.engine import make_engine
     from infra.sql.migrate import upgrade
-    from infra.sql.store import make_engine
 
     engine = make_engine(database_url)
     try:

@@ -10,15 +10,11 @@ import os
 from collections import OrderedDict
 from pathlib import Path
 
-from infra.blobstore import BlobStore
+from core import tuning
+from core.errors import UnknownRuleset
+from core.ports import BlobStore
 from infra.sql.store import SqlStore
 from judge import Layout, Lexicon
-
-DIFFS_KEPT = 4  # pairs of lexicons
-
-
-class UnknownRuleset(LookupError):
-    """A lexicon or layout id that the store does not know."""
 
 
 class RulesetCache:
@@ -83,7 +79,7 @@ class RulesetCache:
             added, removed = self.lexicon(older_id).diff(self.lexicon(newer_id))
             found = self._diffs[(older_id, newer_id)] = (added, removed)
             self._diffs[(newer_id, older_id)] = (removed, added)
-            while len(self._diffs) > 2 * DIFFS_KEPT:
+            while len(self._diffs) > 2 * tuning.LEXICON_DIFFS_KEPT:
                 self._diffs.popitem(last=False)
         return found
 

@@ -6,16 +6,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.bootstrap import redis_url
-from infra.publisher import (
+from core.messages import (
     BULK_QUEUE,
-    JUDGE_TASK,
+    JUDGE_GROUP_TASK,
     LIVE_QUEUE,
     REJUDGE_BATCH_TASK,
     REJUDGE_PRODUCE_TASK,
 )
+from infra.broker import transport_for
 from infra.settings import Settings
-from workers.transport import transport_for
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -24,7 +23,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "visibility_timeout": settings.visibility_timeout,
         "queue_order_strategy": "priority",
     }
-    url = redis_url(settings)
+    url = settings.required_redis_url()
     config: dict[str, Any] = {
         "broker_url": url,
         "broker_transport_options": transport,
@@ -44,7 +43,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "task_soft_time_limit": max(1, settings.task_time_limit - 10),
         "task_default_queue": LIVE_QUEUE,
         "task_routes": {
-            JUDGE_TASK: {"queue": LIVE_QUEUE},
+            JUDGE_GROUP_TASK: {"queue": LIVE_QUEUE},
             REJUDGE_PRODUCE_TASK: {"queue": BULK_QUEUE},
             REJUDGE_BATCH_TASK: {"queue": BULK_QUEUE},
         },
@@ -61,7 +60,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # connection only strands its claim. A second delivery is skipped by the claim.
         "worker_cancel_long_running_tasks_on_connection_loss": False,
     }
-    # An ack that races a lost connection must not take the worker down (workers/transport.py).
+    # An ack that races a lost connection must not take the worker down (infra/broker.py).
     if (patched := transport_for(url)) is not None:
         config["broker_transport"] = patched
     return config

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from infra.client import describe_error
+from cli.client import describe_error
 from judge import Lexicon, default_layout
 from judge.generator import WordIndex, generate
 

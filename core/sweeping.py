@@ -7,25 +7,24 @@ update, so a duplicate message finds the submission taken or judged and does not
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 import structlog
 
-from infra.publisher import Publisher, PublishFailed
-from infra.sql.rejudges import RejudgeStore
-from infra.sql.store import SqlStore
+from core.errors import PublishFailed
+from core.ports import Publisher, QueueProbe, RejudgeStore, SubmissionStore
 
 log = structlog.get_logger("tilejudge.sweeper")
 
 
 def sweep(
-    store: SqlStore,
+    store: SubmissionStore,
+    rejudges: RejudgeStore,
     publisher: Publisher,
     *,
     stored_for: float,
     queued_for: float,
     judging_for: float,
-    backlog: Callable[[], int | None] = lambda: None,
+    backlog: QueueProbe = lambda: None,
 ) -> int:
     """One pass; returns how many submissions were published again.
 
@@ -49,16 +48,17 @@ def sweep(
             log.warning("sweeper.broker_unavailable", error=str(exc))
             break
         published += 1
-    published += _restart_stalled_rejudges(store, publisher, judging_for)
+    published += _restart_stalled_rejudges(rejudges, publisher, judging_for)
     if published:
         log.info("sweeper.republished", count=published)
     return published
 
 
-def _restart_stalled_rejudges(store: SqlStore, publisher: Publisher, stalled_for: float) -> int:
+def _restart_stalled_rejudges(
+    rejudges: RejudgeStore, publisher: Publisher, stalled_for: float
+) -> int:
     """A running rejudge with no progress for a while lost messages (say Redis restarted without
     them): its producer pages again from the start; results already in are not counted twice."""
-    rejudges = RejudgeStore(store)
     restarted = 0
     for run in rejudges.stalled(stalled_for):
         rejudges.restart_producer(run.id)
@@ -77,17 +77,18 @@ class SweeperThread(threading.Thread):
 
     def __init__(
         self,
-        store: SqlStore,
+        store: SubmissionStore,
+        rejudges: RejudgeStore,
         publisher: Publisher,
         *,
         interval: float,
         stored_for: float,
         queued_for: float,
         judging_for: float,
-        backlog: Callable[[], int | None] = lambda: None,
+        backlog: QueueProbe = lambda: None,
     ) -> None:
         super().__init__(name="tilejudge-sweeper", daemon=True)
-        self._store, self._publisher = store, publisher
+        self._store, self._rejudges, self._publisher = store, rejudges, publisher
         self._stored_for, self._queued_for, self._judging_for = stored_for, queued_for, judging_for
         self._interval = interval
         self._backlog = backlog
@@ -98,6 +99,7 @@ class SweeperThread(threading.Thread):
             try:
                 sweep(
                     self._store,
+                    self._rejudges,
                     self._publisher,
                     stored_for=self._stored_for,
                     queued_for=self._queued_for,

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
-TRANSPORT = "workers.transport:Transport"
+TRANSPORT = "infra.broker:Transport"
 # The schemes kombu serves with its plain Redis transport (sentinel has its own).
 _PLAIN_REDIS_SCHEMES = frozenset({"redis", "rediss"})
 

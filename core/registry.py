@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.blobstore import BlobStore
-from infra.sql.store import SqlStore
+from core.ports import BlobStore, SubmissionStore
 from judge import Lexicon
 
 
 def register_lexicon(
-    store: SqlStore, blobs: BlobStore, lexicon: Lexicon, *, name: str, source: str, by: str
+    store: SubmissionStore, blobs: BlobStore, lexicon: Lexicon, *, name: str, source: str, by: str
 ) -> dict[str, Any]:
     """Store the list under its id and record it; registering the same words again is a no-op."""
     key = f"lexicons/{lexicon.id}.txt"

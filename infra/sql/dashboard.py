@@ -14,8 +14,8 @@ from typing import Any
 
 from sqlalchemy import Connection, and_, case, func, select
 
-from infra import clock
-from infra.events import SubmissionState
+from core import clock
+from core.states import SubmissionState
 from infra.sql.schema import contests, submissions
 
 SERIES_MINUTES = 60

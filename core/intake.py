@@ -1,0 +1,154 @@
+"""Taking an upload: deadline by the server's receipt time, then S3, then SQL, then the queue.
+
+The order is what makes an acknowledged upload impossible to lose: the bytes are durable before
+the row that points at them, the row (with its event) before the 202, and the queue message is
+only an optimisation the sweeper repeats if it is missing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import structlog
+
+from core import clock, receipts
+from core.errors import Closed, Duplicate, NotAuthenticated, PublishFailed
+from core.group_commit import GroupCommit
+from core.ports import BlobStore, Publisher, SubmissionStore
+from core.records import Contest, Submission, Team
+from core.states import SubmissionState
+
+log = structlog.get_logger("tilejudge.intake")
+T = TypeVar("T")
+
+# Runs a blocking call off the event loop (the API passes Starlette's thread pool).
+Offload = Callable[..., Awaitable[Any]]
+
+
+def closed(contest: Contest, received_at: str) -> Closed:
+    return Closed(f"contest {contest.id} closed at {contest.closes_at}; received at {received_at}")
+
+
+def check_opened(contest: Contest, received_at: str) -> None:
+    if received_at < contest.opens_at:
+        raise Closed(f"contest {contest.id} opens at {contest.opens_at}; received at {received_at}")
+
+
+@dataclass
+class Intake:
+    store: SubmissionStore
+    blobs: BlobStore
+    publisher: Publisher
+    receipt_key: str
+    commits: GroupCommit
+    offload: Offload = asyncio.to_thread
+
+    def accept_late(
+        self, team: Team, contest: Contest, data: bytes, received_at: str
+    ) -> Submission:
+        """After the deadline only a retry is answered: bytes this team uploaded in time (the
+        answer to them lost, say) get their submission back, as before the deadline; anything
+        new is refused (Closed) and nothing is stored."""
+        sha256 = hashlib.sha256(data).hexdigest()
+        existing = self.store.find_same_bytes(contest.id, team.id, sha256)
+        if existing is None:
+            raise closed(contest, received_at)
+        return existing
+
+    async def accept(
+        self, team: Team, contest: Contest, data: bytes, received_at: str
+    ) -> tuple[Submission, bool]:
+        """Store and queue an upload; (submission, created). Same bytes again: the same one back.
+
+        The S3 write (and whatever else blocks) is offloaded to a thread; the wait for the
+        group's commit does not hold one."""
+        submission = await self.offload(self._write, team, contest, data, received_at)
+        try:
+            if not await self.commits.stored(submission, data):
+                raise Duplicate("the same bytes were uploaded already")
+        except Duplicate:
+            # The team sent these bytes before (or twice at once): the first row wins. (The
+            # refusal may also be the team's row gone: deleted while its upload was taken.)
+            return await self.offload(self._same_bytes, team, submission), False
+        except Exception:
+            await self.offload(self._forget, submission.id, submission.blob_key)
+            raise
+        if not self.commits.publishes:
+            await self.offload(self._enqueue, submission, data)
+        return submission, True
+
+    def _write(self, team: Team, contest: Contest, data: bytes, received_at: str) -> Submission:
+        """The upload's bytes to S3, and its row-to-be with a signed receipt."""
+        sha256 = hashlib.sha256(data).hexdigest()
+        # No look for the same bytes first: the insert finds them (a retried upload is rare, a
+        # query on every upload is not), and the bytes just written are then deleted again.
+        submission_id = uuid.uuid4().hex
+        key = f"uploads/{contest.id}/{team.id}/{submission_id}"
+        self.blobs.put(key, data, "text/plain")
+        receipt = receipts.sign(
+            self.receipt_key,
+            submission=submission_id,
+            team=team.id,
+            contest=contest.id,
+            sha256=sha256,
+            received_at=received_at,
+        )
+        return Submission(
+            id=submission_id,
+            contest_id=contest.id,
+            team_id=team.id,
+            sha256=sha256,
+            size=len(data),
+            blob_key=key,
+            received_at=received_at,
+            receipt=receipt,
+            state=SubmissionState.STORED,
+            state_at=clock.now(),
+            attempts=0,
+            judged_at=None,
+            failure=None,
+        )
+
+    def _same_bytes(self, team: Team, refused: Submission) -> Submission:
+        """The submission that holds the bytes of `refused`, whose own are deleted again."""
+        try:
+            self.blobs.delete(refused.blob_key)
+        except Exception as exc:  # an orphan object, not a failed upload
+            log.warning("intake.orphan_upload", key=refused.blob_key, error=str(exc))
+        winner = self.store.find_same_bytes(refused.contest_id, team.id, refused.sha256)
+        if winner is not None:
+            return winner
+        if self.store.get_team(team.id) is None:  # deleted since its token was checked
+            raise NotAuthenticated("unknown token: the team was deleted")
+        raise Duplicate("the same bytes were uploaded already")
+
+    def _forget(self, submission_id: str, key: str) -> None:
+        """Drop the bytes of an upload whose row was refused, once sure the row is not there.
+
+        A team's deletion finds its uploads through their rows, so an orphan would outlive it;
+        but a commit whose answer was lost may have written the row, and then the bytes stay.
+        """
+        try:
+            if self.store.get_submission(submission_id) is None:
+                self.blobs.delete(key)
+                return
+        except Exception as exc:
+            log.warning("intake.orphan_upload", key=key, error=str(exc))
+
+    def _enqueue(self, submission: Submission, data: bytes | None = None) -> None:
+        """Publish for judging when the group commit does not (a small upload rides in the
+        message: no S3 read for it)."""
+        try:
+            self.publisher.publish(submission.id, data)
+        except PublishFailed as exc:
+            log.warning("intake.broker_unavailable", submission=submission.id, error=str(exc))
+            return  # stored durably; the sweeper publishes it when the broker is back
+        try:
+            self.store.mark_queued(submission.id)
+        except Exception as exc:  # the message is out; a lost 'queued' mark costs nothing
+            log.warning("intake.mark_queued_failed", submission=submission.id, error=str(exc))

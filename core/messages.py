@@ -1,0 +1,52 @@
+"""The message contract between intake, the sweeper and the workers: queue and task names, and
+how a group of uploads is cut into messages. Celery sends them (`infra.publisher`); the worker
+tasks (`workers.celery_app`) take them by these names."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Sequence
+
+from core import tuning
+
+LIVE_QUEUE = "live"  # uploads: always taken first
+BULK_QUEUE = "bulk"  # rejudge work
+JUDGE_GROUP_TASK = "tilejudge.judge_group"  # args: submission ids, each one's bytes or None
+REJUDGE_PRODUCE_TASK = "tilejudge.rejudge_produce"  # args: run id
+REJUDGE_BATCH_TASK = "tilejudge.rejudge_batch"  # args: run id, submission ids
+PRELOAD_COMMAND = "tilejudge_preload"  # a broadcast: word list ids every worker host loads
+
+Upload = tuple[str, bytes | None]  # a submission id, and its bytes where they may ride along
+
+
+def split_group(uploads: Sequence[Upload], spread: int = 1) -> list[list[Upload]]:
+    """The messages for a group of uploads: at least `spread` of them (so that many idle worker
+    processes share a small group at once), at most GROUP_MOST uploads each, in order."""
+    if not uploads:
+        return []
+    most = tuning.GROUP_MOST
+    count = max(min(len(uploads), spread), -(-len(uploads) // most))
+    size = -(-len(uploads) // count)
+    return [list(uploads[start : start + size]) for start in range(0, len(uploads), size)]
+
+
+def group_args(uploads: Sequence[Upload]) -> tuple[list[str], list[str | None]]:
+    """A group message's arguments: the ids, and each upload's bytes (base64) or None."""
+    room = tuning.GROUP_INLINE
+    inline: list[str | None] = []
+    for _, data in uploads:
+        if data is not None and len(data) <= min(room, tuning.INLINE_LIMIT):
+            inline.append(base64.b64encode(data).decode("ascii"))
+            room -= len(data)
+        else:
+            inline.append(None)
+    return [sid for sid, _ in uploads], inline
+
+
+def unpack_group(submission_ids: Sequence[str], inline: Sequence[str | None]) -> dict[str, bytes]:
+    """The bytes a group message carried, by submission id."""
+    return {
+        sid: base64.b64decode(data)
+        for sid, data in zip(submission_ids, inline, strict=False)
+        if data is not None
+    }

@@ -1,0 +1,99 @@
+"""The pipeline's records: contests, teams, submissions and their claims, judged results and
+rejudge runs. Plain frozen values; the SQL store reads and writes them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.states import RejudgeMode, RejudgeState, SubmissionState
+
+
+@dataclass(frozen=True)
+class Contest:
+    id: str
+    title: str
+    opens_at: str
+    closes_at: str
+    lexicon_id: str
+    layout_id: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Team:
+    id: str
+    contest_id: str
+    name: str
+    token_hash: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Submission:
+    id: str
+    contest_id: str
+    team_id: str
+    sha256: str
+    size: int
+    blob_key: str
+    received_at: str
+    receipt: str
+    state: SubmissionState
+    state_at: str
+    attempts: int
+    judged_at: str | None
+    failure: str | None
+
+    def __post_init__(self) -> None:
+        # Rows read back carry the state as text; it travels as the enum.
+        object.__setattr__(self, "state", SubmissionState(self.state))
+
+
+@dataclass(frozen=True)
+class Claim:
+    submission: Submission
+    attempt: int
+
+
+@dataclass(frozen=True)
+class JudgedResult:
+    """A submission's result under one ruleset (word list and layout)."""
+
+    lexicon_id: str
+    layout_id: str
+    judge_version: str
+    score: int
+    legal: int
+    illegal: int
+    tiles: int
+    report_key: str
+
+
+@dataclass(frozen=True)
+class Run:
+    """A rejudge run: a contest judged again under another ruleset, applied or cancelled whole."""
+
+    id: str
+    contest_id: str
+    lexicon_id: str
+    layout_id: str
+    from_lexicon_id: str
+    from_layout_id: str
+    mode: RejudgeMode
+    state: RejudgeState
+    total: int
+    done: int
+    carried: int
+    cursor: str
+    created_by: str
+    created_at: str
+    updated_at: str
+    finished_at: str | None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", RejudgeMode(self.mode))
+        object.__setattr__(self, "state", RejudgeState(self.state))
+
+    @property
+    def open(self) -> bool:
+        return self.state in (RejudgeState.RUNNING, RejudgeState.READY)

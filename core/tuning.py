@@ -1,0 +1,45 @@
+"""The pipeline's tuning knobs, in one place, each with the reason for its value.
+
+Settings an operator changes per deployment come from the environment (`infra.settings`);
+these are the values the design rests on, changed only with a measurement behind the change
+(`BENCHMARKS.md` names the command that measures each area).
+"""
+
+from __future__ import annotations
+
+# -- messages -----------------------------------------------------------------------------
+# Small uploads ride along in the message, saving the worker an S3 read; S3 stays the record
+# (the worker checks the digest, and the sweeper republishes without bytes).
+INLINE_LIMIT = 256 * 1024
+# A group message carries at most this many uploads, and inline bytes up to GROUP_INLINE (the
+# rest the worker reads from S3): at most ~2 s of judging a message, and a few MiB in Redis.
+GROUP_MOST = 8
+GROUP_INLINE = 1024 * 1024
+
+# -- intake -------------------------------------------------------------------------------
+# Uploads stored in one transaction at most: one commit (one fsync) for a burst, while a
+# group's statements stay short enough not to hold SQLite's write lock for long.
+COMMIT_MOST = 256
+# Queued-marks alone wait this long for an upload to share their transaction.
+MARK_LINGER_S = 0.02
+# Behind a backlog the publisher waits this long for company, then sends full groups: fewer
+# messages, claims and transactions, and no upload judged later for it.
+PUBLISH_LINGER_S = 0.05
+# A team token's team and contest are remembered this long in each API process (what intake
+# reads of them never changes); at most UPLOADERS_KEPT tokens, then the memory starts over.
+UPLOADER_TTL_S = 30.0
+UPLOADERS_KEPT = 100_000
+
+# -- rejudging ----------------------------------------------------------------------------
+# The producer pages through a contest this many submissions at a time (one query each).
+REJUDGE_PAGE = 500
+# Submissions per bulk message: large enough to pay for its transaction, small enough that a
+# live upload never waits long behind one (judge_batch hands the rest back for it anyway).
+REJUDGE_BATCH = 16
+# CPU niceness of bulk judging, so live uploads on the same cores go first.
+BULK_NICENESS = 10
+# A bulk batch waits this long for a bulk slot, then goes back to the queue rather than hold
+# its message longer.
+BULK_SLOT_WAIT_S = 30.0
+# Pairs of word lists whose difference a worker keeps (an affected-only rejudge asks for one).
+LEXICON_DIFFS_KEPT = 4

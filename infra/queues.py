@@ -1,0 +1,60 @@
+"""The broker's queues as Redis holds them: depths for the dashboard, and the live queue's
+backlog that intake and the sweeper read (`core.ports.QueueProbe`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import redis
+
+from core.messages import BULK_QUEUE, LIVE_QUEUE
+
+QUEUES = (LIVE_QUEUE, BULK_QUEUE)
+PRIORITY_SEP = "\x06\x16"  # kombu keeps priority N of queue Q in the list Q + SEP + N
+
+
+def queue_depths(client: redis.Redis | None) -> dict[str, Any]:
+    """LLEN of each queue and of its priority lists, and the unacked hash and index.
+
+    Five commands a refresh: priority lists exist only while they hold messages (Redis drops
+    empty lists), so one EXISTS over all of them says whether their LLENs are needed at all."""
+    if client is None:
+        return {"status": "unavailable", "detail": "no Redis configured", "total": None}
+    keys = {name: [_priority_key(name, p) for p in range(1, 10)] for name in QUEUES}
+    try:
+        pipe = client.pipeline(transaction=False)
+        for name in QUEUES:
+            pipe.llen(name)
+        pipe.hlen("unacked")
+        pipe.zcard("unacked_index")
+        pipe.exists(*[key for name in QUEUES for key in keys[name]])
+        *plain, unacked, index, prioritised = (int(n) for n in pipe.execute())
+        by_priority = {name: {"0": plain[i]} for i, name in enumerate(QUEUES)}
+        if prioritised:
+            pipe = client.pipeline(transaction=False)
+            for name in QUEUES:
+                for key in keys[name]:
+                    pipe.llen(key)
+            lengths = iter(int(n) for n in pipe.execute())
+            for name in QUEUES:
+                for priority in range(1, 10):
+                    if n := next(lengths):
+                        by_priority[name][str(priority)] = n
+    except redis.RedisError as exc:
+        return {"status": "unavailable", "detail": f"{type(exc).__name__}: {exc}", "total": None}
+    found: dict[str, Any] = {"status": "ok", "detail": None}
+    for name in QUEUES:
+        found[name] = {"depth": sum(by_priority[name].values()), "by_priority": by_priority[name]}
+    found["total"] = sum(found[name]["depth"] for name in QUEUES)
+    found["unacked"], found["unacked_index"] = unacked, index
+    return found
+
+
+def live_backlog(client: redis.Redis | None) -> int | None:
+    """Messages waiting in the live queue (all priorities); None when Redis cannot say."""
+    depths = queue_depths(client)
+    return None if depths["status"] != "ok" else int(depths["live"]["depth"])
+
+
+def _priority_key(queue: str, priority: int) -> str:
+    return f"{queue}{PRIORITY_SEP}{priority}"
