@@ -1,1 +1,2 @@
-"""x"""
+"""A whole tilejudge stack on one machine: local Redis and SeaweedFS, the launcher behind
+`tilejudge up`, the demo data and the load generator."""
