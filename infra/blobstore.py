@@ -28,7 +28,7 @@ def client_config(read_timeout: float = 20.0, connections: int = 64) -> Config:
         s3={"addressing_style": "path"},
         # No CRC-32 trailer on every PUT nor check on every GET (botocore's default since
         # 1.36): the payload is signed, and the workers check each upload's SHA-256
-        # themselves. Measured: about 0.5 ms of CPU less per request.
+        # themselves, so the checksums would only cost CPU on every request.
         request_checksum_calculation="when_required",
         response_checksum_validation="when_required",
     )

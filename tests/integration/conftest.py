@@ -19,7 +19,9 @@ import pytest
 import redis
 from psycopg import sql
 
-from devstack.services import Service, start_redis, start_seaweedfs
+from devstack.process import Service
+from devstack.redis_server import start_redis
+from devstack.seaweedfs import start_seaweedfs
 from infra.blobstore import S3BlobStore
 from infra.settings import Settings
 from infra.sql.engine import make_engine

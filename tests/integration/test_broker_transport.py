@@ -14,7 +14,8 @@ from kombu import Connection, Exchange, Queue
 from kombu.common import ignore_errors
 from kombu.message import Message
 
-from devstack.services import Service, start_redis
+from devstack.process import Service
+from devstack.redis_server import start_redis
 from infra.broker import TRANSPORT, transport_for
 from infra.compose import make_celery
 from infra.settings import Settings

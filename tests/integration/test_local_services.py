@@ -14,15 +14,10 @@ import pytest
 import redis
 from botocore.config import Config
 
-from devstack.services import (
-    GRPC_PORT_OFFSET,
-    LOOPBACK,
-    Service,
-    ServiceStartError,
-    free_port,
-    start_redis,
-    start_seaweedfs,
-)
+from devstack.ports import GRPC_PORT_OFFSET, LOOPBACK, free_port
+from devstack.process import Service, ServiceStartError
+from devstack.redis_server import start_redis
+from devstack.seaweedfs import start_seaweedfs
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

@@ -10,7 +10,8 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from core.errors import BlobNotFound, BlobStoreUnavailable
-from devstack.services import Service, free_port
+from devstack.ports import free_port
+from devstack.process import Service
 from infra.blobstore import S3BlobStore
 from tests.integration.conftest import s3_settings
 

