@@ -16,11 +16,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 
+from benchmarks.fixtures import open_contest
 from core import clock
 from devstack.load import Plan, send_all
 from judge import Lexicon, default_layout, judge
@@ -47,30 +47,6 @@ def judge_only(corpus: list[bytes], lexicon: Lexicon, processes: int) -> float:
         start = time.perf_counter()
         pool.map(_judge_total, corpus, chunksize=1)
         return len(corpus) / (time.perf_counter() - start)
-
-
-def setup_contest(http: httpx.Client, stack: RunningStack, words: bytes, teams: int) -> list[str]:
-    http.post(
-        "/v1/lexicons",
-        params={"name": "words_alpha"},
-        content=words,
-        headers=stack.admin | {"content-type": "text/plain"},
-    ).raise_for_status()
-    now = datetime.now(UTC)
-    contest = {
-        "id": "bench",
-        "title": "Bench",
-        "lexicon": "words_alpha",
-        "opens_at": clock.format_time(now - timedelta(hours=1)),
-        "closes_at": clock.format_time(now + timedelta(days=1)),
-    }
-    http.post("/v1/contests", json=contest, headers=stack.admin).raise_for_status()
-    return [
-        http.post("/v1/contests/bench/teams", json={"name": f"t{n}"}, headers=stack.admin).json()[
-            "token"
-        ]
-        for n in range(teams)
-    ]
 
 
 def upload_all(
@@ -183,7 +159,7 @@ def worker_total_after_tasks(
         running_stack(home, workers=4, env=env | EXACTLY) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
-        tokens = setup_contest(http, stack, words, teams=4)
+        tokens = open_contest(http, stack, lists={"words_alpha": words}, teams=4)
     with (
         running_stack(home, workers=4, env=env | EXACTLY) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
@@ -268,7 +244,7 @@ def main() -> None:
         running_stack(home, workers=2, env=EXACTLY) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
-        tokens = setup_contest(http, stack, words, teams=20)
+        tokens = open_contest(http, stack, lists={"words_alpha": words}, teams=20)
         time.sleep(1)
         began = time.monotonic()
         ids = upload_all(stack.url, tokens, corpus, concurrency=16)

@@ -17,13 +17,12 @@ import statistics
 import tempfile
 import threading
 import time
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import httpx
 
+from benchmarks.fixtures import BEFORE_FIX, JUDGE_LIST, open_contest
 from benchmarks.pipeline_bench import drain_rate, pct, seconds, upload_all, wait_judged
-from core import clock
 from judge import Lexicon, default_layout
 from judge.generator import WordIndex, generate
 from tests.conftest import shared_list
@@ -48,29 +47,7 @@ def build_corpus(count: int, distinct: int) -> list[bytes]:
     return [games[n % distinct] + b"\n" * (n // distinct) for n in range(count)]
 
 
-def setup(http: httpx.Client, stack: RunningStack, teams: int) -> list[str]:
-    for name, file in (("old", "words_alpha_2020-08-24.txt"), ("fixed", "words_alpha.txt")):
-        http.post(
-            "/v1/lexicons",
-            params={"name": name},
-            content=shared_list(file).read_bytes(),
-            headers=stack.admin | {"content-type": "text/plain"},
-        ).raise_for_status()
-    now = datetime.now(UTC)
-    contest = {
-        "id": "bench",
-        "title": "Bench",
-        "lexicon": "old",
-        "opens_at": clock.format_time(now - timedelta(hours=1)),
-        "closes_at": clock.format_time(now + timedelta(days=1)),
-    }
-    http.post("/v1/contests", json=contest, headers=stack.admin).raise_for_status()
-    return [
-        http.post("/v1/contests/bench/teams", json={"name": f"t{n}"}, headers=stack.admin).json()[
-            "token"
-        ]
-        for n in range(teams)
-    ]
+LISTS = {"old": BEFORE_FIX, "fixed": JUDGE_LIST}
 
 
 def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, float]:
@@ -120,7 +97,13 @@ def main() -> None:
         running_stack(home, workers=2, env=env) as stack,
         httpx.Client(base_url=stack.url, timeout=120) as http,
     ):
-        tokens = setup(http, stack, teams=50)
+        tokens = open_contest(
+            http,
+            stack,
+            lists={name: shared_list(file).read_bytes() for name, file in LISTS.items()},
+            lexicon="old",
+            teams=50,
+        )
         live = drain_rate(http, stack, tokens, corpus)
         print(f"live judging (queue drain, 2 worker processes): {live:7.1f} submissions/s")
 

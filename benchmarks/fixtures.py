@@ -1,0 +1,71 @@
+"""What the benchmarks share: the shared word lists, a whole stack in a temporary home, and a
+contest with its teams made through the HTTP API as an organiser would."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import httpx
+
+from core import clock
+from judge import Lexicon
+from tests.conftest import shared_list
+from tests.stack_process import RunningStack, running_stack
+
+JUDGE_LIST = "words_alpha.txt"
+BEFORE_FIX = "words_alpha_2020-08-24.txt"
+
+
+def shared_lexicon(name: str = JUDGE_LIST) -> Lexicon:
+    return Lexicon.from_bytes(shared_list(name).read_bytes())
+
+
+@contextmanager
+def bench_stack(
+    prefix: str, workers: int, env: Mapping[str, str] | None = None
+) -> Iterator[RunningStack]:
+    """`tilejudge up` in a fresh temporary home, removed afterwards."""
+    with (
+        tempfile.TemporaryDirectory(prefix=prefix) as home,
+        running_stack(Path(home), workers=workers, env=dict(env or {})) as stack,
+    ):
+        yield stack
+
+
+def open_contest(
+    http: httpx.Client,
+    stack: RunningStack,
+    *,
+    contest: str = "bench",
+    lists: Mapping[str, bytes] | None = None,
+    lexicon: str = "words_alpha",
+    teams: int = 1,
+) -> list[str]:
+    """Register word lists by name (default: the judge's list as "words_alpha"), open a
+    contest on `lexicon` for a day, and add `teams` teams; their tokens."""
+    for name, words in (lists or {"words_alpha": shared_list(JUDGE_LIST).read_bytes()}).items():
+        http.post(
+            "/v1/lexicons",
+            params={"name": name},
+            content=words,
+            headers=stack.admin | {"content-type": "text/plain"},
+        ).raise_for_status()
+    now = datetime.now(UTC)
+    body = {
+        "id": contest,
+        "title": contest.title(),
+        "lexicon": lexicon,
+        "opens_at": clock.format_time(now - timedelta(hours=1)),
+        "closes_at": clock.format_time(now + timedelta(days=1)),
+    }
+    http.post("/v1/contests", json=body, headers=stack.admin).raise_for_status()
+    return [
+        http.post(
+            f"/v1/contests/{contest}/teams", json={"name": f"t{n}"}, headers=stack.admin
+        ).json()["token"]
+        for n in range(teams)
+    ]
