@@ -15,7 +15,7 @@ from pathlib import Path
 
 import httpx
 
-from devstack.services import free_port
+from devstack.ports import free_port
 
 
 @dataclass

@@ -2,8 +2,8 @@
 
 `tilejudge up` stops everything when one of its children dies, which is right for an operator
 and useless for fault injection; so this harness starts the same parts itself: Redis and
-SeaweedFS from devstack.services, the SQLite store migrated as `up` migrates it, and the API
-and the Celery worker with the very command lines `up` uses (devstack.stack builds them).
+SeaweedFS from devstack.redis_server and devstack.seaweedfs, the SQLite store migrated as `up` migrates it, and the API
+and the Celery worker with the very command lines `up` uses (devstack.children builds them).
 """
 
 from __future__ import annotations
@@ -26,6 +26,12 @@ import httpx
 import redis
 
 from core import clock
+from devstack.children import (  # what `up` runs
+    api_argv,
+    migrate,
+    register_judge_lexicon,
+    worker_argv,
+)
 from devstack.load import (
     Burst,
     Corpus,
@@ -37,13 +43,10 @@ from devstack.load import (
     run_burst,
     verify,
 )
-from devstack.services import Service, free_port, start_redis, start_seaweedfs
-from devstack.stack import (  # what `up` runs
-    _api_argv,
-    _migrate,
-    _register_judge_lexicon,
-    _worker_argv,
-)
+from devstack.ports import free_port
+from devstack.process import Service
+from devstack.redis_server import start_redis
+from devstack.seaweedfs import start_seaweedfs
 from infra import lexicon_files
 from infra.settings import Settings
 from judge import Lexicon
@@ -88,7 +91,7 @@ class FaultStack:
         """Start the API and wait until /readyz answers 200; returns the seconds that took."""
         began = time.monotonic()
         processes = Settings.from_env(self.env).api_workers  # as many as `up` starts
-        self.api = self._spawn("api", _api_argv(self.api_port, processes))
+        self.api = self._spawn("api", api_argv(self.api_port, processes))
         _wait_for(lambda: _ready(self.url), "the API to answer /readyz", self.api, START_TIMEOUT_S)
         return time.monotonic() - began
 
@@ -104,7 +107,7 @@ class FaultStack:
         began = time.monotonic()
         log = self.home / "logs" / "worker.log"
         offset = log.stat().st_size if log.exists() else 0
-        self.worker = self._spawn("worker", _worker_argv(self.workers))
+        self.worker = self._spawn("worker", worker_argv(self.workers))
         _wait_for(
             lambda: " ready." in _read_from(log, offset), "the worker", self.worker, START_TIMEOUT_S
         )
@@ -294,10 +297,10 @@ def _prepare_store(settings: Settings) -> None:
     secrets, register the list (before the worker starts, so its parent preloads it)."""
     assert settings.s3_endpoint is not None
     lexicon_files.resolve(None)  # fail here, not in a judge, if the list is missing
-    _migrate(settings.resolved_database_url())
+    migrate(settings.resolved_database_url())
     settings.admin_token_value()
     settings.receipt_key_value()
-    _register_judge_lexicon(settings, settings.s3_endpoint, settings.resolved_database_url())
+    register_judge_lexicon(settings, settings.s3_endpoint, settings.resolved_database_url())
 
 
 # --- load --------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from devstack.services import Service
+from devstack.process import Service
 from devstack.stack import RESTART_LIMIT, Stack, StackError, supervise_once
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]

@@ -1,0 +1,91 @@
+"""The API and the Celery workers as `up` runs them: their command lines and environment, and
+what must be in place before they start (a migrated SQL store, the judge's word list). The fault
+harness starts its parts with these too, so it tests what `up` runs."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from devstack.ports import LOOPBACK
+from infra.settings import Settings
+
+# Longer than clients keep an idle connection (httpx: 5 s), so the client, not the server, ends
+# an idle one: with both at 5 s a client could send its next upload just as the server closed
+# the connection, and get a reset.
+KEEP_ALIVE_S = 75
+
+
+def api_argv(port: int, processes: int = 1) -> list[str]:
+    return [
+        sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory",
+        "--host", LOOPBACK, "--port", str(port), "--workers", str(processes),
+        # The access log would write every client's address (X-Forwarded-For from a local
+        # proxy included) to logs/api.log; the privacy page promises no IP addresses are kept.
+        "--no-access-log",
+        "--timeout-keep-alive", str(KEEP_ALIVE_S),
+    ]  # fmt: skip
+
+
+def worker_argv(concurrency: int) -> list[str]:
+    # TILEJUDGE_WORKERS judge in bulk; the standby ones wait for live uploads during a rejudge
+    # (workers/bulk_slots.py) and otherwise judge live uploads like the others.
+    return [
+        sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
+        "-Q", "live,bulk", "-c", str(concurrency), "--pool", "prefork",
+        "--loglevel", "INFO", "-n", "tilejudge@%h",
+    ]  # fmt: skip
+
+
+def child_env(
+    *, redis_url: str, s3_endpoint: str, database_url: str, home: Path, api_port: int
+) -> dict[str, str]:
+    """The caller's environment plus where the stack's services are, for the API and workers."""
+    return os.environ | {
+        "REDIS_URL": redis_url,
+        "TILEJUDGE_S3_ENDPOINT": s3_endpoint,
+        "TILEJUDGE_DATABASE_URL": database_url,
+        "TILEJUDGE_HOME": str(home),
+        "TILEJUDGE_API_PORT": str(api_port),
+    }
+
+
+def migrate(database_url: str) -> None:
+    from infra.sql.engine import make_engine
+    from infra.sql.migrate import upgrade
+
+    engine = make_engine(database_url)
+    try:
+        upgrade(engine)
+    finally:
+        engine.dispose()
+
+
+def register_judge_lexicon(settings: Settings, s3_endpoint: str, database_url: str) -> None:
+    """Register the judge's word list before the workers start, so their parent preloads it
+    and the pool shares one copy from the first upload on (a list registered later is loaded
+    by each child that needs it until the workers restart)."""
+    from core.registry import register_lexicon
+    from infra import lexicon_files
+    from infra.compose import make_blobs, make_store
+    from judge import Lexicon
+
+    try:
+        path = lexicon_files.resolve(None)
+    except lexicon_files.LexiconNotFound:
+        return
+    wired = replace(settings, s3_endpoint=s3_endpoint, database_url=database_url)
+    store = make_store(wired)
+    try:
+        register_lexicon(
+            store,
+            make_blobs(wired),
+            Lexicon.from_bytes(path.read_bytes()),
+            name="words_alpha",
+            source=str(path),
+            by="tilejudge up",
+        )
+    finally:
+        store.engine.dispose()
