@@ -2,25 +2,38 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from fastapi import FastAPI
-from fastapi.responses import HTMLResponse
 
 from api import errors
-from api.dashboard import router as dashboard_router
 from api.openapi import document_errors
-from api.routes import router
-from api.rulesets_routes import router as rulesets_router
+from api.routes import (
+    contests,
+    dashboard,
+    health,
+    privacy,
+    rejudges,
+    rulesets,
+    standings,
+    submissions,
+)
 from api.services import Services
 from infra import compose
 from infra.logging import configure_logging
 from infra.settings import Settings
 
-PRIVACY = Path(__file__).resolve().parents[1] / "docs" / "privacy.md"
+ROUTERS = (
+    rulesets.router,
+    contests.router,
+    submissions.router,
+    standings.router,
+    rejudges.router,
+    health.router,
+    dashboard.router,
+    privacy.router,
+)
 
 
 def build_services(settings: Settings) -> Services:
@@ -51,14 +64,6 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
     )
     errors.install(app)
     document_errors(app)
-    app.include_router(router)
-    app.include_router(dashboard_router)
-    app.include_router(rulesets_router)
-
-    @app.get("/privacy", response_class=HTMLResponse, tags=["public"])
-    def privacy() -> str:
-        """What tilejudge stores about teams and results, who reads it, how it is deleted."""
-        text = PRIVACY.read_text() if PRIVACY.is_file() else "docs/privacy.md is missing"
-        return f"<!doctype html><meta charset=utf-8><title>Privacy</title><pre>{html.escape(text)}</pre>"
-
+    for router in ROUTERS:
+        app.include_router(router)
     return app

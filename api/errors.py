@@ -8,6 +8,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.formparsers import MultiPartException
 
 from core.errors import (
     BlobStoreUnavailable,
@@ -20,6 +21,7 @@ from core.errors import (
     Throttled,
     Unavailable,
 )
+from judge import LayoutError, LexiconError
 
 
 class ApiError(Exception):
@@ -73,6 +75,11 @@ CORE_ERRORS: dict[type[Exception], tuple[int, str, str | None]] = {
         "object storage is unavailable; nothing was stored, retry",
     ),
 }
+# A word list or layout that does not parse is the sender's mistake: 422, its reason prefixed.
+RULESET_ERRORS: dict[type[Exception], str] = {
+    LexiconError: "not a word list",
+    LayoutError: "not a layout",
+}
 RETRY_AFTER_S = "5"  # what an outage's 503 asks a client to wait
 
 
@@ -93,10 +100,15 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in error.get('loc', ()) if p != 'body') or 'body'}: {error.get('msg')}"
+            f"{'.'.join(str(p) for p in error.get('loc', ()) if p != 'body') or 'body'}: {_message(error)}"
             for error in exc.errors()
         )
         return _json(422, "invalid", problems or "invalid request")
+
+    @app.exception_handler(MultiPartException)
+    async def _multipart(_: Request, exc: MultiPartException) -> JSONResponse:
+        # The code Starlette's own form parsing answers a broken multipart body with.
+        return _json(400, "http_error", exc.message)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
@@ -105,6 +117,16 @@ def install(app: FastAPI) -> None:
 
     for cls, (status, code, shown) in CORE_ERRORS.items():
         app.add_exception_handler(cls, _core_handler(status, code, shown))
+    for cls, what in RULESET_ERRORS.items():
+        app.add_exception_handler(cls, _ruleset_handler(what))
+
+
+def _message(error: dict[str, object]) -> object:
+    """A schema validator's own ValueError text, without pydantic's "Value error, " prefix."""
+    context = error.get("ctx")
+    if error.get("type") == "value_error" and isinstance(context, dict) and "error" in context:
+        return context["error"]
+    return error.get("msg")
 
 
 def _core_handler(status: int, code: str, shown: str | None) -> Callable[..., Awaitable[Response]]:
@@ -118,5 +140,12 @@ def _core_handler(status: int, code: str, shown: str | None) -> Callable[..., Aw
             headers["Retry-After"] = str(exc.retry_after)
         detail = shown or (exc.args[0] if exc.args else str(exc))
         return _json(status, code, str(detail), headers)
+
+    return handle
+
+
+def _ruleset_handler(what: str) -> Callable[..., Awaitable[Response]]:
+    async def handle(_: Request, exc: Exception) -> Response:
+        return _json(422, "invalid", f"{what}: {exc}")
 
     return handle

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from core import clock
 
 CONTEST_ID = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 
@@ -24,6 +28,12 @@ class ContestIn(Body):
     closes_at: str
     lexicon: str = Field(min_length=1, max_length=200, description="lexicon id or name")
     layout: str | None = Field(default=None, max_length=200, description="layout id or name")
+
+    @field_validator("opens_at", "closes_at")
+    @classmethod
+    def a_time_with_a_zone(cls, value: str) -> str:
+        clock.parse_time(value)  # its ValueError says what is wrong, against this field
+        return value
 
 
 class ContestOut(BaseModel):
@@ -91,3 +101,12 @@ class ReceiptIn(Body):
 
 class ReceiptCheck(BaseModel):
     valid: bool
+
+
+class RejudgeIn(Body):
+    lexicon: str = Field(min_length=1, max_length=200, description="lexicon id or name")
+    layout: str | None = Field(
+        default=None, max_length=200, description="layout id or name; default: unchanged"
+    )
+    # The wire values of `core.states.RejudgeMode`, spelled out so the schema lists them inline.
+    mode: Literal["full", "affected"] = "full"

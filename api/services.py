@@ -12,6 +12,7 @@ from fastapi import Depends, Request
 
 from api.errors import Forbidden, Unauthorized
 from core import tuning
+from core.errors import NotAuthenticated
 from core.records import Contest, Team
 from infra.compose import ApiParts
 from infra.sql.store import SqlStore
@@ -123,14 +124,14 @@ def uploader(svc: Services, token: str) -> tuple[Team, Contest]:
         raise Forbidden("uploads are made with a team token, not the admin token")
     found = svc.uploaders.find(token_hash(token))
     if found is None:
-        raise Unauthorized("unknown token")
+        raise NotAuthenticated("unknown token")
     return found
 
 
 def _team(svc: Services, token: str) -> Team:
     team = svc.store.team_by_token_hash(token_hash(token))
     if team is None:
-        raise Unauthorized("unknown token")
+        raise NotAuthenticated("unknown token")
     return team
 
 

@@ -1,13 +1,12 @@
 """The numbers behind /dashboard, /v1/stats and /metrics, computed at most once a second.
 
 `StatsCollector` caches one snapshot behind a lock: however many pages poll, Redis and SQL see
-one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot from read-only SQL
-(`stats_sql`), five Redis reads and what the worker heartbeats said (`heartbeats`).
+one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot from one read-only SQL
+read (`infra.sql.dashboard`), five Redis reads and what the worker heartbeats said (`heartbeats`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import threading
 import time
@@ -17,21 +16,18 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import redis
-from sqlalchemy import Connection, and_, func, inspect, select, text
 
 from api.heartbeats import WorkerWatch
 from api.services import Services
 from core import clock
-from core.events import EventType
+from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from infra.queues import queue_depths
 from infra.sql import dashboard as stats_sql
-from infra.sql.schema import events
 from infra.sql.store import SqlStore
 
 REFRESH_S = 1.0
 GROWTH_TOLERANCE = 1  # a queue one message deeper than a minute ago is noise, not a backlog
 LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
-REJUDGES_TABLE = "rejudge_runs"
 REJUDGE_RECENT_S = 600  # a finished run stays on the page this long, its bar full
 
 
@@ -93,10 +89,9 @@ class StatsSnapshotter:
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self._store, self._redis, self._workers, self._wall = store, client, workers, wall
+        self._sql = stats_sql.DashboardReader(store)
         self._depths: deque[tuple[float, int]] = deque(maxlen=4000)  # (epoch s, total depth)
         self._rejudge_seen: dict[str, deque[tuple[float, int]]] = {}
-        self._has_rejudges: bool | None = None
-        self._rejudges_checked = -math.inf
         self._histogram = LatencyHistogram()
         self._judged_watermark = 0
 
@@ -105,16 +100,13 @@ class StatsSnapshotter:
         now = self._wall()
         queues = queue_depths(self._redis)
         workers = self._workers.snapshot() if self._workers else _no_workers()
-        with self._store.engine.connect().execution_options(readonly=True) as conn:
-            totals = stats_sql.activity(conn, now)
-            series = stats_sql.minute_series(conn, now)
-            latency = stats_sql.latency(conn, now)
-            failures = stats_sql.failures(conn, now, totals["failed_last_5_min"])
-            contest_rows = stats_sql.contests_now(conn, now)
-            rejudges = self._rejudges(conn, now)
-            self._observe_new_judgements(conn)
-            top = conn.execute(select(func.max(events.c.id))).scalar() or 0
-        tail = self._store.events_after(max(0, top - 30), 30)
+        sql = self._sql.read(
+            now, judged_after=self._judged_watermark, rejudges_since_s=REJUDGE_RECENT_S
+        )
+        totals, series = sql.totals, sql.series
+        rejudges = [self._rejudge_row(row, now) for row in sql.rejudges]
+        self._observe(sql.judged)
+        tail = self._store.events_after(max(0, sql.last_event_id - 30), 30)
         waiting, waiting_then = self._waiting(queues, totals, now)
         series["queue_depth"] = self._depth_series(now)
         return {
@@ -132,10 +124,10 @@ class StatsSnapshotter:
             "uploads_per_minute": totals["uploads_last_minute"],
             "judged_per_minute": totals["judged_last_minute"],
             "series": series,
-            "latency_ms": latency,
+            "latency_ms": sql.latency,
             "latency_histogram": self._histogram.as_dict(),
-            "failures": failures,
-            "contests": contest_rows,
+            "failures": sql.failures,
+            "contests": sql.contests,
             "rejudges": rejudges,
             "events": list(reversed(tail)),
             "compute_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -168,45 +160,12 @@ class StatsSnapshotter:
                 points[index] = depth if current is None else max(current, depth)
         return points
 
-    def _observe_new_judgements(self, conn: Connection) -> None:
-        """Feed the latency histogram from `submission.judged` events not seen yet (bounded)."""
-        rows = conn.execute(
-            select(events.c.id, events.c.ts, events.c.data)
-            .where(
-                and_(
-                    events.c.id > self._judged_watermark,
-                    events.c.type == str(EventType.SUBMISSION_JUDGED),
-                )
-            )
-            .order_by(events.c.id)
-            .limit(5000)
-        )
-        for event_id, ts, data in rows:
+    def _observe(self, judged: list[tuple[int, float | None]]) -> None:
+        """Feed the latency histogram the judgements not seen yet."""
+        for event_id, seconds in judged:
             self._judged_watermark = event_id
-            received = json.loads(data).get("received_at")
-            if isinstance(received, str):
-                self._histogram.observe(
-                    (stats_sql.parse_time(ts) - stats_sql.parse_time(received)).total_seconds()
-                )
-
-    def _rejudges(self, conn: Connection, now: datetime) -> list[dict[str, Any]]:
-        """Open (and just finished) rejudge runs, if the rejudging migration is applied."""
-        if not self._rejudges_exist(conn):
-            return []
-        query = text(
-            "SELECT id, contest_id, state, total, done, created_at, updated_at "
-            f"FROM {REJUDGES_TABLE} WHERE state IN ('running', 'ready') OR updated_at >= :recent "
-            "ORDER BY created_at DESC LIMIT 20"
-        )
-        rows = conn.execute(query, {"recent": stats_sql.ago(now, REJUDGE_RECENT_S)})
-        return [self._rejudge_row(dict(row), now) for row in rows.mappings()]
-
-    def _rejudges_exist(self, conn: Connection) -> bool:
-        # Another migration adds the table; look again every 30 s until it is there.
-        if not self._has_rejudges and time.monotonic() - self._rejudges_checked > 30:
-            self._rejudges_checked = time.monotonic()
-            self._has_rejudges = inspect(conn).has_table(REJUDGES_TABLE)
-        return bool(self._has_rejudges)
+            if seconds is not None:
+                self._histogram.observe(seconds)
 
     def _rejudge_row(self, row: dict[str, Any], now: datetime) -> dict[str, Any]:
         total, done = int(row["total"] or 0), int(row["done"] or 0)
@@ -222,13 +181,13 @@ class StatsSnapshotter:
                 stats_sql.parse_time(row["updated_at"]) - stats_sql.parse_time(row["created_at"])
             ).total_seconds()
             rate = done / took if took > 0 else 0.0
-        running = row["state"] == "running"
+        running = row["state"] == RejudgeState.RUNNING
         eta = (total - done) / rate if running and rate > 0 else None
         return {
             "id": row["id"],
             "contest": row["contest_id"],
             "state": row["state"],
-            "open": row["state"] in ("running", "ready"),
+            "open": row["state"] in OPEN_REJUDGE_STATES,
             "total": total,
             "done": done,
             "rate_per_s": round(rate, 2),

@@ -1,4 +1,5 @@
-"""Read-only SQL for the dashboard, on the schema's tables: one consistent read per snapshot.
+"""Read-only SQL for the dashboard, on the schema's tables: one consistent read per snapshot
+(`DashboardReader.read`), which `api.stats` turns into what the page and `/metrics` show.
 
 Times in the store are fixed-width ISO text, so ranges compare as strings and a minute is the
 first 16 characters: counting per minute is a GROUP BY on a prefix, the same on SQLite and
@@ -7,22 +8,81 @@ PostgreSQL.
 
 from __future__ import annotations
 
+import json
 import math
+import time
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, func, select
+from sqlalchemy import Connection, and_, case, func, inspect, or_, select
 
 from core import clock
-from core.states import SubmissionState
-from infra.sql.schema import contests, submissions
+from core.events import EventType
+from core.states import OPEN_REJUDGE_STATES, SubmissionState
+from infra.sql.schema import contests, events, rejudge_runs, submissions
+from infra.sql.store import SqlStore
 
 SERIES_MINUTES = 60
 LATENCY_WINDOW_S = 600
 FAILURE_WINDOW_S = 300
+REJUDGE_TABLE_RECHECK_S = 30.0  # how often to look for the rejudge table while it is missing
+JUDGED_EVENTS_PER_READ = 5000  # bounds one read's catching up on judgements not seen yet
 S = submissions.c
 WAITING = (SubmissionState.STORED, SubmissionState.QUEUED, SubmissionState.JUDGING)
+
+
+@dataclass(frozen=True)
+class Readings:
+    """What one snapshot takes from SQL, all read in one transaction."""
+
+    totals: dict[str, int]
+    series: dict[str, Any]
+    latency: dict[str, Any]
+    failures: dict[str, Any]
+    contests: list[dict[str, Any]]
+    # Open rejudge runs and those updated within `rejudges_since_s`, newest first.
+    rejudges: list[dict[str, Any]]
+    # (event id, seconds from receipt to result or None) of each `submission.judged` event
+    # after `judged_after`, in id order.
+    judged: list[tuple[int, float | None]]
+    last_event_id: int
+
+
+class DashboardReader:
+    """Reads a snapshot's rows; remembers whether the rejudge table exists, since another
+    migration adds it (looked for again every `REJUDGE_TABLE_RECHECK_S` until it is there)."""
+
+    def __init__(self, store: SqlStore, monotonic: Callable[[], float] = time.monotonic) -> None:
+        self._engine = store.engine
+        self._now = monotonic
+        self._has_rejudges = False
+        self._rejudges_checked = -math.inf
+
+    def read(self, now: datetime, *, judged_after: int, rejudges_since_s: float) -> Readings:
+        with self._engine.connect().execution_options(readonly=True) as conn:
+            totals = activity(conn, now)
+            return Readings(
+                totals=totals,
+                series=minute_series(conn, now),
+                latency=latency(conn, now),
+                failures=failures(conn, now, totals["failed_last_5_min"]),
+                contests=contests_now(conn, now),
+                rejudges=self._rejudges(conn, now, rejudges_since_s),
+                judged=judged_after_event(conn, judged_after),
+                last_event_id=conn.execute(select(func.max(events.c.id))).scalar() or 0,
+            )
+
+    def _rejudges(self, conn: Connection, now: datetime, since_s: float) -> list[dict[str, Any]]:
+        if (
+            not self._has_rejudges
+            and self._now() - self._rejudges_checked > REJUDGE_TABLE_RECHECK_S
+        ):
+            self._rejudges_checked = self._now()
+            self._has_rejudges = inspect(conn).has_table(rejudge_runs.name)
+        return recent_rejudges(conn, now, since_s) if self._has_rejudges else []
 
 
 def _count(condition: Any) -> Any:
@@ -141,6 +201,37 @@ def contests_now(conn: Connection, now: datetime) -> list[dict[str, Any]]:
     order = {"open": 0, "upcoming": 1, "closed": 2}
     rows.sort(key=lambda r: (order[r["phase"]], abs(r["closes_in_s"])))
     return rows[:20]
+
+
+def recent_rejudges(conn: Connection, now: datetime, since_s: float) -> list[dict[str, Any]]:
+    R = rejudge_runs.c
+    rows = conn.execute(
+        select(R.id, R.contest_id, R.state, R.total, R.done, R.created_at, R.updated_at)
+        .where(or_(R.state.in_(OPEN_REJUDGE_STATES), R.updated_at >= ago(now, since_s)))
+        .order_by(R.created_at.desc())
+        .limit(20)
+    )
+    return [dict(row) for row in rows.mappings()]
+
+
+def judged_after_event(conn: Connection, after: int) -> list[tuple[int, float | None]]:
+    E = events.c
+    rows = conn.execute(
+        select(E.id, E.ts, E.data)
+        .where(and_(E.id > after, E.type == str(EventType.SUBMISSION_JUDGED)))
+        .order_by(E.id)
+        .limit(JUDGED_EVENTS_PER_READ)
+    )
+    found: list[tuple[int, float | None]] = []
+    for event_id, ts, data in rows:
+        received = json.loads(data).get("received_at")
+        seconds = (
+            (parse_time(ts) - parse_time(received)).total_seconds()
+            if isinstance(received, str)
+            else None
+        )
+        found.append((int(event_id), seconds))
+    return found
 
 
 def ago(now: datetime, seconds: float) -> str:

@@ -24,9 +24,9 @@ import pytest
 import uvicorn
 from fastapi.testclient import TestClient
 
-from api import routes
+import api.body
 from core import receipts
-from devstack.services import free_port
+from devstack.ports import free_port
 from tests.pipeline_fixtures import ADMIN, RECEIPT_KEY, Pipeline, TeamLogin, drain, open_pipeline
 
 MOVES = b"0 0 2 0 cat\n"
@@ -143,7 +143,7 @@ def test_a_chunked_stream_past_the_limit_is_cut_off_with_memory_bounded(
 def test_slow_uploads_hold_no_worker_and_time_out_with_408(
     pipe: Pipeline, team: TeamLogin, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(routes, "UPLOAD_READ_SECONDS", 3.0)
+    monkeypatch.setattr(api.body, "UPLOAD_READ_SECONDS", 3.0)
     stalled = 50  # more than the 40 threads of the pool that runs the API's blocking calls
     head = upload_head(team, {"Content-Type": "text/plain", "Content-Length": "1000"})
     with served(pipe) as port:

@@ -1,0 +1,20 @@
+"""Finding what a route's path names, or answering 404: contests by id, and which ids may be
+looked up at all."""
+
+from __future__ import annotations
+
+import re
+
+from api.services import Services
+from core.errors import NotFound
+from core.records import Contest
+
+# Only well-formed ids reach SQL: PostgreSQL refuses a NUL byte with an error, not a miss.
+ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def known_contest(svc: Services, contest_id: str) -> Contest:
+    found = svc.store.get_contest(contest_id) if ID.fullmatch(contest_id) else None
+    if found is None:
+        raise NotFound(f"no contest {contest_id[:64]!r}")
+    return found

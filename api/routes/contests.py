@@ -1,0 +1,113 @@
+"""Contests and their teams: create and read a contest, create, list and delete teams."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import uuid
+
+from fastapi import APIRouter
+
+from api import schemas
+from api.lookups import ID, known_contest
+from api.services import Admin, Services, Svc, token_hash
+from core import clock
+from core.errors import Invalid, NotFound, PublishFailed
+from core.records import Contest, Team
+from judge import default_layout
+
+router = APIRouter()
+
+
+@router.post("/v1/contests", status_code=201, response_model=schemas.ContestOut, tags=["admin"])
+def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.ContestOut:
+    # The schema has checked that both times parse.
+    opens, closes = clock.parse_time(body.opens_at), clock.parse_time(body.closes_at)
+    if closes <= opens:
+        raise Invalid("closes_at must be after opens_at")
+    lexicon = svc.store.find_lexicon(body.lexicon)
+    if lexicon is None:
+        raise Invalid(f"no lexicon with id or name {body.lexicon!r}; POST /v1/lexicons first")
+    contest = Contest(
+        id=body.id,
+        title=body.title,
+        opens_at=clock.format_time(opens),
+        closes_at=clock.format_time(closes),
+        lexicon_id=lexicon["id"],
+        layout_id=_layout_id(svc, body.layout),
+        created_at=clock.now(),
+    )
+    svc.store.create_contest(contest)
+    with contextlib.suppress(PublishFailed):  # best effort: workers load it on demand anyway
+        svc.intake.publisher.preload([contest.lexicon_id])
+    return _contest_out(contest)
+
+
+@router.get("/v1/contests/{contest}", response_model=schemas.ContestOut, tags=["public"])
+def get_contest(contest: str, svc: Svc) -> schemas.ContestOut:
+    return _contest_out(known_contest(svc, contest))
+
+
+@router.post(
+    "/v1/contests/{contest}/teams", status_code=201, response_model=schemas.TeamOut, tags=["admin"]
+)
+def create_team(contest: str, body: schemas.TeamIn, svc: Svc, who: Admin) -> schemas.TeamOut:
+    known_contest(svc, contest)
+    token = "tj_" + secrets.token_urlsafe(32)  # never starts with "-", which CLIs misread
+    team = Team(
+        id=uuid.uuid4().hex,
+        contest_id=contest,
+        name=body.name,
+        token_hash=token_hash(token),
+        created_at=clock.now(),
+    )
+    svc.store.create_team(team)
+    return schemas.TeamOut(id=team.id, name=team.name, token=token)
+
+
+@router.get("/v1/contests/{contest}/teams", tags=["admin"])
+def list_teams(contest: str, svc: Svc, who: Admin) -> dict[str, object]:
+    known_contest(svc, contest)
+    names = svc.store.team_names(contest)
+    return {
+        "contest": contest,
+        "teams": [
+            {"id": tid, "name": name} for tid, name in sorted(names.items(), key=lambda t: t[1])
+        ],
+    }
+
+
+@router.delete("/v1/teams/{team_id}", tags=["admin"])
+def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
+    """Delete a team with its uploads, results and reports (rows and S3 objects)."""
+    if not ID.fullmatch(team_id) or svc.store.get_team(team_id) is None:
+        raise NotFound(f"no team {team_id[:64]!r}")
+    keys = svc.store.delete_team(team_id, by="admin")
+    svc.uploaders.forget_team(team_id)
+    for key in keys:
+        svc.blobs.delete(key)
+    return {"team": team_id, "deleted_objects": len(keys)}
+
+
+def _layout_id(svc: Services, wanted: str | None) -> str:
+    if wanted is None:
+        layout = default_layout()
+        svc.store.add_layout(
+            id=layout.id, name=layout.name, content=layout.to_json().decode(), created_by="system"
+        )
+        return layout.id
+    row = svc.store.find_layout(wanted)
+    if row is None:
+        raise Invalid(f"no layout with id or name {wanted!r}")
+    return str(row["id"])
+
+
+def _contest_out(contest: Contest) -> schemas.ContestOut:
+    return schemas.ContestOut(
+        id=contest.id,
+        title=contest.title,
+        opens_at=contest.opens_at,
+        closes_at=contest.closes_at,
+        lexicon=contest.lexicon_id,
+        layout=contest.layout_id,
+    )
