@@ -52,6 +52,7 @@ class InMemoryBlobStore:
 class InMemoryPublisher:
     def __init__(self) -> None:
         self.published: list[str] = []
+        self.asked: list[str] = []  # every upload it was asked to publish, down or not
         self.groups: list[list[str]] = []  # the submissions of each message
         self.inline: dict[str, bytes] = {}
         self.rejudges: list[str] = []
@@ -67,6 +68,7 @@ class InMemoryPublisher:
         self.publish_group([(submission_id, data)])
 
     def publish_group(self, uploads: Sequence[Upload], spread: int = 1) -> None:
+        self.asked += [sid for sid, _ in uploads]
         self._check()
         for part in split_group(uploads, spread):
             self.groups.append([sid for sid, _ in part])

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import structlog
 
 from core import clock, receipts
-from core.errors import Closed, Duplicate, NotAuthenticated, PublishFailed
+from core.errors import Closed, Duplicate, NotAuthenticated
 from core.group_commit import GroupCommit
 from core.ports import BlobStore, Publisher, SubmissionStore
 from core.records import Contest, Submission, Team
@@ -45,8 +45,12 @@ class Intake:
     blobs: BlobStore
     publisher: Publisher
     receipt_key: str
-    commits: GroupCommit
+    commits: GroupCommit  # publishing: it stores, then publishes and marks queued
     offload: Offload = asyncio.to_thread
+
+    def __post_init__(self) -> None:
+        if not self.commits.publishes:
+            raise ValueError("intake needs a group commit that publishes what it stores")
 
     def accept_late(
         self, team: Team, contest: Contest, data: bytes, received_at: str
@@ -78,8 +82,6 @@ class Intake:
         except Exception:
             await self.offload(self._forget, submission.id, submission.blob_key)
             raise
-        if not self.commits.publishes:
-            await self.offload(self._enqueue, submission, data)
         return submission, True
 
     def _write(self, team: Team, contest: Contest, data: bytes, received_at: str) -> Submission:
@@ -139,16 +141,3 @@ class Intake:
                 return
         except Exception as exc:
             log.warning("intake.orphan_upload", key=key, error=str(exc))
-
-    def _enqueue(self, submission: Submission, data: bytes | None = None) -> None:
-        """Publish for judging when the group commit does not (a small upload rides in the
-        message: no S3 read for it)."""
-        try:
-            self.publisher.publish(submission.id, data)
-        except PublishFailed as exc:
-            log.warning("intake.broker_unavailable", submission=submission.id, error=str(exc))
-            return  # stored durably; the sweeper publishes it when the broker is back
-        try:
-            self.store.mark_queued(submission.id)
-        except Exception as exc:  # the message is out; a lost 'queued' mark costs nothing
-            log.warning("intake.mark_queued_failed", submission=submission.id, error=str(exc))
