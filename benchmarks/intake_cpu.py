@@ -14,7 +14,9 @@ from pathlib import Path
 import httpx
 import psutil
 
-from devstack.load import Plan, build_corpus, prepare, run_burst
+from devstack.burst import run_burst
+from devstack.load import prepare
+from devstack.plan import Plan, build_corpus
 from judge import Lexicon
 from tests.conftest import shared_list
 from tests.stack_process import running_stack

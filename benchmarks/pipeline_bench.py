@@ -22,7 +22,8 @@ import httpx
 
 from benchmarks.fixtures import open_contest
 from core import clock
-from devstack.load import Plan, send_all
+from devstack.burst import send_all
+from devstack.plan import Plan
 from judge import Lexicon, default_layout, judge
 from judge.generator import WordIndex, generate
 from tests.conftest import shared_list

@@ -21,18 +21,10 @@ from typing import Any
 import boto3
 import httpx
 
-from devstack.load import (
-    Burst,
-    Plan,
-    build_corpus,
-    event_mark,
-    follow_events,
-    last_result_after,
-    percentile,
-    prepare,
-    run_burst,
-    verify,
-)
+from devstack.burst import Burst, run_burst
+from devstack.load import percentile, prepare
+from devstack.plan import Plan, build_corpus
+from devstack.proof import event_mark, follow_events, last_result_after, verify
 from infra.blobstore import S3BlobStore, client_config
 from judge import Lexicon
 from tests.conftest import shared_list

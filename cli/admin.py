@@ -1,32 +1,35 @@
-"""Organiser commands over the HTTP API: word-list and layout versions, and rejudge runs.
-
-The admin token comes from --token, else $TILEJUDGE_ADMIN_TOKEN, else $TILEJUDGE_HOME/admin-token.
+"""Organiser commands over the HTTP API: word-list and layout versions, rejudge runs, and
+deleting a team. The admin token comes from --token, else $TILEJUDGE_ADMIN_TOKEN, else
+$TILEJUDGE_HOME/admin-token.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
-from pathlib import Path
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, TextIO
 
-import httpx
+from cli.options import EXIT_OK, CliError, Role, add_server_options, fail, read_input, resolve
+from infra.settings import ClientSettings, SettingsError
 
-from cli.client import DEFAULT_URL
+if TYPE_CHECKING:  # the client is imported when a command runs: `tilejudge judge` needs no httpx
+    import httpx
+
+    from infra.api_client import Client
 
 POLL_SECONDS = 0.5
+# Registering a word list of several MB and diffing two of them take the server a while.
+ADMIN_TIMEOUT_S = 120.0
 
-
-class AdminError(Exception):
-    """An HTTP or usage error, printed as one line."""
+Action = Callable[["Client", argparse.Namespace], int]
 
 
 def add_lexicon_actions(actions: Any) -> None:
     add = actions.add_parser("add", help="register a word list with the server")
-    add.add_argument("file", metavar="FILE")
-    add.add_argument("--name", required=True)
+    add.add_argument("file", metavar="FILE", help="the word list, one word a line ('-' for stdin)")
+    add.add_argument("--name", required=True, help="a name contests can give instead of the id")
     _common(add, _lexicon_add)
     _common(actions.add_parser("list", help="word lists the server knows"), _lexicon_list)
     diff = actions.add_parser("diff", help="words added and removed from A to B (ids or names)")
@@ -39,8 +42,8 @@ def add_commands(commands: Any) -> None:
     layout = commands.add_parser("layout", help="bonus layouts on the server")
     actions = layout.add_subparsers(required=True, metavar="ACTION")
     add = actions.add_parser("add", help="register a layout JSON file")
-    add.add_argument("file", metavar="FILE")
-    add.add_argument("--name", required=True)
+    add.add_argument("file", metavar="FILE", help="the layout JSON ('-' for stdin)")
+    add.add_argument("--name", required=True, help="a name contests can give instead of the id")
     _common(add, _layout_add)
     _common(actions.add_parser("list", help="layouts the server knows"), _layout_list)
     diff = actions.add_parser("diff", help="squares and letters that differ from A to B")
@@ -64,82 +67,91 @@ def add_commands(commands: Any) -> None:
     rejudge.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for ready")
     _common(rejudge, _rejudge)
 
-
-def _common(parser: argparse.ArgumentParser, run: Any) -> None:
-    parser.add_argument(
-        "--url", help="API URL (default: $TILEJUDGE_URL, then http://127.0.0.1:8000)"
+    team = commands.add_parser("team", help="organiser actions on teams")
+    team_actions = team.add_subparsers(required=True, metavar="ACTION")
+    delete = team_actions.add_parser("delete", help="delete a team with its uploads and results")
+    delete.add_argument("--team", required=True, help="the team's id")
+    add_server_options(delete, Role.ADMIN)
+    delete.set_defaults(
+        run=lambda args, environ: run_team_delete(args.team, args.url, args.token, environ=environ)
     )
-    parser.add_argument("--token", help="admin token")
-    parser.set_defaults(run=lambda args: _guarded(run, args))
 
 
-def _guarded(run: Any, args: argparse.Namespace) -> int:
-    try:
-        with _client(args) as http:
-            return int(run(http, args))
-    except AdminError as exc:
-        print(f"tilejudge: {exc}", file=sys.stderr)
-        return 2
-    except httpx.HTTPError as exc:
-        print(f"tilejudge: cannot reach the server: {exc}", file=sys.stderr)
-        return 2
-
-
-def _client(args: argparse.Namespace) -> httpx.Client:
-    token = args.token or os.environ.get("TILEJUDGE_ADMIN_TOKEN")
-    if not token:
-        path = Path(os.environ.get("TILEJUDGE_HOME", "./.tilejudge")) / "admin-token"
-        token = path.read_text().strip() if path.is_file() else None
-    if not token:
-        raise AdminError(
-            "no admin token: pass --token, set TILEJUDGE_ADMIN_TOKEN, or run beside TILEJUDGE_HOME"
+def _common(parser: argparse.ArgumentParser, action: Action) -> None:
+    add_server_options(parser, Role.ADMIN)
+    parser.set_defaults(
+        run=lambda args, environ: run_as_admin(
+            lambda api: action(api, args), environ, args.url, args.token, err=sys.stderr
         )
-    url = (args.url or os.environ.get("TILEJUDGE_URL") or DEFAULT_URL).rstrip("/")
-    return httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=120)
+    )
 
 
-def _call(response: httpx.Response) -> dict[str, Any]:
-    if response.is_error:
-        try:
-            body = response.json()
-            detail = f"{body.get('error')}: {body.get('detail')}"
-        except ValueError:
-            detail = response.text[:200]
-        raise AdminError(f"HTTP {response.status_code} {detail}")
-    result: dict[str, Any] = response.json()
-    return result
+def run_as_admin(
+    action: Callable[[Client], int],
+    environ: Mapping[str, str],
+    url: str | None,
+    token: str | None,
+    *,
+    err: TextIO,
+    transport: httpx.BaseTransport | None = None,
+) -> int:
+    """Run `action` with a client holding the admin token; a failure is one line on `err`."""
+    from infra import api_client
+    from infra.api_client import ApiError
 
-
-def _read(path: str) -> bytes:
     try:
-        return sys.stdin.buffer.read() if path == "-" else Path(path).read_bytes()
-    except OSError as exc:
-        raise AdminError(f"cannot read {path}: {exc.strerror}") from exc
+        target = resolve(ClientSettings.from_env(environ), Role.ADMIN, url=url, token=token)
+        with api_client.connect(
+            target.url, target.token, timeout=ADMIN_TIMEOUT_S, transport=transport
+        ) as api:
+            return action(api)
+    except (SettingsError, ApiError, CliError) as exc:
+        return fail(err, str(exc))
 
 
-def _lexicon_add(http: httpx.Client, args: argparse.Namespace) -> int:
-    body = _call(
-        http.post(
-            "/v1/lexicons",
-            params={"name": args.name},
-            content=_read(args.file),
-            headers={"Content-Type": "text/plain"},
+def run_team_delete(
+    team_id: str,
+    url: str | None,
+    admin_token: str | None,
+    *,
+    environ: Mapping[str, str],
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+    transport: httpx.BaseTransport | None = None,
+) -> int:
+    """`tilejudge team delete`: remove a team, its uploads, results and reports."""
+
+    def delete(api: Client) -> int:
+        done = api.call("DELETE", f"/v1/teams/{team_id}")
+        (out or sys.stdout).write(
+            f"deleted team {done.get('team')} and {done.get('deleted_objects')} stored objects\n"
         )
+        return EXIT_OK
+
+    # sys.stdout and sys.stderr are looked up late, so redirection works.
+    return run_as_admin(
+        delete, environ, url, admin_token, err=err or sys.stderr, transport=transport
+    )
+
+
+def _lexicon_add(api: Client, args: argparse.Namespace) -> int:
+    body = api.call(
+        "POST", "/v1/lexicons", params={"name": args.name}, content=read_input(args.file)
     )
     print(f"{body['id']}  {body['name']}  {body['words']} words")
     return 0
 
 
-def _lexicon_list(http: httpx.Client, args: argparse.Namespace) -> int:
-    for row in _call(http.get("/v1/lexicons"))["lexicons"]:
+def _lexicon_list(api: Client, args: argparse.Namespace) -> int:
+    for row in api.call("GET", "/v1/lexicons")["lexicons"]:
         print(
             f"{row['id'][:16]}  {row['name']:<24} {row['words']:>8} words  {row['created_at']}  {row['source']}"
         )
     return 0
 
 
-def _lexicon_diff(http: httpx.Client, args: argparse.Namespace) -> int:
-    body = _call(http.get(f"/v1/lexicons/{args.a}/diff/{args.b}"))
+def _lexicon_diff(api: Client, args: argparse.Namespace) -> int:
+    body = api.call("GET", f"/v1/lexicons/{args.a}/diff/{args.b}")
     print(
         f"{body['from'][:16]} -> {body['to'][:16]}: +{len(body['added'])} -{len(body['removed'])}"
     )
@@ -150,27 +162,26 @@ def _lexicon_diff(http: httpx.Client, args: argparse.Namespace) -> int:
     return 0
 
 
-def _layout_add(http: httpx.Client, args: argparse.Namespace) -> int:
-    body = _call(
-        http.post(
-            "/v1/layouts",
-            params={"name": args.name},
-            content=_read(args.file),
-            headers={"Content-Type": "application/json"},
-        )
+def _layout_add(api: Client, args: argparse.Namespace) -> int:
+    body = api.call(
+        "POST",
+        "/v1/layouts",
+        params={"name": args.name},
+        content=read_input(args.file),
+        content_type="application/json",
     )
     print(f"{body['id']}  {body['name']}")
     return 0
 
 
-def _layout_list(http: httpx.Client, args: argparse.Namespace) -> int:
-    for row in _call(http.get("/v1/layouts"))["layouts"]:
+def _layout_list(api: Client, args: argparse.Namespace) -> int:
+    for row in api.call("GET", "/v1/layouts")["layouts"]:
         print(f"{row['id'][:16]}  {row['name']:<24} {row['created_at']}  by {row['created_by']}")
     return 0
 
 
-def _layout_diff(http: httpx.Client, args: argparse.Namespace) -> int:
-    body = _call(http.get(f"/v1/layouts/{args.a}/diff/{args.b}"))
+def _layout_diff(api: Client, args: argparse.Namespace) -> int:
+    body = api.call("GET", f"/v1/layouts/{args.a}/diff/{args.b}")
     print(
         f"{body['from'][:16]} -> {body['to'][:16]}: {len(body['squares'])} squares, "
         f"{len(body['letters'])} letters differ"
@@ -184,37 +195,37 @@ def _layout_diff(http: httpx.Client, args: argparse.Namespace) -> int:
     return 0
 
 
-def _rejudge(http: httpx.Client, args: argparse.Namespace) -> int:
+def _rejudge(api: Client, args: argparse.Namespace) -> int:
     if args.action is not None:
         if not args.run_id:
-            raise AdminError(f"rejudge {args.action} needs the run's ID")
+            raise CliError(f"rejudge {args.action} needs the run's ID")
         if args.action == "show":
-            print_preview(_call(http.get(f"/v1/rejudges/{args.run_id}")))
+            print_preview(api.call("GET", f"/v1/rejudges/{args.run_id}"))
             return 0
-        body = _call(http.post(f"/v1/rejudges/{args.run_id}/{args.action}"))
+        body = api.call("POST", f"/v1/rejudges/{args.run_id}/{args.action}")
         print(f"rejudge {body['id']}: {body['state']}")
         return 0
     if not (args.contest and args.lexicon):
-        raise AdminError("rejudge needs --contest and --lexicon (or show|apply|cancel ID)")
+        raise CliError("rejudge needs --contest and --lexicon (or show|apply|cancel ID)")
     request = {"lexicon": args.lexicon, "mode": "affected" if args.affected else "full"}
     if args.layout:
         request["layout"] = args.layout
-    run = _call(http.post(f"/v1/contests/{args.contest}/rejudges", json=request))
+    run = api.call("POST", f"/v1/contests/{args.contest}/rejudges", json_body=request)
     print(f"rejudge {run['id']} ({run['mode']}) {'started' if run['created'] else 'already open'}")
-    shown = follow(http, run["id"], args.timeout)
+    shown = follow(api, run["id"], args.timeout)
     print_preview(shown)
     if args.apply and shown["state"] == "ready":
-        body = _call(http.post(f"/v1/rejudges/{run['id']}/apply"))
+        body = api.call("POST", f"/v1/rejudges/{run['id']}/apply")
         print(f"applied: the contest is judged with {body['lexicon'][:16]} / {body['layout'][:16]}")
     return 0 if shown["state"] in ("ready", "applied") else 1
 
 
-def follow(http: httpx.Client, run_id: str, timeout: float) -> dict[str, Any]:
+def follow(api: Client, run_id: str, timeout: float) -> dict[str, Any]:
     """Redraw a progress bar (count, rate, ETA) until the run is no longer running."""
     started = time.monotonic()
     first_done: int | None = None
     while True:
-        run = _call(http.get(f"/v1/rejudges/{run_id}"))
+        run = api.call("GET", f"/v1/rejudges/{run_id}")
         elapsed = time.monotonic() - started
         first_done = run["done"] if first_done is None else first_done
         rate = (run["done"] - first_done) / elapsed if elapsed > 0 else 0.0

@@ -1,44 +1,25 @@
-"""Contestant client for the HTTP API: `tilejudge submit` and `tilejudge leaderboard`.
+"""Contestant commands over the HTTP API: `tilejudge submit` and `tilejudge leaderboard`.
 
 Errors from the server are printed as it sent them (`{"error", "detail"}`) and exit with 2.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, TextIO
 
 import httpx
 
-DEFAULT_URL = "http://127.0.0.1:8000"
-# Generous read timeout: an upload of the 2 MiB limit over a slow link still fits.
-TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+from cli.options import EXIT_NOT_JUDGED, EXIT_OK, Role, fail, resolve
+from infra import api_client
+from infra.api_client import ApiError, Client, Retry
+from infra.settings import ClientSettings, SettingsError
+
 FINAL_STATES = frozenset({"judged", "failed"})
-EXIT_OK, EXIT_NOT_JUDGED, EXIT_ERROR = 0, 1, 2
-
-
-# An upload is sent again after these (and after no answer at all): the server answers the
-# same bytes from the same team with the same submission, even past the deadline when the first
-# copy came in time, so sending again never makes a second one.
-RETRYABLE_STATUS = frozenset({429, 502, 503, 504})
-SUBMIT_ATTEMPTS = 5
-FIRST_PAUSE_S, LONGEST_PAUSE_S = 0.5, 10.0
-
-
-class ClientError(Exception):
-    """Something the user can fix (bad token, closed contest, server unreachable, ...)."""
-
-    def __init__(
-        self, message: str, *, retryable: bool = False, retry_after: float | None = None
-    ) -> None:
-        super().__init__(message)
-        self.retryable = retryable  # no answer, or one that says to try again later
-        self.retry_after = retry_after
+SUBMIT_ATTEMPTS = Retry().attempts
 
 
 @dataclass(frozen=True)
@@ -52,111 +33,6 @@ class Poll:
     clock: Callable[[], float] = field(default=time.monotonic)
 
 
-def describe_error(response: httpx.Response) -> str:
-    """The server's `{"error", "detail"}` as one line, or its raw text if it sent no JSON."""
-    try:
-        body = response.json()
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and "error" in body:
-        text = f"{body['error']}: {body.get('detail', '')}".rstrip(": ")
-    else:
-        text = response.text.strip()[:300] or response.reason_phrase
-    retry_after = response.headers.get("Retry-After")
-    suffix = f" (retry after {retry_after} s)" if retry_after else ""
-    return f"HTTP {response.status_code} {text}{suffix}"
-
-
-def open_client(url: str, transport: httpx.BaseTransport | None = None) -> httpx.Client:
-    return httpx.Client(base_url=url, timeout=TIMEOUT, transport=transport)
-
-
-class Api:
-    """The few calls a contestant makes, each returning the decoded JSON body."""
-
-    def __init__(self, http: httpx.Client) -> None:
-        self._http = http
-
-    def submit(self, contest: str, token: str, data: bytes) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {token}", "Content-Type": "text/plain"}
-        url = f"/v1/contests/{contest}/submissions"
-        return self._json(lambda: self._http.post(url, content=data, headers=headers))
-
-    def submission(self, submission_id: str, token: str) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {token}"}
-        url = f"/v1/submissions/{submission_id}"
-        return self._json(lambda: self._http.get(url, headers=headers))
-
-    def leaderboard(self, contest: str) -> dict[str, Any]:
-        return self._json(lambda: self._http.get(f"/v1/contests/{contest}/leaderboard"))
-
-    def delete_team(self, team_id: str, admin_token: str) -> dict[str, Any]:
-        headers = {"Authorization": f"Bearer {admin_token}"}
-        return self._json(lambda: self._http.delete(f"/v1/teams/{team_id}", headers=headers))
-
-    def _json(self, call: Callable[[], httpx.Response]) -> dict[str, Any]:
-        try:
-            response = call()
-        except httpx.HTTPError as exc:
-            reason = str(exc) or type(exc).__name__
-            raise ClientError(
-                f"cannot reach {self._http.base_url}: {reason}", retryable=True
-            ) from exc
-        if response.is_error:
-            raise ClientError(
-                describe_error(response),
-                retryable=response.status_code in RETRYABLE_STATUS,
-                retry_after=_seconds(response.headers.get("Retry-After")),
-            )
-        try:
-            body = response.json()
-        except ValueError:
-            raise ClientError(f"HTTP {response.status_code}: the answer is not JSON") from None
-        if not isinstance(body, dict):
-            raise ClientError(f"HTTP {response.status_code}: expected a JSON object")
-        return body
-
-
-def submit_retrying(
-    api: Api, contest: str, token: str, data: bytes, poll: Poll, err: TextIO, attempts: int
-) -> dict[str, Any]:
-    """Upload, and again after no answer or a 429/502/503/504, pausing 0.5, 1, 2, 4 s (or as
-    long as Retry-After says, at most 10 s) between attempts; each retry is said on `err`."""
-    attempt = 1
-    while True:
-        try:
-            return api.submit(contest, token, data)
-        except ClientError as exc:
-            if not exc.retryable or attempt >= attempts:
-                raise
-            pause = (
-                FIRST_PAUSE_S * 2 ** (attempt - 1) if exc.retry_after is None else exc.retry_after
-            )
-            pause = min(pause, LONGEST_PAUSE_S)
-            attempt += 1
-            err.write(f"tilejudge: {exc}; sending again in {pause:g} s ({attempt} of {attempts})\n")
-            err.flush()
-            poll.sleep(pause)
-
-
-def _seconds(header: str | None) -> float | None:
-    return float(header) if header is not None and header.strip().isdigit() else None
-
-
-def wait_for_result(api: Api, submission_id: str, token: str, poll: Poll) -> dict[str, Any]:
-    """The submission once judged or failed; the last state seen if `poll.timeout` runs out."""
-    deadline = poll.clock() + poll.timeout
-    while True:
-        status = api.submission(submission_id, token)
-        if status.get("state") in FINAL_STATES or poll.clock() >= deadline:
-            return status
-        poll.sleep(poll.interval)
-
-
-def resolve_url(given: str | None, environ: Mapping[str, str]) -> str:
-    return (given or environ.get("TILEJUDGE_URL") or DEFAULT_URL).rstrip("/")
-
-
 def run_submit(
     data: bytes,
     contest: str,
@@ -164,7 +40,7 @@ def run_submit(
     url: str | None,
     wait: bool,
     *,
-    environ: Mapping[str, str] = os.environ,
+    environ: Mapping[str, str],
     out: TextIO | None = None,
     err: TextIO | None = None,
     poll: Poll = Poll(),
@@ -174,20 +50,21 @@ def run_submit(
     """`tilejudge submit`: upload (again, after no answer or a busy server), print the receipt,
     and with `wait` the result."""
     out, err = out or sys.stdout, err or sys.stderr  # looked up late, so redirection works
-    token = token or environ.get("TILEJUDGE_TOKEN")
-    if not token:
-        return _fail(err, "no team token: pass --token or set TILEJUDGE_TOKEN")
-    with open_client(resolve_url(url, environ), transport) as http:
-        api = Api(http)
+    try:
+        target = resolve(ClientSettings.from_env(environ), Role.TEAM, url=url, token=token)
+    except SettingsError as exc:
+        return fail(err, str(exc))
+    retry = Retry(attempts=attempts, sleep=poll.sleep, clock=poll.clock)
+    with api_client.connect(target.url, target.token, transport=transport) as api:
         try:
-            receipt = submit_retrying(api, contest, token, data, poll, err, attempts)
+            receipt = submit_retrying(api, contest, data, retry, err)
             out.write(format_receipt(receipt))
             out.flush()  # the receipt is proof of upload: show it even if waiting is cut short
             if not wait:
                 return EXIT_OK
-            status = wait_for_result(api, str(receipt["id"]), token, poll)
-        except ClientError as exc:
-            return _fail(err, str(exc))
+            status = wait_for_result(api, str(receipt["id"]), poll)
+        except ApiError as exc:
+            return fail(err, str(exc))
     out.write(format_result(status))
     if status.get("state") == "judged":
         return EXIT_OK
@@ -196,61 +73,52 @@ def run_submit(
     return EXIT_NOT_JUDGED
 
 
+def submit_retrying(
+    api: Client, contest: str, data: bytes, retry: Retry, err: TextIO
+) -> dict[str, Any]:
+    """The receipt of an upload sent by the retry policy; each retry is said on `err`."""
+
+    def announce(exc: ApiError, pause: float, attempt: int) -> None:
+        err.write(
+            f"tilejudge: {exc}; sending again in {pause:g} s ({attempt} of {retry.attempts})\n"
+        )
+        err.flush()
+
+    return retry.run(lambda: api.submit(contest, data).json(), announce=announce)
+
+
+def wait_for_result(api: Client, submission_id: str, poll: Poll) -> dict[str, Any]:
+    """The submission once judged or failed; the last state seen if `poll.timeout` runs out."""
+    deadline = poll.clock() + poll.timeout
+    while True:
+        status = api.call("GET", f"/v1/submissions/{submission_id}")
+        if status.get("state") in FINAL_STATES or poll.clock() >= deadline:
+            return status
+        poll.sleep(poll.interval)
+
+
 def run_leaderboard(
     contest: str,
     url: str | None,
     *,
-    environ: Mapping[str, str] = os.environ,
+    environ: Mapping[str, str],
     out: TextIO | None = None,
     err: TextIO | None = None,
     transport: httpx.BaseTransport | None = None,
 ) -> int:
     """`tilejudge leaderboard`: print the contest's ranking as a table."""
     out, err = out or sys.stdout, err or sys.stderr
-    with open_client(resolve_url(url, environ), transport) as http:
+    try:
+        target = resolve(ClientSettings.from_env(environ), Role.PUBLIC, url=url)
+    except SettingsError as exc:
+        return fail(err, str(exc))
+    with api_client.connect(target.url, transport=transport) as api:
         try:
-            board = Api(http).leaderboard(contest)
-        except ClientError as exc:
-            return _fail(err, str(exc))
+            board = api.call("GET", f"/v1/contests/{contest}/leaderboard")
+        except ApiError as exc:
+            return fail(err, str(exc))
     out.write(format_leaderboard(board, contest))
     return EXIT_OK
-
-
-def run_team_delete(
-    team_id: str,
-    url: str | None,
-    admin_token: str | None,
-    *,
-    environ: Mapping[str, str] = os.environ,
-    out: TextIO | None = None,
-    err: TextIO | None = None,
-    transport: httpx.BaseTransport | None = None,
-) -> int:
-    """`tilejudge team delete`: remove a team, its uploads, results and reports."""
-    out, err = out or sys.stdout, err or sys.stderr
-    token = admin_token or environ.get("TILEJUDGE_ADMIN_TOKEN") or _home_admin_token(environ)
-    if not token:
-        return _fail(
-            err,
-            "no admin token: pass --token, set TILEJUDGE_ADMIN_TOKEN, or run beside TILEJUDGE_HOME",
-        )
-    with open_client(resolve_url(url, environ), transport) as http:
-        try:
-            done = Api(http).delete_team(team_id, token)
-        except ClientError as exc:
-            return _fail(err, str(exc))
-    out.write(f"deleted team {done.get('team')} and {done.get('deleted_objects')} stored objects\n")
-    return EXIT_OK
-
-
-def _home_admin_token(environ: Mapping[str, str]) -> str | None:
-    path = Path(environ.get("TILEJUDGE_HOME", "./.tilejudge")) / "admin-token"
-    return path.read_text().strip() if path.is_file() else None
-
-
-def _fail(err: TextIO, message: str) -> int:
-    err.write(f"tilejudge: {message}\n")
-    return EXIT_ERROR
 
 
 def _rows(pairs: list[tuple[str, object]]) -> str:

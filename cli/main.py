@@ -5,27 +5,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import TextIO
 
 from cli import admin as admin_cli
+from cli.options import TOKEN_HELP, URL_HELP, CliError, Role, read_input, resolve
 from infra import lexicon_files
+from infra.settings import ClientSettings, Settings, SettingsError
 from judge import Layout, LayoutError, Lexicon, LexiconError, Report, default_layout, judge
 from judge.generator import WordIndex, generate
 
 
-class CliError(Exception):
-    """A problem the user can fix; printed as one line, exit status 2."""
-
-
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Run one command. Every default comes from `environ` (the process environment when None):
+    nothing below reads os.environ."""
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.run(args))
-    except (CliError, lexicon_files.LexiconNotFound, LexiconError, LayoutError) as exc:
+        return int(args.run(args, os.environ if environ is None else environ))
+    except (
+        CliError,
+        SettingsError,
+        lexicon_files.LexiconNotFound,
+        LexiconError,
+        LayoutError,
+    ) as exc:
         print(f"tilejudge: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
@@ -44,11 +50,11 @@ def _parser() -> argparse.ArgumentParser:
     check.set_defaults(run=_judge)
 
     bot = commands.add_parser("generate", help="write a generated submission to stdout")
-    bot.add_argument("--seed", type=int, required=True)
+    bot.add_argument("--seed", type=int, required=True, help="the same seed, the same moves")
     bot.add_argument("--moves", type=int, required=True, help="at most this many move lines")
     bot.add_argument("--illegal-share", type=float, default=0.0, help="share of illegal lines, 0-1")
-    bot.add_argument("--lexicon")
-    bot.add_argument("--layout")
+    bot.add_argument("--lexicon", help="word list (default: $TILEJUDGE_LEXICON, then the cache)")
+    bot.add_argument("--layout", help="layout JSON file (default: the SPEC layout)")
     bot.set_defaults(run=_generate)
 
     lexicon = commands.add_parser("lexicon", help="word lists")
@@ -63,7 +69,6 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _add_service_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    url_help = "API URL (default: $TILEJUDGE_URL, then http://127.0.0.1:8000)"
     up = commands.add_parser("up", help="run the whole stack in the foreground until Ctrl-C")
     up.add_argument("--demo", action="store_true", help="also load a demo contest and teams")
     up.add_argument("--no-workers", action="store_true", help="start no Celery worker")
@@ -71,26 +76,16 @@ def _add_service_commands(commands: argparse._SubParsersAction[argparse.Argument
 
     submit = commands.add_parser("submit", help="upload a submission to a contest")
     submit.add_argument("file", metavar="FILE", help="submission file ('-' for stdin)")
-    submit.add_argument("--contest", required=True)
-    submit.add_argument("--token", help="the team's token (default: $TILEJUDGE_TOKEN)")
-    submit.add_argument("--url", help=url_help)
+    submit.add_argument("--contest", required=True, help="the contest's id")
+    submit.add_argument("--token", help=TOKEN_HELP[Role.TEAM])
+    submit.add_argument("--url", help=URL_HELP)
     submit.add_argument("--wait", action="store_true", help="wait for the result and print it")
     submit.set_defaults(run=_submit)
 
     board = commands.add_parser("leaderboard", help="print a contest's ranking")
-    board.add_argument("--contest", required=True)
-    board.add_argument("--url", help=url_help)
+    board.add_argument("--contest", required=True, help="the contest's id")
+    board.add_argument("--url", help=URL_HELP)
     board.set_defaults(run=_leaderboard)
-
-    team = commands.add_parser("team", help="organiser actions on teams")
-    team_actions = team.add_subparsers(required=True, metavar="ACTION")
-    delete = team_actions.add_parser("delete", help="delete a team with its uploads and results")
-    delete.add_argument("--team", required=True, help="the team's id")
-    delete.add_argument("--url", help=url_help)
-    delete.add_argument(
-        "--token", help="admin token (default: $TILEJUDGE_ADMIN_TOKEN, then the home's file)"
-    )
-    delete.set_defaults(run=_team_delete)
 
 
 def _add_load_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -103,9 +98,7 @@ def _add_load_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     load.add_argument("--uploads", type=int, required=True, help="how many uploads (N)")
     load.add_argument("--concurrency", type=int, required=True, help="concurrent clients (K)")
     load.add_argument("--teams", type=int, required=True, help="new teams to spread them over (T)")
-    load.add_argument(
-        "--admin-token", help="default: $TILEJUDGE_ADMIN_TOKEN, then $TILEJUDGE_HOME/admin-token"
-    )
+    load.add_argument("--admin-token", help=TOKEN_HELP[Role.ADMIN])
     load.add_argument(
         "--timeout", type=float, default=600.0, help="seconds for uploads and results (600)"
     )
@@ -117,25 +110,19 @@ def _add_load_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     load.set_defaults(run=_load)
 
 
-def _load_rules(lexicon_path: str | None, layout_path: str | None) -> tuple[Lexicon, Layout]:
-    lexicon = lexicon_files.load(lexicon_files.resolve(lexicon_path))
-    layout = Layout.from_json(_read(layout_path)) if layout_path else default_layout()
+def _load_rules(
+    lexicon_path: str | None, layout_path: str | None, environ: Mapping[str, str]
+) -> tuple[Lexicon, Layout]:
+    settings = ClientSettings.from_env(environ)
+    lexicon = lexicon_files.load(lexicon_files.resolve(lexicon_path, settings))
+    layout = Layout.from_json(read_input(layout_path)) if layout_path else default_layout()
     return lexicon, layout
 
 
-def _read(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    try:
-        return Path(path).read_bytes()
-    except OSError as exc:
-        raise CliError(f"cannot read {path}: {exc.strerror}") from exc
-
-
-def _judge(args: argparse.Namespace) -> int:
+def _judge(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     # Every file is read before any is judged: a missing one fails the command before output.
-    submissions = [(name, _read(name)) for name in args.files]
-    lexicon, layout = _load_rules(args.lexicon, args.layout)
+    submissions = [(name, read_input(name)) for name in args.files]
+    lexicon, layout = _load_rules(args.lexicon, args.layout, environ)
     for name, data in submissions:
         report = judge(data, lexicon, layout)
         if args.json:
@@ -162,12 +149,12 @@ def print_human(name: str, data: bytes, report: Report, out: TextIO) -> None:
         out.write(f"  line {verdict.line}: {shown!r}: {verdict.detail} [{verdict.reason}]\n")
 
 
-def _generate(args: argparse.Namespace) -> int:
+def _generate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     if not 0.0 <= args.illegal_share <= 1.0:
         raise CliError("--illegal-share must be between 0 and 1")
     if args.moves < 0:
         raise CliError("--moves must be 0 or more")
-    lexicon, layout = _load_rules(args.lexicon, args.layout)
+    lexicon, layout = _load_rules(args.lexicon, args.layout, environ)
     data = generate(
         WordIndex.build(lexicon.words),
         layout,
@@ -179,8 +166,8 @@ def _generate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _fetch(args: argparse.Namespace) -> int:
-    for path in lexicon_files.fetch():
+def _fetch(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    for path in lexicon_files.fetch(ClientSettings.from_env(environ).lexicon_cache):
         print(path)
     return 0
 
@@ -189,42 +176,30 @@ def _fetch(args: argparse.Namespace) -> int:
 # pay for httpx, boto3 and friends.
 
 
-def _up(args: argparse.Namespace) -> int:
-    from devstack.stack import run_stack
-    from infra.settings import Settings, SettingsError
+def _up(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    from devstack.up import run_stack
 
-    try:
-        settings = Settings.from_env()
-    except SettingsError as exc:
-        raise CliError(str(exc)) from exc
+    settings = Settings.from_env(environ)
     return run_stack(settings, demo=args.demo, workers=not args.no_workers)
 
 
-def _submit(args: argparse.Namespace) -> int:
+def _submit(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     from cli import client
 
-    data = _read(args.file)
-    return client.run_submit(data, args.contest, args.token, args.url, args.wait)
+    data = read_input(args.file)
+    return client.run_submit(data, args.contest, args.token, args.url, args.wait, environ=environ)
 
 
-def _leaderboard(args: argparse.Namespace) -> int:
+def _leaderboard(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     from cli import client
 
-    return client.run_leaderboard(args.contest, args.url)
+    return client.run_leaderboard(args.contest, args.url, environ=environ)
 
 
-def _team_delete(args: argparse.Namespace) -> int:
-    from cli import client
-
-    return client.run_team_delete(args.team, args.url, args.token)
-
-
-def _load(args: argparse.Namespace) -> int:
-    import os
-
-    import httpx
-
+def _load(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     from devstack import load
+    from devstack.plan import LoadError, Plan, check_loopback
+    from infra.api_client import ApiError
 
     bounds = {
         "--uploads": (args.uploads, 1, 100_000),
@@ -237,24 +212,29 @@ def _load(args: argparse.Namespace) -> int:
     for flag, (value, low, high) in bounds.items():
         if not low <= value <= high:
             raise CliError(f"{flag} must be between {low} and {high}, not {value}")
+    settings = ClientSettings.from_env(environ)
     try:
-        plan = load.Plan(
-            url=load.check_loopback(args.url),
+        url = check_loopback(args.url)
+        target = resolve(
+            settings, Role.ADMIN, url=url, token=args.admin_token, flag="--admin-token"
+        )
+        assert target.token is not None  # resolve raises when there is none
+        plan = Plan(
+            url=url,
             contest=args.contest,
             uploads=args.uploads,
             concurrency=args.concurrency,
             teams=args.teams,
-            admin_token=load.admin_token(args.admin_token, os.environ),
+            admin_token=target.token,
             timeout=args.timeout,
             seed=args.seed,
             moves=args.moves,
             retries=args.retries,
         )
-        return load.run(plan)
-    except load.LoadError as exc:
+        lexicon = lexicon_files.load(lexicon_files.resolve(None, settings))
+        return load.run(plan, lexicon)
+    except (LoadError, ApiError) as exc:
         raise CliError(str(exc)) from exc
-    except httpx.HTTPError as exc:
-        raise CliError(f"cannot reach {args.url}: {exc or type(exc).__name__}") from exc
 
 
 if __name__ == "__main__":

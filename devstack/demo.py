@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import json
 import os
-import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from cli.client import describe_error
+from infra import api_client
+from infra.api_client import ApiError, Client, Retry
 from judge import Lexicon, default_layout
 from judge.generator import WordIndex, generate
 
@@ -25,9 +27,8 @@ LEXICON_NAME = "words_alpha"
 TEAMS = tuple(f"team-{n}" for n in range(1, 6))
 MOVES = 3000
 ILLEGAL_SHARE = 0.1
-# Uploading the word list (~4 MB) and judging are local, but give a slow CI machine room.
-TIMEOUT = httpx.Timeout(60.0, connect=5.0)
-_RATE_LIMIT_RETRIES = 3
+# Uploading the word list (several MB) and judging are local, but give a slow CI machine room.
+TIMEOUT_S = 60.0
 
 
 class DemoError(RuntimeError):
@@ -43,44 +44,43 @@ def load_demo(
 ) -> None:
     """Create (or find again) the demo contest and teams, and upload their submissions once."""
     state_path = home / "demo-teams.json"
-    admin = {"Authorization": f"Bearer {admin_token}"}
-    with httpx.Client(base_url=api_url, timeout=TIMEOUT, transport=transport) as http:
+    with api_client.connect(api_url, admin_token, timeout=TIMEOUT_S, transport=transport) as api:
         words = lexicon_path.read_bytes()
-        lexicon = _upload_lexicon(http, admin, words)
-        created = _ensure_contest(http, admin, lexicon)
+        lexicon = _upload_lexicon(api, words)
+        created = _ensure_contest(api, lexicon)
         # A newly created contest means the old tokens (if any) belong to a wiped database.
         state: dict[str, Any] = (
             {"contest": CONTEST, "teams": {}} if created else _read_state(state_path)
         )
-        _ensure_teams(http, admin, state, state_path)
+        _ensure_teams(api, state, state_path)
         if state.get("submissions"):
             print(f"demo: contest {CONTEST!r} and its teams already exist", flush=True)
         else:
-            state["submissions"] = _upload_all(http, state["teams"], words)
+            state["submissions"] = _upload_all(api, state["teams"], words)
             _write_state(state_path, state)
     print(f"demo: leaderboard at {api_url}/v1/contests/{CONTEST}/leaderboard", flush=True)
     print(f"demo: team tokens in {state_path}", flush=True)
 
 
-def _check(response: httpx.Response, step: str, accept: tuple[int, ...] = ()) -> httpx.Response:
-    if response.is_success or response.status_code in accept:
-        return response
-    raise DemoError(f"{step}: {describe_error(response)}")
+@contextmanager
+def _step(what: str) -> Iterator[None]:
+    """Turns the API's refusal (or silence) into DemoError naming the step."""
+    try:
+        yield
+    except ApiError as exc:
+        raise DemoError(f"{what}: {exc}") from exc
 
 
-def _upload_lexicon(http: httpx.Client, admin: dict[str, str], words: bytes) -> str:
-    response = http.post(
-        "/v1/lexicons",
-        params={"name": LEXICON_NAME},
-        content=words,
-        headers=admin | {"Content-Type": "text/plain"},
-    )
-    _check(response, "uploading the word list", accept=(409,))
-    # Already stored: contests may name a lexicon instead of giving its id.
-    return LEXICON_NAME if response.status_code == 409 else str(response.json()["id"])
+def _upload_lexicon(api: Client, words: bytes) -> str:
+    with _step("uploading the word list"):
+        answer = api.request(
+            "POST", "/v1/lexicons", params={"name": LEXICON_NAME}, content=words, accept=(409,)
+        )
+        # Already stored: contests may name a lexicon instead of giving its id.
+        return LEXICON_NAME if answer.status == 409 else str(answer.json()["id"])
 
 
-def _ensure_contest(http: httpx.Client, admin: dict[str, str], lexicon: str) -> bool:
+def _ensure_contest(api: Client, lexicon: str) -> bool:
     """True if the contest was created now, False if it already existed."""
     now = datetime.now(UTC).replace(microsecond=0)
     body = {
@@ -90,28 +90,29 @@ def _ensure_contest(http: httpx.Client, admin: dict[str, str], lexicon: str) -> 
         "closes_at": _iso(now + timedelta(days=7)),
         "lexicon": lexicon,
     }
-    response = http.post("/v1/contests", json=body, headers=admin)
-    return _check(response, "creating the contest", accept=(409,)).status_code != 409
+    with _step("creating the contest"):
+        return api.request("POST", "/v1/contests", json_body=body, accept=(409,)).status != 409
 
 
-def _ensure_teams(
-    http: httpx.Client, admin: dict[str, str], state: dict[str, Any], state_path: Path
-) -> None:
+def _ensure_teams(api: Client, state: dict[str, Any], state_path: Path) -> None:
     teams: dict[str, dict[str, str]] = state.setdefault("teams", {})
     for name in TEAMS:
         if name in teams:
             continue
-        response = http.post(f"/v1/contests/{CONTEST}/teams", json={"name": name}, headers=admin)
-        if response.status_code == 409:
+        with _step(f"creating {name}"):
+            answer = api.request(
+                "POST", f"/v1/contests/{CONTEST}/teams", json_body={"name": name}, accept=(409,)
+            )
+            body = answer.json() if answer.status != 409 else None
+        if body is None:
             # Its token was shown once, to a run whose state file is gone: nothing to upload as.
             print(f"demo: {name} exists but its token is not in {state_path}; skipping it")
             continue
-        body = _check(response, f"creating {name}").json()
         teams[name] = {"id": str(body["id"]), "token": str(body["token"])}
         _write_state(state_path, state)  # at once: the token cannot be fetched again
 
 
-def _upload_all(http: httpx.Client, teams: dict[str, dict[str, str]], words: bytes) -> list[str]:
+def _upload_all(api: Client, teams: dict[str, dict[str, str]], words: bytes) -> list[str]:
     index = WordIndex.build(Lexicon.from_bytes(words).words)
     layout = default_layout()
     uploaded = []
@@ -123,21 +124,16 @@ def _upload_all(http: httpx.Client, teams: dict[str, dict[str, str]], words: byt
             data = generate(
                 index, layout, seed=number * 100 + attempt, moves=MOVES, illegal_share=ILLEGAL_SHARE
             )
-            receipt = _submit(http, team["token"], data, name)
+            with _step(f"uploading for {name}"):
+                receipt = _submit(api, team["token"], data)
             uploaded.append(str(receipt["id"]))
             print(f"demo: {name} uploaded submission {receipt['id']}", flush=True)
     return uploaded
 
 
-def _submit(http: httpx.Client, token: str, data: bytes, team: str) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {token}", "Content-Type": "text/plain"}
-    for _ in range(_RATE_LIMIT_RETRIES):
-        response = http.post(f"/v1/contests/{CONTEST}/submissions", content=data, headers=headers)
-        if response.status_code != 429:
-            break
-        time.sleep(min(float(response.headers.get("Retry-After", "1")), 10.0))
-    body: dict[str, Any] = _check(response, f"uploading for {team}").json()
-    return body
+def _submit(api: Client, token: str, data: bytes) -> dict[str, Any]:
+    """An upload, sent again by the client's retry policy after no answer or a busy server."""
+    return Retry().run(lambda: api.submit(CONTEST, data, token=token).json())
 
 
 def _read_state(path: Path) -> dict[str, Any]:

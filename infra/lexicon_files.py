@@ -8,12 +8,11 @@ checked against the digest in the MANIFEST.
 from __future__ import annotations
 
 import hashlib
-import os
 import urllib.request
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.settings import ClientSettings
 from judge import Lexicon
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -45,11 +44,6 @@ class LexiconNotFound(RuntimeError):
     """No word list where one was asked for or expected."""
 
 
-def cache_dir(environ: Mapping[str, str] = os.environ) -> Path:
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(environ.get("TILEJUDGE_LEXICON_CACHE", str(Path(base) / "tilejudge")))
-
-
 def shared_lexicons() -> Path | None:
     for candidate in (
         PROJECT_ROOT.parent / "shared" / "lexicons",
@@ -60,14 +54,17 @@ def shared_lexicons() -> Path | None:
     return None
 
 
-def resolve(path: str | None, environ: Mapping[str, str] = os.environ) -> Path:
-    """The word list to judge with: --lexicon, else $TILEJUDGE_LEXICON, else the cache."""
+def resolve(path: str | None, settings: ClientSettings | None = None) -> Path:
+    """The word list to judge with: --lexicon, else $TILEJUDGE_LEXICON, else the cache.
+    Without `settings`, those of the process environment."""
+    if settings is None:
+        settings = ClientSettings.from_env()
     if path:
         chosen = Path(path)
-    elif environ.get("TILEJUDGE_LEXICON"):
-        chosen = Path(environ["TILEJUDGE_LEXICON"])
+    elif settings.lexicon is not None:
+        chosen = settings.lexicon
     else:
-        chosen = cache_dir(environ) / JUDGE_LIST.file
+        chosen = settings.lexicon_cache / JUDGE_LIST.file
         if not chosen.is_file():
             raise LexiconNotFound(
                 f"no lexicon: {chosen} does not exist. Run `make lexicon` to fetch the judge's "
@@ -82,9 +79,9 @@ def load(path: Path) -> Lexicon:
     return Lexicon.from_bytes(path.read_bytes())
 
 
-def fetch(environ: Mapping[str, str] = os.environ) -> list[Path]:
-    """Fill the cache with the known lists, verifying each digest; return their paths."""
-    target = cache_dir(environ)
+def fetch(target: Path) -> list[Path]:
+    """Fill the cache directory `target` with the known lists, verifying each digest; return
+    their paths."""
     target.mkdir(parents=True, exist_ok=True)
     shared = shared_lexicons()
     done = []

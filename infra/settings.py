@@ -1,15 +1,21 @@
 """Settings from an environment mapping: validated, every error names its key.
 
-Whatever is set is used as is; whatever is not (Redis, S3, SQL) is started locally by `up`.
+`Settings` is the stack's: whatever is set is used as is; whatever is not (Redis, S3, SQL) is
+started locally by `up`. `ClientSettings` is what the `tilejudge` command and the dev tools need
+to reach a server and to find word lists on disk.
 """
 
 from __future__ import annotations
 
 import os
+import pwd
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
+
+DEFAULT_URL = "http://127.0.0.1:8000"  # where `tilejudge up` serves the API
 
 
 class SettingsError(ValueError):
@@ -114,6 +120,36 @@ class Settings:
         return self.secret("receipt-key", self.receipt_key)
 
 
+@dataclass(frozen=True)
+class ClientSettings:
+    """What a client of the API reads from the environment: `tilejudge` commands, the demo loader
+    and the load generator (their options, where they have one, take precedence)."""
+
+    url: str  # the API, without a trailing slash
+    team_token: str | None
+    admin_token: str | None
+    home: Path  # where `up` keeps the admin token it generated
+    lexicon: Path | None  # a word list to judge with instead of the cached one
+    lexicon_cache: Path
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> ClientSettings:
+        env = Config(os.environ if environ is None else environ)
+        lexicon = env.optional("TILEJUDGE_LEXICON")
+        # HOME from the mapping, not Path.home() (which reads os.environ), so a test's mapping
+        # decides; the password database only when the mapping has none.
+        user_home = Path(env.optional("HOME") or pwd.getpwuid(os.getuid()).pw_dir)
+        cache_base = Path(env.text("XDG_CACHE_HOME", str(user_home / ".cache")))
+        return cls(
+            url=env.url("TILEJUDGE_URL", DEFAULT_URL),
+            team_token=env.optional("TILEJUDGE_TOKEN"),
+            admin_token=env.optional("TILEJUDGE_ADMIN_TOKEN"),
+            home=Path(env.text("TILEJUDGE_HOME", "./.tilejudge")).resolve(),
+            lexicon=Path(lexicon) if lexicon else None,
+            lexicon_cache=Path(env.text("TILEJUDGE_LEXICON_CACHE", str(cache_base / "tilejudge"))),
+        )
+
+
 class Config:
     """Typed reads from a mapping; a bad value raises SettingsError naming the key."""
 
@@ -140,3 +176,10 @@ class Config:
         if (low is not None and value < low) or (high is not None and value > high):
             raise SettingsError(f"{key} must be between {low} and {high}, not {value}")
         return value
+
+    def url(self, key: str, default: str) -> str:
+        value = self.text(key, default)
+        parts = urlsplit(value)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SettingsError(f"{key} must be an http:// or https:// URL, not {value!r}")
+        return value.rstrip("/")

@@ -26,25 +26,18 @@ import httpx
 import redis
 
 from core import clock
+from devstack.burst import Burst, run_burst
 from devstack.children import (  # what `up` runs
     api_argv,
     migrate,
     register_judge_lexicon,
     worker_argv,
 )
-from devstack.load import (
-    Burst,
-    Corpus,
-    Plan,
-    build_corpus,
-    event_mark,
-    follow_events,
-    prepare,
-    run_burst,
-    verify,
-)
+from devstack.load import prepare
+from devstack.plan import Corpus, Plan, build_corpus
 from devstack.ports import free_port
 from devstack.process import Service
+from devstack.proof import event_mark, follow_events, verify
 from devstack.redis_server import start_redis
 from devstack.seaweedfs import start_seaweedfs
 from infra import lexicon_files

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from devstack.load import Burst, Corpus
+from devstack.burst import Burst
+from devstack.plan import Corpus
 from judge import Lexicon
 from tests.fault.harness import (
     VISIBILITY_TIMEOUT_S,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.client import run_team_delete
+from cli.admin import run_team_delete
 from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, drain, open_pipeline
 
 

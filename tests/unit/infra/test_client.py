@@ -17,6 +17,10 @@ import pytest
 from cli import client
 from cli import main as cli
 from cli.client import Poll
+from cli.options import Role, resolve
+from infra import api_client
+from infra.api_client import ApiError, Retry
+from infra.settings import ClientSettings, SettingsError
 
 TOKEN = "team-token"
 RECEIPT = {
@@ -97,7 +101,12 @@ def clock() -> FakeClock:
 
 def submit(api: FakeApi, clock: FakeClock, **kwargs: Any) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
-    options: dict[str, Any] = {"token": TOKEN, "url": "http://127.0.0.1:9", "wait": False}
+    options: dict[str, Any] = {
+        "token": TOKEN,
+        "url": "http://127.0.0.1:9",
+        "wait": False,
+        "environ": {},
+    }
     options |= kwargs
     code = client.run_submit(
         b"0 0 0 2 cat\n",
@@ -274,7 +283,7 @@ def test_the_url_defaults_to_the_local_api_on_port_8000(api: FakeApi, clock: Fak
 def leaderboard(api: FakeApi) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     code = client.run_leaderboard(
-        "demo", "http://127.0.0.1:9", out=out, err=err, transport=api.transport()
+        "demo", "http://127.0.0.1:9", environ={}, out=out, err=err, transport=api.transport()
     )
     return code, out.getvalue(), err.getvalue()
 
@@ -310,8 +319,12 @@ def test_leaderboard_of_an_unknown_contest_exits_2_with_the_detail(api: FakeApi)
 @pytest.fixture
 def routed_to(api: FakeApi, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeApi]:
     """Point the real `tilejudge` entry point at the fake server."""
-    real_open = client.open_client
-    monkeypatch.setattr(client, "open_client", lambda url, _=None: real_open(url, api.transport()))
+    real_connect = api_client.connect
+
+    def connect(*args: Any, **kwargs: Any) -> api_client.Client:
+        return real_connect(*args, **(kwargs | {"transport": api.transport()}))
+
+    monkeypatch.setattr(api_client, "connect", connect)
     monkeypatch.delenv("TILEJUDGE_TOKEN", raising=False)
     monkeypatch.delenv("TILEJUDGE_URL", raising=False)
     yield api
@@ -335,3 +348,51 @@ def test_the_leaderboard_command_prints_the_table(
     routed_to.leaderboard = [{"rank": 1, "team": "t", "score": 5, "received_at": "T"}]
     assert cli.main(["leaderboard", "--contest", "demo"]) == 0
     assert capsys.readouterr().out.splitlines()[1] == "   1  t         5  T"
+
+
+def test_an_admin_token_comes_from_the_option_then_the_environment_then_the_homes_file(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "admin-token").write_text("from-file\n")
+    environ = {"TILEJUDGE_HOME": str(tmp_path), "TILEJUDGE_ADMIN_TOKEN": "from-env"}
+
+    def token(given: str | None, env: dict[str, str]) -> str | None:
+        return resolve(ClientSettings.from_env(env), Role.ADMIN, token=given).token
+
+    assert token("given", environ) == "given"
+    assert token(None, environ) == "from-env"
+    assert token(None, {"TILEJUDGE_HOME": str(tmp_path)}) == "from-file"
+    with pytest.raises(SettingsError, match="pass --admin-token, set TILEJUDGE_ADMIN_TOKEN"):
+        resolve(
+            ClientSettings.from_env({"TILEJUDGE_HOME": str(tmp_path / "none")}),
+            Role.ADMIN,
+            flag="--admin-token",
+        )
+
+
+def test_a_url_in_the_environment_that_is_not_http_names_its_key() -> None:
+    with pytest.raises(SettingsError, match="TILEJUDGE_URL must be an http:// or https:// URL"):
+        ClientSettings.from_env({"TILEJUDGE_URL": "localhost:8000"})
+
+
+def test_the_lexicon_cache_is_under_xdg_cache_home_then_home_unless_set() -> None:
+    assert ClientSettings.from_env({"HOME": "/h"}).lexicon_cache == Path("/h/.cache/tilejudge")
+    xdg = {"HOME": "/h", "XDG_CACHE_HOME": "/x"}
+    assert ClientSettings.from_env(xdg).lexicon_cache == Path("/x/tilejudge")
+    chosen = xdg | {"TILEJUDGE_LEXICON_CACHE": "/c"}
+    assert ClientSettings.from_env(chosen).lexicon_cache == Path("/c")
+
+
+def test_a_retry_whose_pause_would_end_past_the_deadline_is_not_made(clock: FakeClock) -> None:
+    calls = 0
+
+    def busy() -> None:
+        nonlocal calls
+        calls += 1
+        raise ApiError("HTTP 503 unavailable", outcome="503", status=503, retryable=True)
+
+    retry = Retry(attempts=10, first_pause=1.0, sleep=clock.sleep, clock=lambda: clock.now)
+    with pytest.raises(ApiError):
+        retry.run(busy, deadline=3.5)
+    assert clock.sleeps == [1.0, 2.0]  # a third pause (4 s) would end past the deadline
+    assert calls == 3
