@@ -21,6 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from infra import lexicon_files
+from infra.settings import ClientSettings
 from judge import Layout, Lexicon, default_layout
 from judge.generator import WordIndex, generate
 from tests.engines import COMPILED, installed_judge, pure_judge
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"command: python -m benchmarks.judge_bench {shown}".rstrip())
     print(f"python {platform.python_version()} on {_cpu()}; one process (one core)")
     try:
-        path = lexicon_files.resolve(args.lexicon)
+        path = lexicon_files.resolve(args.lexicon, ClientSettings.from_env())
     except lexicon_files.LexiconNotFound as exc:
         print(f"judge_bench: {exc}", file=sys.stderr)
         return 2

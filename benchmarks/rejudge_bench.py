@@ -23,6 +23,7 @@ import httpx
 
 from benchmarks.fixtures import BEFORE_FIX, JUDGE_LIST, open_contest
 from benchmarks.pipeline_bench import drain_rate, pct, seconds, upload_all, wait_judged
+from core.states import OPEN_REJUDGE_STATES, RejudgeMode, RejudgeState
 from judge import Lexicon, default_layout
 from judge.generator import WordIndex, generate
 from tests.conftest import shared_list
@@ -58,7 +59,7 @@ def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, f
     run.raise_for_status()
     while True:
         shown = http.get(f"/v1/rejudges/{run.json()['id']}", headers=stack.admin).json()
-        if shown["state"] != "running":
+        if shown["state"] != RejudgeState.RUNNING:
             return shown, time.monotonic() - started
         time.sleep(0.05)  # a poll costs the API ~2 ms; coarser polls blur a 5 s run
 
@@ -109,7 +110,7 @@ def main() -> None:
 
         probe = [b"0 0 1 0 at\n" + bytes(str(n), "ascii") + b"\n" for n in range(PROBES)]
         quiet = live_latencies(http, stack, tokens, probe, rate=PROBE_RATE)
-        full_run, full_time = rejudge(http, stack, "full")
+        full_run, full_time = rejudge(http, stack, RejudgeMode.FULL)
         print(
             f"full rejudge: {full_run['total']} in {full_time:.1f} s = {full_run['total'] / full_time:7.1f} "
             f"submissions/s; ratio to live {full_run['total'] / full_time / live:.2f}"
@@ -126,7 +127,7 @@ def main() -> None:
         ended: list[float] = []
 
         def full_rejudge() -> None:
-            rejudge(http, stack, "full")
+            rejudge(http, stack, RejudgeMode.FULL)
             ended.append(time.monotonic())
 
         second_full = threading.Thread(target=full_rejudge)
@@ -146,11 +147,11 @@ def main() -> None:
             + ("" if ended[0] > probes_ended else " (NB: the rejudge ended before the probes did)")
         )
         runs = http.get("/v1/contests/bench/rejudges", headers=stack.admin).json()["rejudges"]
-        forget_run(stack, next(r for r in runs if r["state"] in ("running", "ready")))
+        forget_run(stack, next(r for r in runs if r["state"] in OPEN_REJUDGE_STATES))
 
         times = []
         for _ in range(args.affected_runs):
-            affected_run, affected_time = rejudge(http, stack, "affected")
+            affected_run, affected_time = rejudge(http, stack, RejudgeMode.AFFECTED)
             affected_changes = http.get(
                 f"/v1/rejudges/{affected_run['id']}", headers=stack.admin
             ).json()

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from cli.options import EXIT_OK, CliError, Role, add_server_options, fail, read_input, resolve
+from core.states import RejudgeMode, RejudgeState
 from infra.settings import ClientSettings, SettingsError
 
 if TYPE_CHECKING:  # the client is imported when a command runs: `tilejudge judge` needs no httpx
@@ -207,17 +208,20 @@ def _rejudge(api: Client, args: argparse.Namespace) -> int:
         return 0
     if not (args.contest and args.lexicon):
         raise CliError("rejudge needs --contest and --lexicon (or show|apply|cancel ID)")
-    request = {"lexicon": args.lexicon, "mode": "affected" if args.affected else "full"}
+    request = {
+        "lexicon": args.lexicon,
+        "mode": RejudgeMode.AFFECTED if args.affected else RejudgeMode.FULL,
+    }
     if args.layout:
         request["layout"] = args.layout
     run = api.call("POST", f"/v1/contests/{args.contest}/rejudges", json_body=request)
     print(f"rejudge {run['id']} ({run['mode']}) {'started' if run['created'] else 'already open'}")
     shown = follow(api, run["id"], args.timeout)
     print_preview(shown)
-    if args.apply and shown["state"] == "ready":
+    if args.apply and shown["state"] == RejudgeState.READY:
         body = api.call("POST", f"/v1/rejudges/{run['id']}/apply")
         print(f"applied: the contest is judged with {body['lexicon'][:16]} / {body['layout'][:16]}")
-    return 0 if shown["state"] in ("ready", "applied") else 1
+    return 0 if shown["state"] in (RejudgeState.READY, RejudgeState.APPLIED) else 1
 
 
 def follow(api: Client, run_id: str, timeout: float) -> dict[str, Any]:
@@ -238,7 +242,7 @@ def follow(api: Client, run_id: str, timeout: float) -> dict[str, Any]:
             f"  {rate:7.1f}/s  ETA {eta}  ({run['carried']} carried over)  "
         )
         sys.stderr.flush()
-        if run["state"] != "running" or elapsed > timeout:
+        if run["state"] != RejudgeState.RUNNING or elapsed > timeout:
             sys.stderr.write("\n")
             return run
         time.sleep(POLL_SECONDS)

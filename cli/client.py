@@ -14,11 +14,12 @@ from typing import Any, TextIO
 import httpx
 
 from cli.options import EXIT_NOT_JUDGED, EXIT_OK, Role, fail, resolve
+from core.states import SubmissionState
 from infra import api_client
 from infra.api_client import ApiError, Client, Retry
 from infra.settings import ClientSettings, SettingsError
 
-FINAL_STATES = frozenset({"judged", "failed"})
+FINAL_STATES = frozenset({SubmissionState.JUDGED, SubmissionState.FAILED})
 SUBMIT_ATTEMPTS = Retry().attempts
 
 
@@ -66,7 +67,7 @@ def run_submit(
         except ApiError as exc:
             return fail(err, str(exc))
     out.write(format_result(status))
-    if status.get("state") == "judged":
+    if status.get("state") == SubmissionState.JUDGED:
         return EXIT_OK
     if status.get("state") not in FINAL_STATES:
         err.write(f"tilejudge: no result within {poll.timeout:.0f} s; it is still being judged\n")

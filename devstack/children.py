@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from devstack.ports import LOOPBACK
-from infra.settings import Settings
+from infra.settings import ClientSettings, Settings
 
 # Longer than clients keep an idle connection (httpx: 5 s), so the client, not the server, ends
 # an idle one: with both at 5 s a client could send its next upload just as the server closed
@@ -73,7 +73,7 @@ def register_judge_lexicon(settings: Settings, s3_endpoint: str, database_url: s
     from judge import Lexicon
 
     try:
-        path = lexicon_files.resolve(None)
+        path = lexicon_files.resolve(None, ClientSettings.from_env())
     except lexicon_files.LexiconNotFound:
         return
     wired = replace(settings, s3_endpoint=s3_endpoint, database_url=database_url)

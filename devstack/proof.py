@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 
 from core import clock
+from core.states import SubmissionState
 from devstack.burst import Burst, Upload
 from devstack.plan import Corpus, Plan
 from infra.api_client import ApiError, Client, Retry
@@ -99,7 +100,7 @@ def _result_problem(api: Client, upload: Upload, corpus: Corpus) -> str | None:
         return f"{name}: {exc}"
     want = corpus.expected[upload.index]
     got = (doc["state"], doc["score"], doc["lexicon"], doc["layout"])
-    if got != ("judged", want, corpus.lexicon.id, default_layout().id):
+    if got != (SubmissionState.JUDGED, want, corpus.lexicon.id, default_layout().id):
         return f"{name}: {got}, offline judge {want}"
     return None
 

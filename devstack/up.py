@@ -25,7 +25,7 @@ from devstack.process import Service, ServiceStartError
 from devstack.redis_server import start_redis
 from devstack.seaweedfs import start_seaweedfs
 from devstack.stack import Child, Stack, StackError, death_notice, supervise
-from infra.settings import Settings
+from infra.settings import ClientSettings, Settings
 
 # /readyz answers 200 once the API reaches Redis, S3 and the SQL store; a first start (imports,
 # one process per API worker) is slow on a loaded machine. Past this `up` stops with the API's log.
@@ -92,7 +92,7 @@ class _SignalHandler:
 def _demo_lexicon() -> Path:
     from infra import lexicon_files
 
-    return lexicon_files.resolve(None)
+    return lexicon_files.resolve(None, ClientSettings.from_env())
 
 
 def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: bool) -> NoReturn:
@@ -126,7 +126,7 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
 
         try:
             load_demo(api_url, admin_token, lexicon_path, home)
-        except (DemoError, httpx.HTTPError) as exc:
+        except DemoError as exc:
             raise StackError(f"the demo could not be loaded: {exc}") from exc
     supervise(stack)
 

@@ -54,11 +54,8 @@ def shared_lexicons() -> Path | None:
     return None
 
 
-def resolve(path: str | None, settings: ClientSettings | None = None) -> Path:
-    """The word list to judge with: --lexicon, else $TILEJUDGE_LEXICON, else the cache.
-    Without `settings`, those of the process environment."""
-    if settings is None:
-        settings = ClientSettings.from_env()
+def resolve(path: str | None, settings: ClientSettings) -> Path:
+    """The word list to judge with: --lexicon, else $TILEJUDGE_LEXICON, else the cache."""
     if path:
         chosen = Path(path)
     elif settings.lexicon is not None:

@@ -41,7 +41,7 @@ from devstack.proof import event_mark, follow_events, verify
 from devstack.redis_server import start_redis
 from devstack.seaweedfs import start_seaweedfs
 from infra import lexicon_files
-from infra.settings import Settings
+from infra.settings import ClientSettings, Settings
 from judge import Lexicon
 from tests.stack_process import children_of
 
@@ -289,7 +289,9 @@ def _prepare_store(settings: Settings) -> None:
     """What `up` does before it starts the API, with `up`'s own steps: migrate, make the
     secrets, register the list (before the worker starts, so its parent preloads it)."""
     assert settings.s3_endpoint is not None
-    lexicon_files.resolve(None)  # fail here, not in a judge, if the list is missing
+    lexicon_files.resolve(
+        None, ClientSettings.from_env()
+    )  # fail here, not in a judge, if the list is missing
     migrate(settings.resolved_database_url())
     settings.admin_token_value()
     settings.receipt_key_value()
