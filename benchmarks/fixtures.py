@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 
 from core import clock
+from devstack.plan import Plan
 from judge import Lexicon
 from tests.conftest import shared_list
 from tests.stack_process import RunningStack, running_stack
@@ -69,3 +70,34 @@ def open_contest(
         ).json()["token"]
         for n in range(teams)
     ]
+
+
+@contextmanager
+def intake_stack(prefix: str, api_workers: int) -> Iterator[RunningStack]:
+    """A stack for intake's benchmarks: no rate limit, `api_workers` API processes, 2 workers."""
+    env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_API_WORKERS": str(api_workers)}
+    with bench_stack(prefix, workers=2, env=env) as stack:
+        yield stack
+
+
+def burst_plan(
+    stack: RunningStack,
+    contest: str,
+    *,
+    uploads: int,
+    concurrency: int,
+    teams: int,
+    moves: int,
+    timeout: float,
+) -> Plan:
+    """A load generator's burst against the stack, as `tilejudge load` plans one."""
+    return Plan(
+        url=stack.url,
+        contest=contest,
+        uploads=uploads,
+        concurrency=concurrency,
+        teams=teams,
+        admin_token=stack.admin_token,
+        timeout=timeout,
+        moves=moves,
+    )

@@ -7,19 +7,15 @@ time (user and kernel) read before and after, per acknowledged upload (prints, a
 from __future__ import annotations
 
 import argparse
-import tempfile
 import time
-from pathlib import Path
 
 import httpx
 import psutil
 
+from benchmarks.fixtures import burst_plan, intake_stack, shared_lexicon
 from devstack.burst import run_burst
 from devstack.load import prepare
-from devstack.plan import Plan, build_corpus
-from judge import Lexicon
-from tests.conftest import shared_list
-from tests.stack_process import running_stack
+from devstack.plan import build_corpus
 
 ROLES = ("uvicorn", "celery", "weed", "redis-server")
 
@@ -46,15 +42,11 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=200)
     parser.add_argument("--api-workers", type=int, default=2, help="API processes")
     args = parser.parse_args()
-    lexicon = Lexicon.from_bytes(shared_list("words_alpha.txt").read_bytes())
-    env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_API_WORKERS": str(args.api_workers)}
-    with (
-        tempfile.TemporaryDirectory(prefix="tj-intake-cpu-") as home,
-        running_stack(Path(home), workers=2, env=env) as stack,
-    ):
-        plan = Plan(
-            url=stack.url, contest="cpu", uploads=args.uploads, concurrency=args.concurrency,
-            teams=50, admin_token=stack.admin_token, timeout=600, moves=120,
+    lexicon = shared_lexicon()
+    with intake_stack("tj-intake-cpu-", args.api_workers) as stack:
+        plan = burst_plan(
+            stack, "cpu", uploads=args.uploads, concurrency=args.concurrency, teams=50,
+            moves=120, timeout=600,
         )  # fmt: skip
         corpus = build_corpus(lexicon, plan)
         with httpx.Client(base_url=stack.url, timeout=60) as http:

@@ -12,23 +12,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import boto3
 import httpx
 
+from benchmarks.fixtures import burst_plan, intake_stack, shared_lexicon
 from devstack.burst import Burst, run_burst
 from devstack.load import percentile, prepare
 from devstack.plan import Plan, build_corpus
 from devstack.proof import event_mark, follow_events, last_result_after, verify
 from infra.blobstore import S3BlobStore, client_config
-from judge import Lexicon
-from tests.conftest import shared_list
-from tests.stack_process import RunningStack, running_stack
+from tests.stack_process import RunningStack
 
 TARGET_RATIO = 0.5
 
@@ -73,22 +70,12 @@ def main() -> int:
     parser.add_argument("--moves", type=int, default=120)
     parser.add_argument("--api-workers", type=int, default=2, help="API processes")
     args = parser.parse_args()
-    lexicon = Lexicon.from_bytes(shared_list("words_alpha.txt").read_bytes())
-    env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_API_WORKERS": str(args.api_workers)}
-    with (
-        tempfile.TemporaryDirectory(prefix="tj-spike-") as home,
-        running_stack(Path(home), workers=2, env=env) as stack,
-    ):
-        plan = Plan(
-            url=stack.url,
-            contest="spike",
-            uploads=args.uploads,
-            concurrency=args.concurrency,
-            teams=args.teams,
-            admin_token=stack.admin_token,
-            timeout=1800,
-            moves=args.moves,
-        )
+    lexicon = shared_lexicon()
+    with intake_stack("tj-spike-", args.api_workers) as stack:
+        plan = burst_plan(
+            stack, "spike", uploads=args.uploads, concurrency=args.concurrency,
+            teams=args.teams, moves=args.moves, timeout=1800,
+        )  # fmt: skip
         began = time.monotonic()
         corpus = build_corpus(lexicon, plan)
         print(

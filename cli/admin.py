@@ -28,29 +28,25 @@ Action = Callable[["Client", argparse.Namespace], int]
 
 
 def add_lexicon_actions(actions: Any) -> None:
-    add = actions.add_parser("add", help="register a word list with the server")
-    add.add_argument("file", metavar="FILE", help="the word list, one word a line ('-' for stdin)")
-    add.add_argument("--name", required=True, help="a name contests can give instead of the id")
-    _common(add, _lexicon_add)
-    _common(actions.add_parser("list", help="word lists the server knows"), _lexicon_list)
-    diff = actions.add_parser("diff", help="words added and removed from A to B (ids or names)")
-    diff.add_argument("a")
-    diff.add_argument("b")
-    _common(diff, _lexicon_diff)
+    _registry_actions(
+        actions,
+        ("register a word list with the server", "the word list, one word a line ('-' for stdin)"),
+        "word lists the server knows",
+        "words added and removed from A to B (ids or names)",
+        (_lexicon_add, _lexicon_list, _lexicon_diff),
+    )
 
 
 def add_commands(commands: Any) -> None:
     layout = commands.add_parser("layout", help="bonus layouts on the server")
     actions = layout.add_subparsers(required=True, metavar="ACTION")
-    add = actions.add_parser("add", help="register a layout JSON file")
-    add.add_argument("file", metavar="FILE", help="the layout JSON ('-' for stdin)")
-    add.add_argument("--name", required=True, help="a name contests can give instead of the id")
-    _common(add, _layout_add)
-    _common(actions.add_parser("list", help="layouts the server knows"), _layout_list)
-    diff = actions.add_parser("diff", help="squares and letters that differ from A to B")
-    diff.add_argument("a")
-    diff.add_argument("b")
-    _common(diff, _layout_diff)
+    _registry_actions(
+        actions,
+        ("register a layout JSON file", "the layout JSON ('-' for stdin)"),
+        "layouts the server knows",
+        "squares and letters that differ from A to B (ids or names)",
+        (_layout_add, _layout_list, _layout_diff),
+    )
 
     rejudge = commands.add_parser(
         "rejudge",
@@ -76,6 +72,25 @@ def add_commands(commands: Any) -> None:
     delete.set_defaults(
         run=lambda args, environ: run_team_delete(args.team, args.url, args.token, environ=environ)
     )
+
+
+def _registry_actions(
+    actions: Any,
+    add_help: tuple[str, str],
+    list_help: str,
+    diff_help: str,
+    handlers: tuple[Action, Action, Action],
+) -> None:
+    """`add FILE --name`, `list` and `diff A B` of a content-addressed registry."""
+    add = actions.add_parser("add", help=add_help[0])
+    add.add_argument("file", metavar="FILE", help=add_help[1])
+    add.add_argument("--name", required=True, help="a name contests can give instead of the id")
+    _common(add, handlers[0])
+    _common(actions.add_parser("list", help=list_help), handlers[1])
+    diff = actions.add_parser("diff", help=diff_help)
+    diff.add_argument("a", metavar="A", help="the older one: id or name")
+    diff.add_argument("b", metavar="B", help="the newer one: id or name")
+    _common(diff, handlers[2])
 
 
 def _common(parser: argparse.ArgumentParser, action: Action) -> None:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -18,7 +16,7 @@ from typing import Any
 import httpx
 
 from infra import api_client
-from infra.api_client import ApiError, Client, Retry
+from infra.api_client import Client, Retry, step
 from judge import Lexicon, default_layout
 from judge.generator import WordIndex, generate
 
@@ -62,17 +60,8 @@ def load_demo(
     print(f"demo: team tokens in {state_path}", flush=True)
 
 
-@contextmanager
-def _step(what: str) -> Iterator[None]:
-    """Turns the API's refusal (or silence) into DemoError naming the step."""
-    try:
-        yield
-    except ApiError as exc:
-        raise DemoError(f"{what}: {exc}") from exc
-
-
 def _upload_lexicon(api: Client, words: bytes) -> str:
-    with _step("uploading the word list"):
+    with step("uploading the word list", DemoError):
         answer = api.request(
             "POST", "/v1/lexicons", params={"name": LEXICON_NAME}, content=words, accept=(409,)
         )
@@ -90,7 +79,7 @@ def _ensure_contest(api: Client, lexicon: str) -> bool:
         "closes_at": _iso(now + timedelta(days=7)),
         "lexicon": lexicon,
     }
-    with _step("creating the contest"):
+    with step("creating the contest", DemoError):
         return api.request("POST", "/v1/contests", json_body=body, accept=(409,)).status != 409
 
 
@@ -99,7 +88,7 @@ def _ensure_teams(api: Client, state: dict[str, Any], state_path: Path) -> None:
     for name in TEAMS:
         if name in teams:
             continue
-        with _step(f"creating {name}"):
+        with step(f"creating {name}", DemoError):
             answer = api.request(
                 "POST", f"/v1/contests/{CONTEST}/teams", json_body={"name": name}, accept=(409,)
             )
@@ -124,7 +113,7 @@ def _upload_all(api: Client, teams: dict[str, dict[str, str]], words: bytes) -> 
             data = generate(
                 index, layout, seed=number * 100 + attempt, moves=MOVES, illegal_share=ILLEGAL_SHARE
             )
-            with _step(f"uploading for {name}"):
+            with step(f"uploading for {name}", DemoError):
                 receipt = _submit(api, team["token"], data)
             uploaded.append(str(receipt["id"]))
             print(f"demo: {name} uploaded submission {receipt['id']}", flush=True)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import secrets
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from typing import Any, TextIO
 
@@ -23,7 +21,7 @@ from core import clock
 from devstack.burst import Burst, run_burst
 from devstack.plan import REQUEST_TIMEOUT_S, LoadError, Plan, build_corpus
 from devstack.proof import event_mark, follow_events, last_result_after, verify
-from infra.api_client import ApiError, Client, describe
+from infra.api_client import Client, describe, step
 from judge import Lexicon, default_layout
 
 LEXICON_NAME = "words_alpha"
@@ -32,7 +30,7 @@ LEXICON_NAME = "words_alpha"
 def prepare(http: httpx.Client, plan: Plan, lexicon: Lexicon) -> list[str]:
     """Find or create the contest (registering the word list if need be); T new teams' tokens."""
     api = plan.client(http)
-    with _step(f"reading contest {plan.contest}"):
+    with step(f"reading contest {plan.contest}", LoadError):
         found = api.request("GET", f"/v1/contests/{plan.contest}", accept=(404,))
     if found.status == 404:
         _create_contest(api, plan, lexicon)
@@ -41,20 +39,11 @@ def prepare(http: httpx.Client, plan: Plan, lexicon: Lexicon) -> list[str]:
     run = secrets.token_hex(3)
     tokens = []
     for n in range(plan.teams):
-        with _step(f"creating team {n}"):
+        with step(f"creating team {n}", LoadError):
             team = {"name": f"load-{run}-{n}"}
             made = api.call("POST", f"/v1/contests/{plan.contest}/teams", json_body=team)
         tokens.append(str(made["token"]))
     return tokens
-
-
-@contextmanager
-def _step(what: str) -> Iterator[None]:
-    """Turns the API's refusal into LoadError naming the set-up step."""
-    try:
-        yield
-    except ApiError as exc:
-        raise LoadError(f"{what}: {exc}") from exc
 
 
 def _create_contest(api: Client, plan: Plan, lexicon: Lexicon) -> None:
@@ -67,7 +56,7 @@ def _create_contest(api: Client, plan: Plan, lexicon: Lexicon) -> None:
         "closes_at": clock.format_time(now + timedelta(seconds=plan.timeout + 86_400)),
     }
     creating = f"creating contest {plan.contest}"
-    with _step(creating):
+    with step(creating, LoadError):
         made = api.request("POST", "/v1/contests", json_body=body, accept=(422,))
     if made.status != 422:
         return
@@ -75,9 +64,9 @@ def _create_contest(api: Client, plan: Plan, lexicon: Lexicon) -> None:
         raise LoadError(f"{creating}: {describe(made)}")
     # That word list is not registered: register the very words the offline judge uses.
     words = "".join(f"{word}\n" for word in sorted(lexicon.words)).encode()
-    with _step(f"registering the word list {lexicon.id[:16]}"):
+    with step(f"registering the word list {lexicon.id[:16]}", LoadError):
         api.call("POST", "/v1/lexicons", params={"name": LEXICON_NAME}, content=words)
-    with _step(creating):
+    with step(creating, LoadError):
         api.call("POST", "/v1/contests", json_body=body)
 
 

