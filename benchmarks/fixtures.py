@@ -3,6 +3,7 @@ contest with its teams made through the HTTP API as an organiser would."""
 
 from __future__ import annotations
 
+import argparse
 import tempfile
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -101,3 +102,11 @@ def burst_plan(
         timeout=timeout,
         moves=moves,
     )
+
+
+def burst_arguments(parser: argparse.ArgumentParser, uploads: int) -> None:
+    """The options every intake benchmark takes: how many uploads, how many at once, and how
+    many API processes take them."""
+    parser.add_argument("--uploads", type=int, default=uploads)
+    parser.add_argument("--concurrency", type=int, default=200)
+    parser.add_argument("--api-workers", type=int, default=2, help="API processes")

@@ -12,7 +12,7 @@ import time
 import httpx
 import psutil
 
-from benchmarks.fixtures import burst_plan, intake_stack, shared_lexicon
+from benchmarks.fixtures import burst_arguments, burst_plan, intake_stack, shared_lexicon
 from devstack.burst import run_burst
 from devstack.load import prepare
 from devstack.plan import build_corpus
@@ -38,9 +38,7 @@ def cpu_times(processes: list[psutil.Process]) -> dict[int, tuple[float, float]]
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--uploads", type=int, default=2000)
-    parser.add_argument("--concurrency", type=int, default=200)
-    parser.add_argument("--api-workers", type=int, default=2, help="API processes")
+    burst_arguments(parser, uploads=2000)
     args = parser.parse_args()
     lexicon = shared_lexicon()
     with intake_stack("tj-intake-cpu-", args.api_workers) as stack:

@@ -19,7 +19,7 @@ from typing import Any
 import boto3
 import httpx
 
-from benchmarks.fixtures import burst_plan, intake_stack, shared_lexicon
+from benchmarks.fixtures import burst_arguments, burst_plan, intake_stack, shared_lexicon
 from devstack.burst import Burst, run_burst
 from devstack.load import percentile, prepare
 from devstack.plan import Plan, build_corpus
@@ -64,11 +64,9 @@ def drain_seconds(burst: Burst, last_result: float | None) -> float | None:
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--uploads", type=int, default=5000)
-    parser.add_argument("--concurrency", type=int, default=200)
+    burst_arguments(parser, uploads=5000)
     parser.add_argument("--teams", type=int, default=50)
     parser.add_argument("--moves", type=int, default=120)
-    parser.add_argument("--api-workers", type=int, default=2, help="API processes")
     args = parser.parse_args()
     lexicon = shared_lexicon()
     with intake_stack("tj-spike-", args.api_workers) as stack:
