@@ -1,26 +1,63 @@
-# Every target bootstraps the project-local virtualenv, so a fresh machine needs only python3.
+# Every target bootstraps the project-local virtualenv, so a fresh machine needs only python3
+# (3.11+, with venv), make, and a C compiler with Python's headers (or TILEJUDGE_PURE=1).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+# What each kind of target needs installed: the runtime alone for `run`, the test and lint tools
+# for `test` and `lint`, psutil besides for the pipeline benchmarks.
+RUNTIME := $(VENV)/.installed
+TOOLS := $(VENV)/.extras-test-lint
+BENCH_TOOLS := $(VENV)/.extras-test-bench
 
-.PHONY: install lexicon browser run test test-fast lint bench bench-pipeline clean
+.DEFAULT_GOAL := install
+.PHONY: install lexicon browser run shell test test-fast lint bench bench-pipeline clean
 
-$(STAMP): pyproject.toml setup.py judge/engine.py
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+$(BIN)/python:
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "tilejudge needs Python 3.11 or newer; run: make PYTHON=python3.11 (or newer)")'
+	@$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); \
+		echo "$(PYTHON) -m venv failed; on Debian or Ubuntu: sudo apt-get install python3-venv" >&2; \
+		exit 1; }
+
+# The judge is compiled with mypyc unless TILEJUDGE_PURE=1; say what is missing before pip does.
+$(RUNTIME): pyproject.toml setup.py judge/engine.py | $(BIN)/python
+	@[ "$$TILEJUDGE_PURE" = 1 ] || $(BIN)/python -c 'import os, shlex, shutil, sys, sysconfig; \
+		cc = shlex.split(sysconfig.get_config_var("CC") or "cc")[0]; \
+		headers = os.path.join(sysconfig.get_paths()["include"], "Python.h"); \
+		missing = [what for what, ok in (("a C compiler (" + cc + ")", shutil.which(cc)), \
+			("Python headers (" + headers + ")", os.path.isfile(headers))) if not ok]; \
+		sys.exit("the compiled judge needs " + " and ".join(missing) \
+			+ "; on Debian or Ubuntu: sudo apt-get install build-essential python3-dev; " \
+			+ "or install the pure-Python judge: TILEJUDGE_PURE=1 make $(or $(MAKECMDGOALS),install)" \
+			if missing else None)'
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -e '.[dev]'
+	$(BIN)/python -m pip install -q -e .
 	touch $@
 
-install: $(STAMP)
+# Optional dependencies by extra name (.extras-test-lint: the test and lint extras), installed
+# beside the runtime without building the project a second time.
+$(VENV)/.extras-%: $(RUNTIME)
+	$(BIN)/python -c 'import sys, tomllib; \
+		extras = tomllib.load(open("pyproject.toml", "rb"))["project"]["optional-dependencies"]; \
+		print("\n".join(r for name in sys.argv[1:] for r in extras[name]))' \
+		$(subst -, ,$*) > $@.txt
+	$(BIN)/python -m pip install -q -r $@.txt
+	touch $@
 
-lexicon: $(STAMP)
+install: $(RUNTIME)
+
+lexicon: $(RUNTIME)
 	$(BIN)/tilejudge lexicon fetch
 
 run: install lexicon
 	$(BIN)/tilejudge up --demo
 
-lint: $(STAMP)
+# A make target cannot change the shell it runs in: this starts a subshell with the virtualenv
+# first on PATH (exit it to leave); `source .venv/bin/activate` does the same in this shell.
+shell: $(RUNTIME)
+	@echo "a shell with $(BIN) first on PATH; exit to leave"
+	@VIRTUAL_ENV="$(CURDIR)/$(VENV)" PATH="$(CURDIR)/$(BIN):$$PATH" $${SHELL:-/bin/sh} -i
+
+lint: $(TOOLS)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
@@ -35,14 +72,14 @@ browser:
 test: lint lexicon browser
 	$(BIN)/pytest
 
-test-fast: $(STAMP)
+test-fast: $(TOOLS)
 	$(BIN)/pytest -m "not slow and not e2e" -x
 
 bench: install lexicon
 	$(BIN)/python -m benchmarks.judge_bench
 
 # The whole stack, several minutes each: figures for BENCHMARKS.md.
-bench-pipeline: install lexicon
+bench-pipeline: $(BENCH_TOOLS) lexicon
 	$(BIN)/python -m benchmarks.pipeline_bench
 	$(BIN)/python -m benchmarks.rejudge_bench
 	$(BIN)/python -m benchmarks.dashboard_bench

@@ -43,6 +43,19 @@ class ContestOut(BaseModel):
     closes_at: str
     lexicon: str
     layout: str
+    status: Literal["upcoming", "open", "closed"] = Field(
+        description="by the server's clock: not yet open, taking uploads, or closed"
+    )
+
+
+class ContestList(BaseModel):
+    contests: list[ContestOut]
+
+
+class ContestClosed(ContestOut):
+    was_open: bool = Field(
+        description="false if the contest had closed already (closing again changes nothing)"
+    )
 
 
 class TeamIn(Body):
@@ -88,6 +101,30 @@ class LeaderboardEntry(BaseModel):
 class Leaderboard(BaseModel):
     contest: str
     entries: list[LeaderboardEntry]
+
+
+class ResultRow(BaseModel):
+    """A submission with its result under the contest's live ruleset (None until judged)."""
+
+    submission: str
+    team: str
+    team_id: str
+    state: str
+    score: int | None
+    legal: int | None
+    illegal: int | None
+    received_at: str
+    judged_at: str | None
+    lexicon: str | None
+    layout: str | None
+
+
+class ResultsPage(BaseModel):
+    contest: str
+    results: list[ResultRow]
+    next: str | None = Field(
+        description="pass as `after` for the next page; null after the last page"
+    )
 
 
 class ReceiptIn(Body):

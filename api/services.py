@@ -25,12 +25,15 @@ class Uploaders:
     process: a deadline spike is a few hundred uploads a second from the same teams, and the
     query behind every one of them would be an upload's largest cost after its S3 write.
 
-    Safe to remember: what intake reads of them never changes (a contest's window is set when
-    it is created; teams are created and deleted, never edited). A team deleted meanwhile is
-    forgotten at once by the process that deleted it; in the others its uploads are refused by
-    the submission's foreign key to its team, answered 401 and their bytes deleted, as for a
-    team deleted while its upload was being taken. Unknown tokens are not remembered: a team
-    can upload the moment it is created."""
+    Safe to remember, because the store has the last word on what can change meanwhile. A
+    contest's window only ever closes early (`POST /v1/contests/{id}/close`): intake's group
+    commit reads the closing time in its transaction (one query a group, not an upload), so an
+    upload received after the close is refused in every process, 403 as for any late upload,
+    whatever this memory says. Teams are created and deleted, never edited: a team deleted
+    meanwhile has its uploads refused by the submission's foreign key to its team, answered
+    401 and their bytes deleted, as for a team deleted while its upload was being taken. The
+    process that closes a contest or deletes a team forgets it at once. Unknown tokens are not
+    remembered: a team can upload the moment it is created."""
 
     def __init__(
         self,
@@ -60,6 +63,11 @@ class Uploaders:
     def forget_team(self, team_id: str) -> None:
         for key, (_, team, _) in list(self._known.items()):
             if team.id == team_id:
+                self._known.pop(key, None)
+
+    def forget_contest(self, contest_id: str) -> None:
+        for key, (_, _, contest) in list(self._known.items()):
+            if contest.id == contest_id:
                 self._known.pop(key, None)
 
 

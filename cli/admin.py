@@ -11,9 +11,17 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cli.options import EXIT_OK, CliError, Role, add_server_options, fail, read_input, resolve
+from cli.options import (
+    EXIT_OK,
+    Action,
+    CliError,
+    Role,
+    add_server_options,
+    command,
+    read_input,
+    run_with_client,
+)
 from core.states import RejudgeMode, RejudgeState
-from infra.settings import ClientSettings, SettingsError
 
 if TYPE_CHECKING:  # the client is imported when a command runs: `tilejudge judge` needs no httpx
     import httpx
@@ -24,77 +32,99 @@ POLL_SECONDS = 0.5
 # Registering a word list of several MB and diffing two of them take the server a while.
 ADMIN_TIMEOUT_S = 120.0
 
-Action = Callable[["Client", argparse.Namespace], int]
-
 
 def add_lexicon_actions(actions: Any) -> None:
     _registry_actions(
         actions,
+        "word list",
         ("register a word list with the server", "the word list, one word a line ('-' for stdin)"),
-        "word lists the server knows",
-        "words added and removed from A to B (ids or names)",
+        "list the word lists the server knows",
+        "print the words added and removed from A to B",
         (_lexicon_add, _lexicon_list, _lexicon_diff),
     )
 
 
 def add_commands(commands: Any) -> None:
-    layout = commands.add_parser("layout", help="bonus layouts on the server")
+    """`layout` and `rejudge`."""
+    layout = command(commands, "layout", "bonus layouts on the server: add, list, diff")
     actions = layout.add_subparsers(required=True, metavar="ACTION")
     _registry_actions(
         actions,
-        ("register a layout JSON file", "the layout JSON ('-' for stdin)"),
-        "layouts the server knows",
-        "squares and letters that differ from A to B (ids or names)",
+        "layout",
+        ("register a layout JSON file with the server", "the layout JSON ('-' for stdin)"),
+        "list the layouts the server knows",
+        "print the squares and letters that differ from A to B",
         (_layout_add, _layout_list, _layout_diff),
     )
+    _add_rejudge(commands)
 
-    rejudge = commands.add_parser(
+
+def _add_rejudge(commands: Any) -> None:
+    rejudge = command(
+        commands,
         "rejudge",
-        help="rejudge a contest under another word list or layout",
-        description="tilejudge rejudge --contest C --lexicon L [--layout Y] [--affected] [--apply]"
-        " | tilejudge rejudge show|apply|cancel ID",
+        "rejudge a contest under another word list or layout; show, apply or cancel a run",
+        epilog="Start: tilejudge rejudge --contest C --lexicon L [--layout Y] [--affected] "
+        "[--apply]. Then: tilejudge rejudge show|apply|cancel ID.",
     )
-    rejudge.add_argument("action", nargs="?", choices=["show", "apply", "cancel"])
-    rejudge.add_argument("run_id", nargs="?", metavar="ID")
-    rejudge.add_argument("--contest")
-    rejudge.add_argument("--lexicon", help="lexicon id or name")
-    rejudge.add_argument("--layout", help="layout id or name (default: unchanged)")
-    rejudge.add_argument("--affected", action="store_true", help="only what the fix can change")
-    rejudge.add_argument("--apply", action="store_true", help="apply once ready")
-    rejudge.add_argument("--timeout", type=float, default=3600.0, help="seconds to wait for ready")
+    rejudge.add_argument("--contest", help="the contest to rejudge (starts a run)")
+    rejudge.add_argument("--lexicon", help="the word list to rejudge under: id or name")
+    rejudge.add_argument(
+        "--layout", help="the layout to rejudge under: id or name (default: the contest's)"
+    )
+    rejudge.add_argument(
+        "--affected",
+        action="store_true",
+        help="judge again only what the fix can change, carry the rest over "
+        "(default: judge everything)",
+    )
+    rejudge.add_argument(
+        "--apply", action="store_true", help="apply the run as soon as it is ready"
+    )
+    rejudge.add_argument(
+        "--timeout",
+        type=float,
+        default=3600.0,
+        help="stop waiting for the run to be ready after this many seconds; the run goes on "
+        "(default: 3600)",
+    )
     _common(rejudge, _rejudge)
-
-    team = commands.add_parser("team", help="organiser actions on teams")
-    team_actions = team.add_subparsers(required=True, metavar="ACTION")
-    delete = team_actions.add_parser("delete", help="delete a team with its uploads and results")
-    delete.add_argument("--team", required=True, help="the team's id")
-    add_server_options(delete, Role.ADMIN)
-    delete.set_defaults(
-        run=lambda args, environ: run_team_delete(args.team, args.url, args.token, environ=environ)
-    )
+    runs = rejudge.add_subparsers(dest="action", metavar="ACTION", required=False)
+    for name, summary in (
+        ("show", "show a run's progress and, once ready, the scores and ranks it changes"),
+        ("apply", "switch the contest to a ready run's results, in one transaction"),
+        ("cancel", "close a run; nothing visible changes"),
+    ):
+        action = command(runs, name, summary)
+        action.add_argument("run_id", metavar="ID", help="the run's id, as `rejudge` printed it")
+        # SUPPRESS: an option given before the action is not reset by the action's default.
+        _common(action, _rejudge_action, default=argparse.SUPPRESS)
 
 
 def _registry_actions(
     actions: Any,
+    what: str,
     add_help: tuple[str, str],
     list_help: str,
     diff_help: str,
     handlers: tuple[Action, Action, Action],
 ) -> None:
     """`add FILE --name`, `list` and `diff A B` of a content-addressed registry."""
-    add = actions.add_parser("add", help=add_help[0])
+    add = command(actions, "add", add_help[0])
     add.add_argument("file", metavar="FILE", help=add_help[1])
-    add.add_argument("--name", required=True, help="a name contests can give instead of the id")
+    add.add_argument(
+        "--name", required=True, help=f"a name to give instead of the {what}'s id (required)"
+    )
     _common(add, handlers[0])
-    _common(actions.add_parser("list", help=list_help), handlers[1])
-    diff = actions.add_parser("diff", help=diff_help)
-    diff.add_argument("a", metavar="A", help="the older one: id or name")
-    diff.add_argument("b", metavar="B", help="the newer one: id or name")
+    _common(command(actions, "list", list_help), handlers[1])
+    diff = command(actions, "diff", diff_help)
+    diff.add_argument("a", metavar="A", help=f"the older {what}: id or name")
+    diff.add_argument("b", metavar="B", help=f"the newer {what}: id or name")
     _common(diff, handlers[2])
 
 
-def _common(parser: argparse.ArgumentParser, action: Action) -> None:
-    add_server_options(parser, Role.ADMIN)
+def _common(parser: argparse.ArgumentParser, action: Action, **options: Any) -> None:
+    add_server_options(parser, Role.ADMIN, **options)
     parser.set_defaults(
         run=lambda args, environ: run_as_admin(
             lambda api: action(api, args), environ, args.url, args.token, err=sys.stderr
@@ -112,17 +142,16 @@ def run_as_admin(
     transport: httpx.BaseTransport | None = None,
 ) -> int:
     """Run `action` with a client holding the admin token; a failure is one line on `err`."""
-    from infra import api_client
-    from infra.api_client import ApiError
-
-    try:
-        target = resolve(ClientSettings.from_env(environ), Role.ADMIN, url=url, token=token)
-        with api_client.connect(
-            target.url, target.token, timeout=ADMIN_TIMEOUT_S, transport=transport
-        ) as api:
-            return action(api)
-    except (SettingsError, ApiError, CliError) as exc:
-        return fail(err, str(exc))
+    return run_with_client(
+        Role.ADMIN,
+        action,
+        environ,
+        url,
+        token,
+        err=err,
+        timeout=ADMIN_TIMEOUT_S,
+        transport=transport,
+    )
 
 
 def run_team_delete(
@@ -211,16 +240,20 @@ def _layout_diff(api: Client, args: argparse.Namespace) -> int:
     return 0
 
 
-def _rejudge(api: Client, args: argparse.Namespace) -> int:
-    if args.action is not None:
-        if not args.run_id:
-            raise CliError(f"rejudge {args.action} needs the run's ID")
-        if args.action == "show":
-            print_preview(api.call("GET", f"/v1/rejudges/{args.run_id}"))
-            return 0
-        body = api.call("POST", f"/v1/rejudges/{args.run_id}/{args.action}")
-        print(f"rejudge {body['id']}: {body['state']}")
+def _rejudge_action(api: Client, args: argparse.Namespace) -> int:
+    """`rejudge show|apply|cancel ID`."""
+    if args.contest or args.lexicon or args.layout or args.affected or args.apply:
+        raise CliError(f"rejudge {args.action} takes only the run's ID (and --url, --token)")
+    if args.action == "show":
+        print_preview(api.call("GET", f"/v1/rejudges/{args.run_id}"))
         return 0
+    body = api.call("POST", f"/v1/rejudges/{args.run_id}/{args.action}")
+    print(f"rejudge {body['id']}: {body['state']}")
+    return 0
+
+
+def _rejudge(api: Client, args: argparse.Namespace) -> int:
+    """`rejudge --contest C --lexicon L`: start a run, follow it, show its preview."""
     if not (args.contest and args.lexicon):
         raise CliError("rejudge needs --contest and --lexicon (or show|apply|cancel ID)")
     request = {

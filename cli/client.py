@@ -13,7 +13,7 @@ from typing import Any, TextIO
 
 import httpx
 
-from cli.options import EXIT_NOT_JUDGED, EXIT_OK, Role, fail, resolve
+from cli.options import EXIT_NOT_JUDGED, EXIT_OK, WAIT_TIMEOUT_S, Role, fail, resolve
 from core.states import SubmissionState
 from infra import api_client
 from infra.api_client import ApiError, Client, Retry
@@ -29,7 +29,7 @@ class Poll:
     tests need not wait."""
 
     interval: float = 0.5
-    timeout: float = 120.0
+    timeout: float = WAIT_TIMEOUT_S
     sleep: Callable[[float], None] = field(default=time.sleep)
     clock: Callable[[], float] = field(default=time.monotonic)
 
@@ -52,7 +52,7 @@ def run_submit(
     and with `wait` the result."""
     out, err = out or sys.stdout, err or sys.stderr  # looked up late, so redirection works
     try:
-        target = resolve(ClientSettings.from_env(environ), Role.TEAM, url=url, token=token)
+        target = resolve(ClientSettings.from_env(environ), Role.TEAM, url=url, token=token, err=err)
     except SettingsError as exc:
         return fail(err, str(exc))
     retry = Retry(attempts=attempts, sleep=poll.sleep, clock=poll.clock)
@@ -110,7 +110,7 @@ def run_leaderboard(
     """`tilejudge leaderboard`: print the contest's ranking as a table."""
     out, err = out or sys.stdout, err or sys.stderr
     try:
-        target = resolve(ClientSettings.from_env(environ), Role.PUBLIC, url=url)
+        target = resolve(ClientSettings.from_env(environ), Role.PUBLIC, url=url, err=err)
     except SettingsError as exc:
         return fail(err, str(exc))
     with api_client.connect(target.url, transport=transport) as api:

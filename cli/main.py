@@ -8,13 +8,26 @@ import json
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from typing import TextIO
 
 from cli import admin as admin_cli
-from cli.options import TOKEN_HELP, URL_HELP, CliError, Role, read_input, resolve
+from cli import contests as contests_cli
+from cli import results as results_cli
+from cli.human import print_human
+from cli.options import (
+    ADMIN_TOKEN_FILE,
+    STACK_URL_FILE,
+    TOKEN_HELP,
+    WAIT_TIMEOUT_S,
+    CliError,
+    Role,
+    add_server_options,
+    command,
+    read_input,
+    resolve,
+)
 from infra import lexicon_files
-from infra.settings import ClientSettings, Settings, SettingsError
-from judge import Layout, LayoutError, Lexicon, LexiconError, Report, default_layout, judge
+from infra.settings import DEFAULT_URL, ClientSettings, Settings, SettingsError
+from judge import Layout, LayoutError, Lexicon, LexiconError, default_layout, judge
 from judge.generator import WordIndex, generate
 
 
@@ -38,60 +51,105 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return 0
 
 
+LEXICON_HELP = "word list, one word a line (default: $TILEJUDGE_LEXICON, then the cache)"
+LAYOUT_HELP = "bonus layout JSON file (default: the SPEC layout)"
+ENVIRONMENT = f"""\
+environment:
+  TILEJUDGE_URL          the API for commands that talk to a server; without it (and without
+                         --url) the URL a running `tilejudge up` recorded in
+                         $TILEJUDGE_HOME/{STACK_URL_FILE}, else {DEFAULT_URL}
+  TILEJUDGE_HOME         the local stack's data directory (default: ./.tilejudge); `up` writes
+                         the admin token to $TILEJUDGE_HOME/{ADMIN_TOKEN_FILE}, which organiser
+                         commands read when neither --token nor $TILEJUDGE_ADMIN_TOKEN is given
+  TILEJUDGE_ADMIN_TOKEN  the organiser's token
+  TILEJUDGE_TOKEN        a team's token, for submit and report
+  TILEJUDGE_LEXICON      the word list to judge with offline (default: the cache `make lexicon`
+                         fills)
+
+`tilejudge COMMAND --help` describes a command and its options.
+"""
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="tilejudge", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="tilejudge",
+        description=__doc__,
+        epilog=ENVIRONMENT,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    check = commands.add_parser("judge", help="judge submission files offline")
+    check = command(commands, "judge", "judge submission files offline")
     check.add_argument("files", nargs="+", metavar="FILE", help="submission files ('-' for stdin)")
-    check.add_argument("--lexicon", help="word list (default: $TILEJUDGE_LEXICON, then the cache)")
-    check.add_argument("--layout", help="layout JSON file (default: the SPEC layout)")
-    check.add_argument("--json", action="store_true", help="SPEC JSON report(s), JSON Lines")
+    check.add_argument("--lexicon", metavar="FILE", help=LEXICON_HELP)
+    check.add_argument("--layout", metavar="FILE", help=LAYOUT_HELP)
+    check.add_argument(
+        "--json", action="store_true", help="SPEC JSON reports, one a line, each with its file"
+    )
     check.set_defaults(run=_judge)
 
-    bot = commands.add_parser("generate", help="write a generated submission to stdout")
-    bot.add_argument("--seed", type=int, required=True, help="the same seed, the same moves")
+    bot = command(commands, "generate", "write a generated submission to stdout")
+    bot.add_argument(
+        "--seed",
+        type=int,
+        required=True,
+        help="seed of the generator: the same seed, the same moves",
+    )
     bot.add_argument("--moves", type=int, required=True, help="at most this many move lines")
-    bot.add_argument("--illegal-share", type=float, default=0.0, help="share of illegal lines, 0-1")
-    bot.add_argument("--lexicon", help="word list (default: $TILEJUDGE_LEXICON, then the cache)")
-    bot.add_argument("--layout", help="layout JSON file (default: the SPEC layout)")
+    bot.add_argument(
+        "--illegal-share",
+        type=float,
+        default=0.0,
+        help="share of illegal lines, 0 to 1 (default: 0)",
+    )
+    bot.add_argument("--lexicon", metavar="FILE", help=LEXICON_HELP)
+    bot.add_argument("--layout", metavar="FILE", help=LAYOUT_HELP)
     bot.set_defaults(run=_generate)
 
-    lexicon = commands.add_parser("lexicon", help="word lists")
+    lexicon = command(
+        commands, "lexicon", "word lists: fetch the judge's; add, list, diff on a server"
+    )
     lexicon_commands = lexicon.add_subparsers(required=True, metavar="ACTION")
-    fetch = lexicon_commands.add_parser("fetch", help="fill the local cache (verified digests)")
+    fetch = command(lexicon_commands, "fetch", "fill the local cache (verified digests)")
     fetch.set_defaults(run=_fetch)
     admin_cli.add_lexicon_actions(lexicon_commands)
     admin_cli.add_commands(commands)
+    contests_cli.add_commands(commands)
+    results_cli.add_commands(commands)
     _add_service_commands(commands)
     _add_load_command(commands)
     return parser
 
 
 def _add_service_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    up = commands.add_parser("up", help="run the whole stack in the foreground until Ctrl-C")
+    up = command(commands, "up", "run the whole stack in the foreground until Ctrl-C")
     up.add_argument("--demo", action="store_true", help="also load a demo contest and teams")
     up.add_argument("--no-workers", action="store_true", help="start no Celery worker")
     up.set_defaults(run=_up)
 
-    submit = commands.add_parser("submit", help="upload a submission to a contest")
+    submit = command(commands, "submit", "upload a submission to a contest")
     submit.add_argument("file", metavar="FILE", help="submission file ('-' for stdin)")
     submit.add_argument("--contest", required=True, help="the contest's id")
-    submit.add_argument("--token", help=TOKEN_HELP[Role.TEAM])
-    submit.add_argument("--url", help=URL_HELP)
-    submit.add_argument("--wait", action="store_true", help="wait for the result and print it")
+    submit.add_argument(
+        "--wait",
+        action="store_true",
+        help="then wait for the result and print it; gives up after "
+        f"{WAIT_TIMEOUT_S:.0f} s (exit 1: still being judged)",
+    )
+    add_server_options(submit, Role.TEAM)
     submit.set_defaults(run=_submit)
 
-    board = commands.add_parser("leaderboard", help="print a contest's ranking")
+    board = command(commands, "leaderboard", "print a contest's ranking")
     board.add_argument("--contest", required=True, help="the contest's id")
-    board.add_argument("--url", help=URL_HELP)
+    add_server_options(board, Role.PUBLIC)
     board.set_defaults(run=_leaderboard)
 
 
 def _add_load_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    load = commands.add_parser(
+    load = command(
+        commands,
         "load",
-        help="upload a bounded burst of generated submissions to a local stack and check them",
+        "upload a bounded burst of generated submissions to a local stack and check them",
     )
     load.add_argument("--url", required=True, help="the API (127.0.0.1, localhost or ::1 only)")
     load.add_argument("--contest", required=True, help="created (open for a day) if missing")
@@ -100,12 +158,22 @@ def _add_load_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     load.add_argument("--teams", type=int, required=True, help="new teams to spread them over (T)")
     load.add_argument("--admin-token", help=TOKEN_HELP[Role.ADMIN])
     load.add_argument(
-        "--timeout", type=float, default=600.0, help="seconds for uploads and results (600)"
+        "--timeout",
+        type=float,
+        default=600.0,
+        help="seconds for uploads and results (default: 600)",
     )
-    load.add_argument("--seed", type=int, default=0, help="of the generated submissions (0)")
-    load.add_argument("--moves", type=int, default=120, help="move lines per submission (120)")
     load.add_argument(
-        "--retries", type=int, default=0, help="extra attempts after a 429/503 or a refused call"
+        "--seed", type=int, default=0, help="of the generated submissions (default: 0)"
+    )
+    load.add_argument(
+        "--moves", type=int, default=120, help="move lines per submission (default: 120)"
+    )
+    load.add_argument(
+        "--retries",
+        type=int,
+        default=0,
+        help="extra attempts after a 429/503 or a refused call (default: 0)",
     )
     load.set_defaults(run=_load)
 
@@ -132,21 +200,6 @@ def _judge(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
             print_human(name, data, report, sys.stdout)
     sys.stdout.flush()
     return 0
-
-
-def print_human(name: str, data: bytes, report: Report, out: TextIO) -> None:
-    legal, illegal = report.legal, report.illegal
-    out.write(f"{name}: {report.total} points from {legal} legal moves, {illegal} illegal\n")
-    out.write(
-        f"  tiles placed {report.tiles_placed}, left in the bag {sum(report.bag_left.values())}\n"
-    )
-    for reason, count in report.reasons().items():
-        out.write(f"  {reason}: {count}\n")
-    texts = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
-    for verdict in report.illegal_verdicts():
-        text = texts[verdict.line - 1].removesuffix(b"\r").decode("utf-8", "replace")
-        shown = text if len(text) <= 60 else text[:57] + "..."
-        out.write(f"  line {verdict.line}: {shown!r}: {verdict.detail} [{verdict.reason}]\n")
 
 
 def _generate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:

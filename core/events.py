@@ -10,6 +10,7 @@ class EventType(StrEnum):
     LEXICON_NAMED = "lexicon.named"
     LAYOUT_ADDED = "layout.added"
     CONTEST_CREATED = "contest.created"
+    CONTEST_CLOSED = "contest.closed"
     TEAM_CREATED = "team.created"
     TEAM_DELETED = "team.deleted"
     SUBMISSION_STORED = "submission.stored"

@@ -19,7 +19,7 @@ from typing import Generic, TypeVar
 import structlog
 
 from core import tuning
-from core.errors import Duplicate, PublishFailed
+from core.errors import Closed, Duplicate, PublishFailed
 from core.ports import Publisher, QueueProbe, SubmissionStore
 from core.records import Submission
 
@@ -174,8 +174,9 @@ class GroupCommit(_QueueThread[PendingUpload | Submission]):
 
     def submit(self, submission: Submission, data: bytes | None = None) -> Future[bool]:
         """Store one upload with whatever else is waiting. The future answers False if its
-        bytes were there already, or raises what the store raised (for this upload alone where
-        that can be told); it is answered even if whoever waits for it is gone. If it
+        bytes were there already, raises Closed if its contest closed before it was received,
+        or raises what the store raised (for this upload alone where that can be told); it is
+        answered even if whoever waits for it is gone. If it
         publishes, the stored upload (`data`: its bytes, to carry in the message) goes to the
         broker with its group after the commit, not before the answer."""
         done: Future[bool] = Future()
@@ -234,7 +235,7 @@ class GroupCommit(_QueueThread[PendingUpload | Submission]):
     def _commit(self, uploads: list[PendingUpload], marks: list[Submission]) -> None:
         try:
             rows = self._store.store_submissions([u.submission for u in uploads], queued=marks)
-            stored = [row is not None for row in rows]
+            stored = [isinstance(row, Submission) for row in rows]
         except Duplicate:
             # Another process stored the same bytes meanwhile: one by one, so only they fail.
             stored = [_settle(upload.done, self._store, upload.submission) for upload in uploads]
@@ -246,8 +247,8 @@ class GroupCommit(_QueueThread[PendingUpload | Submission]):
                 log.warning("intake.mark_queued_failed", count=len(marks), error=str(exc))
             return
         else:
-            for upload, new in zip(uploads, stored, strict=True):
-                upload.done.set_result(new)
+            for upload, row in zip(uploads, rows, strict=True):
+                _answer(upload.done, row)
         if self._publishing is not None:
             self._publishing.put([u for u, new in zip(uploads, stored, strict=True) if new])
 
@@ -269,12 +270,20 @@ def _sort(
         uploads.append(item)
 
 
+def _answer(done: Future[bool], row: Submission | Closed | None) -> None:
+    """Stored (True), the same bytes already there (False), or refused: its contest closed."""
+    if isinstance(row, Closed):
+        done.set_exception(row)
+    else:
+        done.set_result(row is not None)
+
+
 def _settle(done: Future[bool], store: SubmissionStore, submission: Submission) -> bool:
     """Store one upload alone and answer it; whether it was stored."""
     try:
-        stored = store.store_submissions([submission])[0] is not None
+        row = store.store_submissions([submission])[0]
     except Exception as exc:
         done.set_exception(exc)
         return False
-    done.set_result(stored)
-    return stored
+    _answer(done, row)
+    return isinstance(row, Submission)

@@ -30,8 +30,9 @@ T = TypeVar("T")
 Offload = Callable[..., Awaitable[Any]]
 
 
-def closed(contest: Contest, received_at: str) -> Closed:
-    return Closed(f"contest {contest.id} closed at {contest.closes_at}; received at {received_at}")
+def closed(contest_id: str, closes_at: str, received_at: str) -> Closed:
+    """The refusal of an upload received after its contest closed (403 at the edge)."""
+    return Closed(f"contest {contest_id} closed at {closes_at}; received at {received_at}")
 
 
 def check_opened(contest: Contest, received_at: str) -> None:
@@ -61,7 +62,7 @@ class Intake:
         sha256 = hashlib.sha256(data).hexdigest()
         existing = self.store.find_same_bytes(contest.id, team.id, sha256)
         if existing is None:
-            raise closed(contest, received_at)
+            raise closed(contest.id, contest.closes_at, received_at)
         return existing
 
     async def accept(
@@ -69,8 +70,11 @@ class Intake:
     ) -> tuple[Submission, bool]:
         """Store and queue an upload; (submission, created). Same bytes again: the same one back.
 
-        The S3 write (and whatever else blocks) is offloaded to a thread; the wait for the
-        group's commit does not hold one."""
+        Closed if the contest closed before `received_at`: the group's transaction reads the
+        contest's row, so a contest closed early is closed at once in every API process,
+        whatever `contest` (remembered for a while) still says; a retry of bytes received in
+        time still gets its submission back. The S3 write (and whatever else blocks) is
+        offloaded to a thread; the wait for the group's commit does not hold one."""
         submission = await self.offload(self._write, team, contest, data, received_at)
         try:
             if not await self.commits.stored(submission, data):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
+import shlex
 import signal
 import sys
 import threading
@@ -33,6 +35,9 @@ READY_TIMEOUT_S = 60.0
 # /readyz is cheap; polling it often shortens `up`'s start-up.
 READY_POLL_S = 0.25
 _PORT_KEYS = {"redis": "redis", "seaweedfs": "s3"}  # service name -> key in ports.json
+# Where the running stack's API answers, for clients on this machine; only while `up` holds
+# up.lock (a killed `up` cannot remove it).
+API_URL_FILE = "api-url"
 
 
 class StopRequested(BaseException):
@@ -44,7 +49,7 @@ def run_stack(settings: Settings, demo: bool, workers: bool = True) -> int:
     """Run until SIGINT/SIGTERM (exit 0) or until a part fails or dies (exit 1)."""
     home = settings.home
     home.mkdir(parents=True, exist_ok=True)
-    # Resolve the word list before starting anything, so a missing one costs no start-up.
+    # Resolve the demo's word list before starting anything, so a missing one costs no start-up.
     lexicon_path = _demo_lexicon() if demo else None
     signals = _SignalHandler()
     try:
@@ -70,6 +75,8 @@ def _run_until_stopped(
         return 1
     finally:
         signals.stopping = True
+        # First: clients stop finding a stack that is going away.
+        (settings.home / API_URL_FILE).unlink(missing_ok=True)
         stack.stop(signals.hurry)
         print("stopped", flush=True)
 
@@ -90,9 +97,9 @@ class _SignalHandler:
 
 
 def _demo_lexicon() -> Path:
-    from infra import lexicon_files
+    from devstack.demo import demo_lexicon
 
-    return lexicon_files.resolve(None, ClientSettings.from_env())
+    return demo_lexicon(ClientSettings.from_env())
 
 
 def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: bool) -> NoReturn:
@@ -120,12 +127,13 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
         stack.spawn("worker", worker_argv(settings.workers + settings.standby_workers), env)
     api_url = f"http://{LOOPBACK}:{api_port}"
     _wait_ready(api_url, stack, api)
-    _print_banner(api_url, settings, stack)
+    _write_api_url(home, api_url)
+    _print_banner(api_url, settings, stack, demo=lexicon_path is not None)
     if lexicon_path is not None:
         from devstack.demo import DemoError, load_demo
 
         try:
-            load_demo(api_url, admin_token, lexicon_path, home)
+            load_demo(api_url, admin_token, lexicon_path, home, wait=workers)
         except DemoError as exc:
             raise StackError(f"the demo could not be loaded: {exc}") from exc
     supervise(stack)
@@ -214,16 +222,37 @@ def _wait_ready(api_url: str, stack: Stack, api: Child) -> None:
     )
 
 
-def _print_banner(api_url: str, settings: Settings, stack: Stack) -> None:
-    token_from = "$TILEJUDGE_ADMIN_TOKEN" if settings.admin_token else settings.home / "admin-token"
+def _write_api_url(home: Path, api_url: str) -> None:
+    """One line, replaced atomically: a client never reads half a URL."""
+    partial = home / f"{API_URL_FILE}.partial"
+    partial.write_text(api_url + "\n")
+    os.replace(partial, home / API_URL_FILE)
+
+
+def _demo_tokens(home: Path) -> Path:
+    from devstack.demo import tokens_dir
+
+    return tokens_dir(home)
+
+
+def _print_banner(api_url: str, settings: Settings, stack: Stack, demo: bool) -> None:
+    home = settings.home
+    token_file = home / "admin-token"
     lines = [
-        f"tilejudge is up (home {settings.home})",
+        f"tilejudge is up (home {home})",
         f"  API        {api_url}",
         f"  docs       {api_url}/docs",
         f"  dashboard  {api_url}/dashboard",
-        f"  admin token in {token_from}",
+        "  admin token "
+        + ("from $TILEJUDGE_ADMIN_TOKEN" if settings.admin_token else f"in {token_file}"),
+        *([f"  demo team tokens in {_demo_tokens(home)}/ (one file per team)"] if demo else []),
         f"  logs       {stack.logs}/ (api.log, worker.log)",
         *(f"  {s.name:<10} {s.url} (log {s.log_path})" for s in stack.services),
+        # TILEJUDGE_HOME alone: through it a client finds the admin token, the demo's team
+        # tokens and, while this stack runs, its URL (api-url), which stays true if a restart
+        # moves the API to another port where an exported URL would not.
+        "In another shell, the tilejudge command finds this stack (URL, admin token) after:",
+        f"  export TILEJUDGE_HOME={shlex.quote(str(home))}",
         "Press Ctrl-C to stop.",
     ]
     print("\n".join(lines), flush=True)

@@ -218,6 +218,26 @@ class Client:
         """`request`, for a call whose answer is a JSON object."""
         return self.request(method, path, **options).json()
 
+    def pages(
+        self, path: str, key: str, params: Mapping[str, str | int] | None = None
+    ) -> Iterator[list[dict[str, Any]]]:
+        """The items under `key` of each page of a paged listing, fetched as they are read:
+        each page's `next` goes back as `after` until it is null."""
+        after: str | None = None
+        while True:
+            query = {**(params or {}), **({"after": after} if after else {})}
+            body = self.call("GET", path, params=query)
+            items = body.get(key)
+            if not isinstance(items, list):
+                raise ApiError(f"the answer to GET {path} has no list {key!r}", outcome="200")
+            yield items
+            following = body.get("next")
+            if not following:
+                return
+            if following == after:  # a server that repeats its cursor would be followed forever
+                raise ApiError(f"GET {path} gave the same page cursor twice", outcome="200")
+            after = str(following)
+
     def submit(
         self, contest: str, data: bytes, *, token: str | None = None, timeout: float | None = None
     ) -> Answer:

@@ -125,10 +125,10 @@ class ClientSettings:
     """What a client of the API reads from the environment: `tilejudge` commands, the demo loader
     and the load generator (their options, where they have one, take precedence)."""
 
-    url: str  # the API, without a trailing slash
+    url: str | None  # $TILEJUDGE_URL without a trailing slash; None: found as `resolve` says
     team_token: str | None
     admin_token: str | None
-    home: Path  # where `up` keeps the admin token it generated
+    home: Path  # where `up` keeps the admin token it generated and, while it runs, its URL
     lexicon: Path | None  # a word list to judge with instead of the cached one
     lexicon_cache: Path
 
@@ -141,7 +141,7 @@ class ClientSettings:
         user_home = Path(env.optional("HOME") or pwd.getpwuid(os.getuid()).pw_dir)
         cache_base = Path(env.text("XDG_CACHE_HOME", str(user_home / ".cache")))
         return cls(
-            url=env.url("TILEJUDGE_URL", DEFAULT_URL),
+            url=env.url("TILEJUDGE_URL", DEFAULT_URL) if env.optional("TILEJUDGE_URL") else None,
             team_token=env.optional("TILEJUDGE_TOKEN"),
             admin_token=env.optional("TILEJUDGE_ADMIN_TOKEN"),
             home=Path(env.text("TILEJUDGE_HOME", "./.tilejudge")).resolve(),

@@ -41,8 +41,16 @@ class RunningStack:
 
 @contextmanager
 def running_stack(
-    home: Path, *, workers: int = 2, env: dict[str, str] | None = None, timeout: float = 120.0
+    home: Path,
+    *,
+    workers: int = 2,
+    env: dict[str, str] | None = None,
+    timeout: float = 120.0,
+    demo: bool = False,
 ) -> Iterator[RunningStack]:
+    """`tilejudge up` (with `demo`, `up --demo`) on a free port, ready. An empty
+    TILEJUDGE_ADMIN_TOKEN in `env` leaves `up` to generate one into the home, as it does for
+    a user."""
     port = free_port()
     child_env = {
         k: v
@@ -60,7 +68,7 @@ def running_stack(
     home.mkdir(parents=True, exist_ok=True)
     out = open(home / "up.out", "wb")  # noqa: SIM115 (closed in finally)
     process = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "up"],
+        [sys.executable, "-m", "cli.main", "up", *(["--demo"] if demo else [])],
         env=child_env,
         stdout=out,
         stderr=subprocess.STDOUT,
@@ -69,7 +77,8 @@ def running_stack(
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_ready(url, process, home, timeout)
-        yield RunningStack(url, child_env["TILEJUDGE_ADMIN_TOKEN"], home, process)
+        admin_token = child_env["TILEJUDGE_ADMIN_TOKEN"] or (home / "admin-token").read_text()
+        yield RunningStack(url, admin_token.strip(), home, process)
     finally:
         if process.poll() is None:
             process.send_signal(signal.SIGTERM)

@@ -1,10 +1,12 @@
-"""Contests and their teams: create and read a contest, create, list and delete teams."""
+"""Contests and their teams: create, list, read and close a contest; create, list and delete
+teams."""
 
 from __future__ import annotations
 
 import contextlib
 import secrets
 import uuid
+from typing import Literal
 
 from fastapi import APIRouter
 
@@ -43,9 +45,30 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
     return _contest_out(contest)
 
 
+@router.get("/v1/contests", response_model=schemas.ContestList, tags=["public"])
+def list_contests(svc: Svc) -> schemas.ContestList:
+    """Every contest, by id, with its window and whether it takes uploads now."""
+    now = clock.now()
+    return schemas.ContestList(contests=[_contest_out(c, now) for c in svc.store.list_contests()])
+
+
 @router.get("/v1/contests/{contest}", response_model=schemas.ContestOut, tags=["public"])
 def get_contest(contest: str, svc: Svc) -> schemas.ContestOut:
     return _contest_out(known_contest(svc, contest))
+
+
+@router.post("/v1/contests/{contest}/close", response_model=schemas.ContestClosed, tags=["admin"])
+def close_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestClosed:
+    """Close the contest now, in every API process at once: an upload received from now on is
+    refused with 403, while a retry of bytes received in time still gets its submission back.
+    Closing a contest that has closed already changes nothing (`was_open` false)."""
+    known_contest(svc, contest)
+    found = svc.store.close_contest(contest, by="admin")
+    if found is None:
+        raise NotFound(f"no contest {contest[:64]!r}")
+    closing, was_open = found
+    svc.uploaders.forget_contest(contest)  # the others are corrected by intake's commit
+    return schemas.ContestClosed(**_contest_out(closing).model_dump(), was_open=was_open)
 
 
 @router.post(
@@ -102,7 +125,12 @@ def _layout_id(svc: Services, wanted: str | None) -> str:
     return str(row["id"])
 
 
-def _contest_out(contest: Contest) -> schemas.ContestOut:
+def _contest_out(contest: Contest, now: str | None = None) -> schemas.ContestOut:
+    now = now or clock.now()
+    if now < contest.opens_at:
+        status: Literal["upcoming", "open", "closed"] = "upcoming"
+    else:
+        status = "open" if now <= contest.closes_at else "closed"
     return schemas.ContestOut(
         id=contest.id,
         title=contest.title,
@@ -110,4 +138,5 @@ def _contest_out(contest: Contest) -> schemas.ContestOut:
         closes_at=contest.closes_at,
         lexicon=contest.lexicon_id,
         layout=contest.layout_id,
+        status=status,
     )

@@ -1,4 +1,5 @@
-"""What a contest's judging has produced so far: the public leaderboard, and the event log."""
+"""What a contest's judging has produced so far: the public leaderboard, every submission's
+result for an export, and the event log."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from api.lookups import known_contest
 from api.services import Admin, Svc
 
 router = APIRouter()
+# An export's page: a few hundred KB of JSON, so the memory a request holds stays bounded.
+RESULTS_PAGE, RESULTS_PAGE_MOST = 1000, 5000
 
 
 @router.get(
@@ -20,6 +23,27 @@ def leaderboard(contest: str, svc: Svc) -> schemas.Leaderboard:
     known_contest(svc, contest)
     entries = [schemas.LeaderboardEntry(**e) for e in svc.store.leaderboard(contest)]
     return schemas.Leaderboard(contest=contest, entries=entries)
+
+
+@router.get("/v1/contests/{contest}/results", response_model=schemas.ResultsPage, tags=["admin"])
+def list_results(
+    contest: str,
+    svc: Svc,
+    who: Admin,
+    after: Annotated[
+        str, Query(pattern=r"^[A-Za-z0-9_-]{0,64}$", description="the last id of the page before")
+    ] = "",
+    limit: Annotated[int, Query(ge=1, le=RESULTS_PAGE_MOST)] = RESULTS_PAGE,
+) -> schemas.ResultsPage:
+    """Every submission of the contest, in id order, a page at a time, with its team's name
+    and its result under the live ruleset (null until judged); follow `next` until it is
+    null."""
+    known_contest(svc, contest)
+    rows = svc.store.results_page(contest, after, limit)
+    last = rows[-1]["submission"] if len(rows) == limit else None
+    return schemas.ResultsPage(
+        contest=contest, results=[schemas.ResultRow(**row) for row in rows], next=last
+    )
 
 
 @router.get("/v1/events", tags=["admin"])

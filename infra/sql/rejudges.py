@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import and_, func, insert, literal, select, update
 
 from core import clock
-from core.errors import RejudgeRefused
+from core.errors import NotFound, RejudgeRefused
 from core.events import EventType
 from core.records import JudgedResult, Run, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
@@ -244,7 +244,7 @@ class RejudgeStore:
                 .first()
             )
             if row is None:
-                raise RejudgeRefused(f"no rejudge run {run_id!r}")
+                raise NotFound(f"no rejudge run {run_id!r}")
             run = Run(**row)
             if run.state is not RejudgeState.READY or run.done < run.total:
                 raise RejudgeRefused(
@@ -316,7 +316,7 @@ class RejudgeStore:
                 .first()
             )
             if row is None:
-                raise RejudgeRefused(f"no rejudge run {run_id!r}")
+                raise NotFound(f"no rejudge run {run_id!r}")
             if row["state"] not in OPEN_REJUDGE_STATES:
                 raise RejudgeRefused(
                     f"run {run_id} is {row['state']}; only an open run can be cancelled"

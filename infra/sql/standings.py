@@ -1,5 +1,5 @@
 """The results store's reads across submissions: live results, submissions the sweeper must see
-to, counts by state, the leaderboard and the event feed."""
+to, counts by state, the leaderboard, a contest's results page by page, and the event feed."""
 
 from __future__ import annotations
 
@@ -134,6 +134,54 @@ class StandingsMixin(StoreBase):
             }
             for i, r in enumerate(rows, 1)
         ]
+
+    def results_page(self, contest_id: str, after: str, limit: int) -> list[dict[str, Any]]:
+        """Up to `limit` of the contest's submissions with ids after `after`, in id order,
+        each with its team's name and its result under the live ruleset (None before it is
+        judged): one page of an export, read along the (contest, id) index."""
+        live = and_(
+            results.c.submission_id == submissions.c.id,
+            results.c.lexicon_id == contests.c.lexicon_id,
+            results.c.layout_id == contests.c.layout_id,
+        )
+        query = (
+            select(
+                submissions.c.id,
+                submissions.c.team_id,
+                teams.c.name,
+                submissions.c.state,
+                results.c.score,
+                results.c.legal,
+                results.c.illegal,
+                submissions.c.received_at,
+                results.c.judged_at,
+                results.c.lexicon_id,
+                results.c.layout_id,
+            )
+            .join(contests, contests.c.id == submissions.c.contest_id)
+            .join(teams, teams.c.id == submissions.c.team_id)
+            .outerjoin(results, live)
+            .where(and_(submissions.c.contest_id == contest_id, submissions.c.id > after))
+            .order_by(submissions.c.id)
+            .limit(limit)
+        )
+        with self.read() as conn:
+            return [
+                {
+                    "submission": r.id,
+                    "team": r.name,
+                    "team_id": r.team_id,
+                    "state": r.state,
+                    "score": r.score,
+                    "legal": r.legal,
+                    "illegal": r.illegal,
+                    "received_at": r.received_at,
+                    "judged_at": r.judged_at,
+                    "lexicon": r.lexicon_id,
+                    "layout": r.layout_id,
+                }
+                for r in conn.execute(query)
+            ]
 
     def events_after(self, after: int, limit: int) -> list[dict[str, Any]]:
         with self.read() as conn:

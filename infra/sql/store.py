@@ -7,8 +7,11 @@ layouts (`infra.sql.rulesets`), submissions (`infra.sql.submissions`) and reads 
 
 from __future__ import annotations
 
-from sqlalchemy import bindparam, insert, select
+from dataclasses import replace
 
+from sqlalchemy import bindparam, insert, select, update
+
+from core import clock
 from core.errors import Duplicate
 from core.events import EventType
 from core.records import Contest, Team
@@ -59,6 +62,44 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
                 conn.execute(select(contests).where(contests.c.id == contest_id)).mappings().first()
             )
             return Contest(**row) if row is not None else None
+
+    def close_contest(self, contest_id: str, by: str) -> tuple[Contest, bool] | None:
+        """Close a contest now: its closing time becomes the present (and its opening time
+        too, if it had not opened), with a `contest.closed` event; (the contest, whether it
+        was still to close), or None if there is no such contest.
+
+        Intake's group commit reads the closing time in its own transaction, so uploads
+        received from now on are refused in every API process at once. The row is locked
+        before the time is taken: a group holding it has committed first, so none of its
+        uploads was received after the closing time recorded."""
+        with self.write() as (conn, pending):
+            row = (
+                conn.execute(select(contests).where(contests.c.id == contest_id).with_for_update())
+                .mappings()
+                .first()
+            )
+            if row is None:
+                return None
+            contest, now = Contest(**row), clock.now()
+            if contest.closes_at <= now:
+                return contest, False
+            closing = replace(contest, opens_at=min(contest.opens_at, now), closes_at=now)
+            conn.execute(
+                update(contests)
+                .where(contests.c.id == contest_id)
+                .values(opens_at=closing.opens_at, closes_at=closing.closes_at)
+            )
+            pending.append(
+                {
+                    "type": EventType.CONTEST_CLOSED,
+                    "contest": contest_id,
+                    "closes_at": closing.closes_at,
+                    "was_to_close_at": contest.closes_at,
+                    "opens_at": closing.opens_at,
+                    "by": by,
+                }
+            )
+            return closing, True
 
     def list_contests(self) -> list[Contest]:
         with self.read() as conn:

@@ -11,13 +11,14 @@ from sqlalchemy import Connection, and_, insert, select, tuple_, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
-from core.errors import Duplicate
+from core.errors import Closed, Duplicate
 from core.events import EventType
+from core.intake import closed
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.base import StoreBase, insert_rows
 from infra.sql.results import put_result
-from infra.sql.schema import rejudge_runs, submissions, word_hashes
+from infra.sql.schema import contests, rejudge_runs, submissions, word_hashes
 
 
 class SubmissionsMixin(StoreBase):
@@ -51,33 +52,38 @@ class SubmissionsMixin(StoreBase):
 
     def store_submission(self, submission: Submission) -> Submission:
         """Record an upload whose bytes are already in blob storage (state `stored`)."""
-        if self.store_submissions([submission])[0] is None:
+        row = self.store_submissions([submission])[0]
+        if isinstance(row, Closed):
+            raise row
+        if row is None:
             raise Duplicate("the same bytes were uploaded already")
         return submission
 
     def store_submissions(
         self, batch: Sequence[Submission], queued: Sequence[Submission] = ()
-    ) -> list[Submission | None]:
+    ) -> list[Submission | Closed | None]:
         """Record uploads whose bytes are in blob storage, all in one transaction (one commit,
         one fsync, for a burst of them: intake's group commit), and mark the `queued` ones
-        published since stored -> queued in it too. Each upload comes back as stored, or None
-        where its team sent the same bytes already (earlier, or earlier in this batch).
+        published since stored -> queued in it too. Each upload comes back as stored, None
+        where its team sent the same bytes already (earlier, or earlier in this batch), or the
+        Closed error refusing it where its contest closed before it was received.
         A concurrent writer of the same bytes makes it raise Duplicate, and nothing is written."""
-        fresh: list[Submission] = []
+        answers: dict[int, Submission | Closed] = {}
         try:
             with self.write() as (conn, pending):
                 if batch:
-                    fresh = self._insert_fresh(conn, pending, batch)
+                    answers = self._insert_fresh(conn, pending, batch)
                 if queued:
                     self._mark_known_queued(conn, pending, queued)
         except Duplicate as exc:
             raise Duplicate("the same bytes were uploaded already") from exc
-        stored = {id(s) for s in fresh}
-        return [s if id(s) in stored else None for s in batch]
+        return [answers.get(id(s)) for s in batch]
 
     def _insert_fresh(
         self, conn: Connection, pending: list[dict[str, Any]], batch: Sequence[Submission]
-    ) -> list[Submission]:
+    ) -> dict[int, Submission | Closed]:
+        """Insert the uploads of `batch` whose bytes are new and whose contest was open when
+        they were received; by id() of each upload, what became of it (absent: same bytes)."""
         same = tuple_(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
         keys = [(s.contest_id, s.team_id, s.sha256) for s in batch]
         found = conn.execute(
@@ -86,13 +92,23 @@ class SubmissionsMixin(StoreBase):
             )
         )
         seen: set[tuple[str, str, str]] = {(r[0], r[1], r[2]) for r in found}
+        closes = _closing_times(conn, {s.contest_id for s in batch})
+        answers: dict[int, Submission | Closed] = {}
         fresh: list[Submission] = []
         for key, submission in zip(keys, batch):
-            if key not in seen:
-                seen.add(key)
-                fresh.append(submission)
+            if key in seen:
+                continue  # the same bytes: a retry gets its submission back, even late
+            closes_at = closes.get(submission.contest_id)
+            if closes_at is not None and submission.received_at > closes_at:
+                answers[id(submission)] = closed(
+                    submission.contest_id, closes_at, submission.received_at
+                )
+                continue
+            seen.add(key)
+            fresh.append(submission)
+            answers[id(submission)] = submission
         if not fresh:
-            return fresh
+            return answers
         rows = [s.__dict__ for s in fresh]
         if self._sqlite:
             insert_rows(conn, submissions, rows)
@@ -123,7 +139,7 @@ class SubmissionsMixin(StoreBase):
             }
             for s in fresh
         )
-        return fresh
+        return answers
 
     def mark_queued(self, submission_id: str) -> bool:
         """stored -> queued once its message is published; False if it moved on meanwhile."""
@@ -335,6 +351,14 @@ class SubmissionsMixin(StoreBase):
                 pending.append(
                     {"type": kind, **_about(sub), "attempt": claim.attempt, "reason": error[:500]}
                 )
+
+
+def _closing_times(conn: Connection, contest_ids: set[str]) -> dict[str, str]:
+    """When each contest closes, read in the writing transaction: one query a group, however
+    many uploads it holds. On PostgreSQL the rows are share-locked, so a concurrent close
+    (which locks its row first) either waits for this group's commit or is seen by it."""
+    query = select(contests.c.id, contests.c.closes_at).where(contests.c.id.in_(contest_ids))
+    return {row[0]: row[1] for row in conn.execute(query.with_for_update(read=True))}
 
 
 def _about(submission: Submission) -> dict[str, Any]:

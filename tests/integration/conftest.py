@@ -1,5 +1,6 @@
 """Real services for the adapter tests: one Redis and one SeaweedFS per session, and a fresh
-SQL database per test on SQLite and, when TILEJUDGE_TEST_POSTGRES_URL is set, PostgreSQL.
+SQL database per test on SQLite and on PostgreSQL: TILEJUDGE_TEST_POSTGRES_URL's server, else a
+local one answering on 127.0.0.1:5432 (its `test` database, as user postgres).
 
 Each PostgreSQL test gets a schema of its own (the URL's search_path points at it), dropped at
 teardown, so the tests never touch other data and can run again and again on the same server.
@@ -8,11 +9,12 @@ teardown, so the tests never touch other data and can run again and again on the
 from __future__ import annotations
 
 import os
+import socket
 import uuid
 from collections.abc import Iterator
 from itertools import count
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 import psycopg
 import pytest
@@ -28,10 +30,34 @@ from infra.sql.engine import make_engine
 from infra.sql.migrate import upgrade
 from infra.sql.store import SqlStore
 
-POSTGRES_URL = os.environ.get("TILEJUDGE_TEST_POSTGRES_URL", "")
+LOCAL_POSTGRES = ("127.0.0.1", 5432)
+LOCAL_POSTGRES_URL = "postgresql://postgres@127.0.0.1:5432/test"
 BUCKET = "tilejudge-it"
 _REDIS_DATABASES = 16  # redis-server's default `databases`
 _next_redis_db = count()
+
+
+def _postgres_url() -> str:
+    """TILEJUDGE_TEST_POSTGRES_URL, else the local server's URL if anything listens on its port,
+    else "" (those tests are skipped). Something that listens but refuses the tests fails them:
+    a server that is there but misconfigured is not a reason to skip."""
+    given = os.environ.get("TILEJUDGE_TEST_POSTGRES_URL", "").strip()
+    if given:
+        return given
+    try:
+        with socket.create_connection(LOCAL_POSTGRES, timeout=0.5):
+            return LOCAL_POSTGRES_URL
+    except OSError:
+        return ""
+
+
+def _where(url: str) -> str:
+    """Host, port and database of a URL, without its password."""
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port or 5432}{parts.path}"
+
+
+POSTGRES_URL = _postgres_url()
 
 
 @pytest.fixture(scope="session")
@@ -79,7 +105,11 @@ def blobs(seaweedfs: Service) -> Iterator[S3BlobStore]:
             "postgres",
             marks=[
                 pytest.mark.postgres,
-                pytest.mark.skipif(not POSTGRES_URL, reason="TILEJUDGE_TEST_POSTGRES_URL not set"),
+                pytest.mark.skipif(
+                    not POSTGRES_URL,
+                    reason="TILEJUDGE_TEST_POSTGRES_URL is not set and nothing answers on "
+                    "127.0.0.1:5432",
+                ),
             ],
         ),
     ]
@@ -90,7 +120,14 @@ def sql_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'tilejudge.sqlite3'}"
         return
     schema = f"tj_{uuid.uuid4().hex[:16]}"
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+    try:
+        conn = psycopg.connect(POSTGRES_URL, autocommit=True, connect_timeout=10)
+    except psycopg.OperationalError as exc:
+        pytest.fail(
+            f"PostgreSQL at {_where(POSTGRES_URL)} refused the tests ({exc}); set "
+            "TILEJUDGE_TEST_POSTGRES_URL to a database they may create schemas in"
+        )
+    with conn:
         conn.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(schema)))
     separator = "&" if "?" in POSTGRES_URL else "?"
     yield f"{POSTGRES_URL}{separator}options={quote(f'-csearch_path={schema}', safe='')}"

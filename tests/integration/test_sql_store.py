@@ -22,7 +22,7 @@ from alembic.migration import MigrationContext
 from sqlalchemy import func, inspect, select, text
 
 from core import clock
-from core.errors import Duplicate
+from core.errors import Closed, Duplicate
 from core.events import EventType
 from core.records import Claim, Contest, JudgedResult, Submission, Team
 from core.states import SubmissionState
@@ -829,3 +829,96 @@ def test_intakes_group_commit_marks_queued_alone_after_lingering_and_skips_claim
     assert store.get_submission(claimed.id).state == SubmissionState.JUDGING  # type: ignore[union-attr]
     queued = [e["submission"] for e in all_events(store) if e["type"] == "submission.queued"]
     assert queued == [waiting.id]
+
+
+# -- closing a contest early ---------------------------------------------------------------------
+
+
+def test_a_group_refuses_uploads_received_after_the_close_but_not_a_retry_of_earlier_bytes(
+    store: SqlStore, team: Team
+) -> None:
+    other = store.create_contest(
+        Contest(
+            id="c2", title="Contest c2", opens_at=at(-HOUR), closes_at=at(HOUR),
+            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(),
+        )
+    )  # fmt: skip
+    elsewhere = add_team(store, "beta", "c2")
+    earlier = store_submission(store, team, sha256="a" * 64)
+    closing = store.close_contest("c1", by="admin")
+    assert closing is not None and closing[1]
+    closed_at = closing[0].closes_at
+    group = [
+        new_submission(team, sha256="a" * 64, received_at=at(1)),  # a retry of `earlier`
+        new_submission(team, sha256="b" * 64, received_at=at(1)),  # new bytes, after the close
+        new_submission(team, sha256="c" * 64, received_at=closed_at),  # at the close: in time
+        new_submission(elsewhere, sha256="d" * 64, received_at=at(1)),  # c2 is still open
+    ]
+
+    stored = store.store_submissions(group)
+
+    assert stored[0] is None  # the retry: intake answers with `earlier`
+    assert isinstance(stored[1], Closed)
+    assert str(stored[1]) == f"contest c1 closed at {closed_at}; received at {group[1].received_at}"
+    assert stored[2:] == group[2:]
+    assert store.get_submission(group[1].id) is None
+    assert store.find_same_bytes("c1", team.id, "a" * 64) == earlier
+    assert other.closes_at > at(0)
+    with pytest.raises(Closed):
+        store.store_submission(new_submission(team, received_at=at(1)))
+
+
+def test_closing_moves_the_window_once_with_one_event(store: SqlStore, team: Team) -> None:
+    before = clock.now()
+    first = store.close_contest("c1", by="admin")
+    again = store.close_contest("c1", by="admin")
+
+    assert first is not None and again is not None
+    assert first[1] is True and again == (first[0], False)
+    assert before <= first[0].closes_at <= clock.now()
+    assert store.get_contest("c1") == first[0]
+    closings = [e for e in all_events(store) if e["type"] == EventType.CONTEST_CLOSED]
+    assert [(e["contest"], e["closes_at"], e["by"]) for e in closings] == [
+        ("c1", first[0].closes_at, "admin")
+    ]
+    assert store.close_contest("nope", by="admin") is None
+
+
+def test_a_contest_closed_before_it_opened_opens_and_closes_at_the_same_moment(
+    store: SqlStore,
+) -> None:
+    add_contest(store)
+    later = store.create_contest(
+        Contest(
+            id="later", title="Later", opens_at=at(HOUR), closes_at=at(2 * HOUR),
+            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(),
+        )
+    )  # fmt: skip
+    closing = store.close_contest(later.id, by="admin")
+    assert closing is not None
+    assert closing[0].opens_at == closing[0].closes_at < later.opens_at
+
+
+# -- the results export ----------------------------------------------------------------------------
+
+
+def test_results_come_a_page_at_a_time_in_id_order_with_the_live_result_or_none(
+    store: SqlStore, team: Team
+) -> None:
+    judged_one = judged(store, team, score=42, received_at=at(-60))
+    waiting = [store_submission(store, team) for _ in range(4)]
+    expected = sorted([judged_one.id, *(s.id for s in waiting)])
+
+    rows, after = [], ""
+    while page := store.results_page("c1", after, limit=2):
+        assert len(page) <= 2
+        rows += page
+        after = page[-1]["submission"]
+
+    assert [row["submission"] for row in rows] == expected
+    by_id = {row["submission"]: row for row in rows}
+    assert {k: by_id[judged_one.id][k] for k in ("team", "state", "score", "lexicon")} == {
+        "team": "alpha", "state": "judged", "score": 42, "lexicon": LEXICON,
+    }  # fmt: skip
+    assert by_id[waiting[0].id]["score"] is None and by_id[waiting[0].id]["state"] == "stored"
+    assert store.results_page("nope", "", limit=10) == []

@@ -275,8 +275,12 @@ def test_token_and_url_default_to_the_environment(api: FakeApi, clock: FakeClock
     assert str(request.url).startswith("http://127.0.0.1:7777/v1/")
 
 
-def test_the_url_defaults_to_the_local_api_on_port_8000(api: FakeApi, clock: FakeClock) -> None:
-    submit(api, clock, url=None, environ={})
+def test_the_url_defaults_to_the_local_api_on_port_8000(
+    api: FakeApi, clock: FakeClock, tmp_path: Path
+) -> None:
+    # A home of its own: a stack running in the working directory would be found first.
+    code, _, err = submit(api, clock, url=None, environ={"TILEJUDGE_HOME": str(tmp_path)})
+    assert (code, err) == (0, "")
     assert str(api.requests[0].url).startswith("http://127.0.0.1:8000/v1/")
 
 
@@ -396,3 +400,36 @@ def test_a_retry_whose_pause_would_end_past_the_deadline_is_not_made(clock: Fake
         retry.run(busy, deadline=3.5)
     assert clock.sleeps == [1.0, 2.0]  # a third pause (4 s) would end past the deadline
     assert calls == 3
+
+
+def paged(answers: list[dict[str, Any]]) -> tuple[api_client.Client, list[httpx.Request]]:
+    """A client whose server answers each GET with the next of `answers`."""
+    asked: list[httpx.Request] = []
+
+    def handle(request: httpx.Request) -> httpx.Response:
+        asked.append(request)
+        return httpx.Response(200, json=answers[len(asked) - 1])
+
+    return api_client.connect("http://127.0.0.1:9", transport=httpx.MockTransport(handle)), asked
+
+
+def test_pages_follow_the_cursor_until_it_is_null_fetching_each_page_as_it_is_read() -> None:
+    api, asked = paged([
+        {"results": [{"n": 1}, {"n": 2}], "next": "b"},
+        {"results": [{"n": 3}], "next": None},
+    ])  # fmt: skip
+    pages = api.pages("/v1/contests/demo/results", "results")
+
+    assert next(pages) == [{"n": 1}, {"n": 2}]
+    assert len(asked) == 1  # the second page is not asked for before the first is read
+    assert list(pages) == [[{"n": 3}]]
+    assert [dict(r.url.params) for r in asked] == [{}, {"after": "b"}]
+
+
+def test_a_server_repeating_its_cursor_or_sending_no_list_is_an_error() -> None:
+    api, _ = paged([{"results": [], "next": "a"}, {"results": [], "next": "a"}])
+    with pytest.raises(ApiError, match="the same page cursor twice"):
+        list(api.pages("/v1/x", "results"))
+    api, _ = paged([{"rows": []}])
+    with pytest.raises(ApiError, match="no list 'results'"):
+        list(api.pages("/v1/x", "results"))

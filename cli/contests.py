@@ -1,0 +1,193 @@
+"""Organiser commands for contests and their teams: `tilejudge contest create|list|show|close`
+and `tilejudge team add|list|delete`, over the HTTP API."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from cli.admin import ADMIN_TIMEOUT_S, run_team_delete
+from cli.options import Action, CliError, Role, add_server_options, command, run_with_client
+from core import clock
+
+if TYPE_CHECKING:
+    from infra.api_client import Client
+
+ISO_EXAMPLE = "2026-12-24T18:00:00Z"
+CONTEST_FIELDS = ("id", "title", "status", "opens_at", "closes_at", "lexicon", "layout")
+
+
+def add_commands(commands: Any) -> None:
+    """`contest` and `team`."""
+    contest = command(commands, "contest", "contests: create, list, show, close")
+    actions = contest.add_subparsers(required=True, metavar="ACTION")
+
+    create = command(actions, "create", "create a contest (its teams are added with `team add`)")
+    create.add_argument(
+        "contest_id", metavar="ID", help="the contest's id: a-z, 0-9, '-' and '_', 63 at most"
+    )
+    create.add_argument("--title", required=True, help="the contest's title, for people")
+    create.add_argument(
+        "--lexicon", required=True, help="the word list to judge with: id or name (`lexicon list`)"
+    )
+    create.add_argument(
+        "--layout", help="the bonus layout: id or name (`layout list`; default: the SPEC layout)"
+    )
+    create.add_argument(
+        "--opens", required=True, help=f"when uploads open: ISO 8601 UTC, e.g. {ISO_EXAMPLE}"
+    )
+    create.add_argument(
+        "--closes",
+        required=True,
+        help=f"when uploads close (the deadline): ISO 8601 UTC, e.g. {ISO_EXAMPLE}",
+    )
+    _organiser(create, Role.ADMIN, _create)
+
+    _organiser(command(actions, "list", "list every contest with its window"), Role.PUBLIC, _list)
+
+    show = command(actions, "show", "show a contest: title, window, status, word list, layout")
+    show.add_argument("contest_id", metavar="ID", help="the contest's id")
+    _organiser(show, Role.PUBLIC, _show)
+
+    close = command(
+        actions,
+        "close",
+        "close a contest now: every upload received from now on is refused",
+    )
+    close.add_argument("contest_id", metavar="ID", help="the contest's id")
+    _organiser(close, Role.ADMIN, _close)
+
+    _add_team_commands(commands)
+
+
+def _add_team_commands(commands: Any) -> None:
+    team = command(commands, "team", "a contest's teams: add, list, delete")
+    actions = team.add_subparsers(required=True, metavar="ACTION")
+
+    add = command(
+        actions, "add", "add a team to a contest and print its token (shown this once only)"
+    )
+    add.add_argument("name", metavar="NAME", help="the team's name, unique in its contest")
+    add.add_argument("--contest", required=True, help="the contest's id")
+    _organiser(add, Role.ADMIN, _team_add)
+
+    listing = command(actions, "list", "list a contest's teams: id and name")
+    listing.add_argument("--contest", required=True, help="the contest's id")
+    _organiser(listing, Role.ADMIN, _team_list)
+
+    delete = command(actions, "delete", "delete a team with its uploads, results and reports")
+    delete.add_argument(
+        "team_id", nargs="?", metavar="TEAM_ID", help="the team's id (`team list` shows it)"
+    )
+    delete.add_argument("--team", help="the team's id, given as an option instead")
+    add_server_options(delete, Role.ADMIN)
+    delete.set_defaults(run=_team_delete)
+
+
+def _organiser(parser: argparse.ArgumentParser, role: Role, action: Action) -> None:
+    add_server_options(parser, role)
+    parser.set_defaults(
+        run=lambda args, environ: run_with_client(
+            role,
+            lambda api: action(api, args),
+            environ,
+            args.url,
+            getattr(args, "token", None),
+            err=sys.stderr,
+            timeout=ADMIN_TIMEOUT_S,
+        )
+    )
+
+
+def _create(api: Client, args: argparse.Namespace) -> int:
+    times = {}
+    for flag, value in (("--opens", args.opens), ("--closes", args.closes)):
+        try:
+            times[flag] = clock.format_time(clock.parse_time(value))
+        except ValueError as exc:
+            raise CliError(f"{flag}: {exc} (ISO 8601 UTC, e.g. {ISO_EXAMPLE})") from exc
+    if times["--closes"] <= times["--opens"]:
+        raise CliError("--closes must be after --opens")
+    body = {
+        "id": args.contest_id,
+        "title": args.title,
+        "lexicon": args.lexicon,
+        "opens_at": times["--opens"],
+        "closes_at": times["--closes"],
+    }
+    if args.layout:
+        body["layout"] = args.layout
+    sys.stdout.write(format_contest(api.call("POST", "/v1/contests", json_body=body)))
+    return 0
+
+
+def _list(api: Client, args: argparse.Namespace) -> int:
+    contests = api.call("GET", "/v1/contests")["contests"]
+    if not contests:
+        sys.stdout.write("no contests yet: `tilejudge contest create` makes one\n")
+        return 0
+    header = ("id", "status", "opens_at", "closes_at", "title")
+    rows = [header, *[tuple(str(c[key]) for key in header) for c in contests]]
+    sys.stdout.write(table(rows))
+    return 0
+
+
+def _show(api: Client, args: argparse.Namespace) -> int:
+    sys.stdout.write(format_contest(api.call("GET", f"/v1/contests/{args.contest_id}")))
+    return 0
+
+
+def _close(api: Client, args: argparse.Namespace) -> int:
+    closed = api.call("POST", f"/v1/contests/{args.contest_id}/close")
+    if closed["was_open"]:
+        sys.stdout.write(
+            f"contest {closed['id']} closed at {closed['closes_at']}: uploads received from now "
+            "on are refused (a retry of one received in time still gets its answer)\n"
+        )
+    else:
+        sys.stdout.write(f"contest {closed['id']} had closed already, at {closed['closes_at']}\n")
+    return 0
+
+
+def _team_add(api: Client, args: argparse.Namespace) -> int:
+    team = api.call("POST", f"/v1/contests/{args.contest}/teams", json_body={"name": args.name})
+    # The token alone on stdout, so `TOKEN=$(tilejudge team add ...)` takes it; the rest is said
+    # on stderr.
+    sys.stdout.write(f"{team['token']}\n")
+    sys.stdout.flush()
+    sys.stderr.write(
+        f"tilejudge: added team {team['name']} (id {team['id']}) to contest {args.contest}. "
+        "Keep its token (above) now: the server stores only its hash and cannot show it again.\n"
+    )
+    return 0
+
+
+def _team_list(api: Client, args: argparse.Namespace) -> int:
+    teams = api.call("GET", f"/v1/contests/{args.contest}/teams")["teams"]
+    if not teams:
+        sys.stdout.write(f"no teams in contest {args.contest} yet: `tilejudge team add` adds one\n")
+        return 0
+    sys.stdout.write(table([("id", "name"), *[(t["id"], t["name"]) for t in teams]]))
+    return 0
+
+
+def _team_delete(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    if bool(args.team_id) == bool(args.team):
+        raise CliError("team delete needs the team's id: TEAM_ID (or --team TEAM_ID), once")
+    return run_team_delete(args.team_id or args.team, args.url, args.token, environ=environ)
+
+
+def format_contest(contest: Mapping[str, Any]) -> str:
+    return "".join(f"{key:<12}{contest.get(key, '-')}\n" for key in CONTEST_FIELDS)
+
+
+def table(rows: Sequence[Sequence[str]]) -> str:
+    """Rows as left-aligned columns two spaces apart; the first row is the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip()
+        + "\n"
+        for row in rows
+    )

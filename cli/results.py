@@ -1,0 +1,148 @@
+"""What judging produced, from the server: `tilejudge results export` (every submission of a
+contest as CSV or JSON Lines, page by page) and `tilejudge report` (one submission's per-line
+report, as the offline judge prints it)."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from cli.human import print_human, report_from_json
+from cli.options import (
+    Action,
+    CliError,
+    Role,
+    add_server_options,
+    command,
+    read_input,
+    run_with_client,
+)
+
+if TYPE_CHECKING:
+    from infra.api_client import Client
+
+COLUMNS = (
+    "submission", "team", "team_id", "state", "score", "legal", "illegal", "received_at",
+    "judged_at", "lexicon", "layout",
+)  # fmt: skip
+FORMATS = ("csv", "jsonl")
+
+
+def add_commands(commands: Any) -> None:
+    """`results export` and `report`."""
+    results = command(commands, "results", "a contest's results for the organiser: export")
+    actions = results.add_subparsers(required=True, metavar="ACTION")
+    export = command(
+        actions,
+        "export",
+        "write every submission of a contest with its team, state and result (CSV or JSON Lines)",
+    )
+    export.add_argument("--contest", required=True, help="the contest's id")
+    export.add_argument(
+        "--format",
+        required=True,
+        choices=FORMATS,
+        help="csv (a header row, then a row a submission) or jsonl (a JSON object a line)",
+    )
+    export.add_argument(
+        "--output",
+        metavar="FILE",
+        help="write to FILE, in place once complete (default: stdout)",
+    )
+    add_server_options(export, Role.ADMIN)
+    export.set_defaults(run=lambda args, environ: _run(Role.ADMIN, _export, args, environ))
+
+    report = command(
+        commands,
+        "report",
+        "print a submission's per-line report as `tilejudge judge` does (a team sees its own)",
+    )
+    report.add_argument("submission_id", metavar="SUBMISSION_ID", help="the id `submit` printed")
+    report.add_argument(
+        "--json", action="store_true", help="the SPEC JSON report as the server sent it, one line"
+    )
+    report.add_argument(
+        "--file",
+        metavar="FILE",
+        help="the submitted file, to quote each illegal line (checked against the upload's "
+        "SHA-256; '-' for stdin)",
+    )
+    add_server_options(report, Role.READER)
+    report.set_defaults(run=lambda args, environ: _run(Role.READER, _report, args, environ))
+
+
+def _run(role: Role, action: Action, args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    return run_with_client(
+        role, lambda api: action(api, args), environ, args.url, args.token, err=sys.stderr
+    )
+
+
+def _export(api: Client, args: argparse.Namespace) -> int:
+    pages = api.pages(f"/v1/contests/{args.contest}/results", "results")
+    with _destination(args.output) as out:
+        count = write_results(pages, args.format, out)
+    where = args.output or "stdout"
+    sys.stderr.write(f"tilejudge: exported {count} submissions of {args.contest} to {where}\n")
+    return 0
+
+
+def write_results(pages: Iterator[list[dict[str, Any]]], form: str, out: TextIO) -> int:
+    """Each page's rows to `out` as they come, in `form` (csv or jsonl); how many rows."""
+    count = 0
+    writer = csv.DictWriter(out, COLUMNS, extrasaction="ignore", lineterminator="\n")
+    if form == "csv":
+        writer.writeheader()
+    for page in pages:
+        for row in page:
+            if form == "csv":
+                writer.writerow(row)
+            else:
+                out.write(json.dumps({key: row.get(key) for key in COLUMNS}) + "\n")
+            count += 1
+    return count
+
+
+@contextmanager
+def _destination(path: str | None) -> Iterator[TextIO]:
+    """stdout, or FILE written beside itself and moved into place once complete: an export cut
+    short leaves no half file under the name."""
+    if path is None:
+        yield sys.stdout
+        return
+    target = Path(path)
+    partial = target.with_name(target.name + ".part")
+    try:
+        with partial.open("w", newline="", encoding="utf-8") as out:
+            yield out
+        os.replace(partial, target)
+    except OSError as exc:
+        raise CliError(f"cannot write {path}: {exc.strerror}") from exc
+    finally:
+        partial.unlink(missing_ok=True)
+
+
+def _report(api: Client, args: argparse.Namespace) -> int:
+    data = read_input(args.file) if args.file else None
+    path = f"/v1/submissions/{args.submission_id}"
+    if data is not None:
+        sha256 = api.call("GET", f"{path}/receipt")["sha256"]
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise CliError(f"{args.file} is not what submission {args.submission_id} uploaded")
+    answer = api.request("GET", f"{path}/report")
+    if args.json:
+        sys.stdout.buffer.write(answer.body.rstrip(b"\n") + b"\n")
+        return 0
+    try:
+        report = report_from_json(answer.json())
+    except ValueError as exc:
+        raise CliError(f"the server's report of {args.submission_id}: {exc}") from exc
+    print_human(args.submission_id, data, report, sys.stdout)
+    return 0

@@ -1,0 +1,234 @@
+"""The README's walkthrough, run as written against a fresh `tilejudge up --demo`.
+
+A ```sh block right after a `<!-- readme-test -->` line is run, command by command, in README
+order: with `.venv/bin` first on PATH (as `source .venv/bin/activate` puts it), in a scratch
+directory, with what the banner's `export` lines set. Each command must exit 0. The ```text
+block that follows (if any) is what the block prints: each of its lines must appear in the
+output, in order, where ids, digests, times and tokens may differ, `…` stands for one value
+that differs between games and a `...` line for lines left out. A `NAME=…` command sets NAME
+for the commands after it, as in a shell; `TEAM_ID`, `SUBMISSION_ID` and `RUN_ID` are ids an
+earlier command printed (`PLACEHOLDERS`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.stack_process import RunningStack, running_stack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+VENV_BIN = ROOT / ".venv" / "bin"
+MARKER = "<!-- readme-test -->"
+COMMAND_TIMEOUT_S = 300.0  # a rejudge of the demo takes seconds; a loaded CI machine, longer
+DEMO_TIMEOUT_S = 180.0
+# A README placeholder, replaced by group 1 of the last match in the output so far.
+PLACEHOLDERS = {
+    "RUN_ID": re.compile(r"^rejudge ([0-9a-f]{32}) \(", re.M),
+    "SUBMISSION_ID": re.compile(r"^([0-9a-f]{32}),team-3,", re.M),
+    "TEAM_ID": re.compile(r"^([0-9a-f]{32})\s+late-team$", re.M),
+}
+# What differs from run to run, wherever it appears in a sample line.
+VARYING = re.compile(
+    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"  # a time
+    r"|[0-9a-f]{16,64}"  # an id or a digest, whole or cut short
+    r"|tj_[A-Za-z0-9_-]{20,}"  # a team's token
+    r"|…"  # a value that differs between games, the README says
+)
+ASSIGNMENT = re.compile(r"(?:export\s+)?([A-Za-z_]\w*)=\S")
+
+
+@dataclass(frozen=True)
+class Block:
+    line: int  # of the ```sh fence in README.md
+    commands: list[str]
+    sample: list[str]  # the ```text block after it, if any
+
+
+def readme_blocks(text: str) -> list[Block]:
+    """The marked blocks of `text`, in order; ValueError for a marker without a ```sh block."""
+    lines = text.splitlines()
+    blocks = []
+    for number, line in enumerate(lines):
+        if line.strip() != MARKER:
+            continue
+        fence = number + 1
+        if fence >= len(lines) or lines[fence].strip() != "```sh":
+            raise ValueError(f"README.md:{number + 1}: {MARKER} is not followed by a ```sh block")
+        body, after = _fenced(lines, fence)
+        sample: list[str] = []
+        following = after
+        while following < len(lines) and not lines[following].strip():
+            following += 1
+        if following < len(lines) and lines[following].strip() == "```text":
+            sample, _ = _fenced(lines, following)
+        blocks.append(Block(fence + 1, _commands(body), sample))
+    return blocks
+
+
+def _fenced(lines: list[str], fence: int) -> tuple[list[str], int]:
+    """The lines inside the fenced block opening at `fence`, and the line after its end."""
+    end = fence + 1
+    while end < len(lines) and lines[end].strip() != "```":
+        end += 1
+    if end == len(lines):
+        raise ValueError(f"README.md:{fence + 1}: the block is never closed")
+    return lines[fence + 1 : end], end + 1
+
+
+def _commands(body: list[str]) -> list[str]:
+    """Shell lines, a trailing backslash joining a line to the next; blanks and comments out."""
+    commands, pending = [], ""
+    for line in body:
+        if line.endswith("\\"):
+            pending += line[:-1] + " "
+            continue
+        command = (pending + line).strip()
+        pending = ""
+        if command and not command.startswith("#"):
+            commands.append(command)
+    return commands
+
+
+def sample_pattern(line: str) -> re.Pattern[str]:
+    """A sample line as a pattern: its words in order, any run of spaces between them, and
+    what differs from run to run left open."""
+    words = []
+    for word in line.split():
+        parts, start = [], 0
+        for found in VARYING.finditer(word):
+            parts.append(re.escape(word[start : found.start()]))
+            parts.append(r"[^\s,]+")
+            start = found.end()
+        parts.append(re.escape(word[start:]))
+        words.append("".join(parts))
+    return re.compile(r"\s*" + r"\s+".join(words) + r"\s*")
+
+
+def missing_lines(sample: list[str], output: str) -> list[str]:
+    """The sample lines (from the first that cannot be found on) that the output does not
+    show in order; empty when it shows them all."""
+    printed = output.splitlines()
+    at = 0
+    for index, line in enumerate(sample):
+        if not line.strip() or line.strip() == "...":
+            continue
+        pattern = sample_pattern(line)
+        while at < len(printed) and not pattern.fullmatch(printed[at]):
+            at += 1
+        if at == len(printed):
+            return sample[index:]
+        at += 1
+    return []
+
+
+class Shell:
+    """Runs README commands one at a time, keeping what a shell session would keep."""
+
+    def __init__(self, workdir: Path, env: dict[str, str]) -> None:
+        self.workdir = workdir
+        self.env = env
+        self.output = ""  # of every command so far
+
+    def run(self, command: str) -> str:
+        command = self._filled(command)
+        assignment = ASSIGNMENT.match(command)
+        name = assignment.group(1) if assignment else None
+        # An assignment is run with a line that prints what it set, for the next commands.
+        script = f'{command}\nprintf %s "${name}"' if name else command
+        done = subprocess.run(
+            ["bash", "-o", "pipefail", "-c", script],
+            cwd=self.workdir,
+            env=self.env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            timeout=COMMAND_TIMEOUT_S,
+        )
+        assert done.returncode == 0, f"`{command}` exited {done.returncode}:\n{done.stdout[-4000:]}"
+        if name:
+            self.env[name] = done.stdout
+            return ""
+        self.output += done.stdout
+        return done.stdout
+
+    def _filled(self, command: str) -> str:
+        for placeholder, printed in PLACEHOLDERS.items():
+            if re.search(rf"\b{placeholder}\b", command):
+                found = printed.findall(self.output)
+                assert found, f"`{command}`: no earlier command printed a {placeholder}"
+                command = re.sub(rf"\b{placeholder}\b", found[-1], command)
+        return command
+
+
+def _banner_exports(stack: RunningStack) -> dict[str, str]:
+    """What the banner's `export NAME=VALUE` lines set."""
+    out = (stack.home / "up.out").read_text()
+    exports = dict(re.findall(r"^  export (\w+)=(.+)$", out, re.M))
+    assert "TILEJUDGE_HOME" in exports, out
+    return {name: shlex.split(value)[0] for name, value in exports.items()}
+
+
+def _wait_for_demo(stack: RunningStack) -> None:
+    """Until `up` has loaded the demo; its thirteen submissions must be judged by then."""
+    deadline = time.monotonic() + DEMO_TIMEOUT_S
+    while "demo: leaderboard:" not in (out := (stack.home / "up.out").read_text()):
+        assert stack.process.poll() is None, out
+        assert time.monotonic() < deadline, out
+        time.sleep(0.5)
+    assert "demo: 13 submissions judged" in out, out
+
+
+def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
+    blocks = readme_blocks(README.read_text())
+    assert len(blocks) >= 4, "README.md has lost its marked walkthrough blocks"
+    assert (VENV_BIN / "tilejudge").is_file(), "the walkthrough runs .venv/bin/tilejudge"
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("TILEJUDGE_") and k not in ("REDIS_URL", "VIRTUAL_ENV")
+    }
+    base["PATH"] = f"{VENV_BIN}:{base.get('PATH', '/usr/bin:/bin')}"
+    # What `make run` does before `up`: fill the word-list cache the walkthrough reads.
+    fetched = subprocess.run(
+        [VENV_BIN / "tilejudge", "lexicon", "fetch"], env=base, capture_output=True, text=True
+    )
+    assert fetched.returncode == 0, fetched.stderr
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    env = {"TILEJUDGE_ADMIN_TOKEN": ""}  # generated into the home, as for a user
+    with running_stack(tmp_path / "home", env=env, demo=True, timeout=180) as stack:
+        _wait_for_demo(stack)
+        recorded = (stack.home / "api-url").read_text()
+        assert recorded == f"{stack.url}\n", "up records the API's URL while it runs"
+        shell = Shell(workdir, base | _banner_exports(stack))
+        for block in blocks:
+            printed = "".join(shell.run(command) for command in block.commands)
+            missing = missing_lines(block.sample, printed)
+            assert not missing, (
+                f"README.md:{block.line}: the output lacks, from\n"
+                + "\n".join(missing[:3])
+                + f"\non, in what the block printed:\n{printed[-6000:]}"
+            )
+    assert not (stack.home / "api-url").exists(), "a clean stop removes the recorded URL"
+
+
+def test_the_sample_matcher_finds_lines_in_order_and_only_there() -> None:
+    output = "x\nrank  team    score\n   1  team-1  64166  2026-12-01T23:22:45.642265Z\nend\n"
+    assert (
+        missing_lines(["rank team score", "...", "1 team-1 64166 2020-01-01T00:00:00Z"], output)
+        == []
+    )
+    assert missing_lines(["1 team-1 64167 2020-01-01T00:00:00Z"], output) != []
+    assert missing_lines(["end", "rank team score"], output) == ["rank team score"]
+    assert missing_lines(["… team-1 … …"], output) == []
