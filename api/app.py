@@ -12,6 +12,7 @@ from api.openapi import document_errors
 from api.routes import (
     contests,
     dashboard,
+    docs,
     health,
     privacy,
     rejudges,
@@ -33,6 +34,7 @@ ROUTERS = (
     health.router,
     dashboard.router,
     privacy.router,
+    docs.router,
 )
 
 
@@ -61,6 +63,9 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         description="Intake, results and leaderboard of Wordytaire contests. "
         "Admin calls take `Authorization: Bearer <admin token>`, team calls the team's token.",
         lifespan=lifespan,
+        # Served by api.routes.docs from packaged files instead of FastAPI's CDN-loaded pages.
+        docs_url=None,
+        redoc_url=None,
     )
     errors.install(app)
     document_errors(app)

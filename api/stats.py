@@ -2,7 +2,8 @@
 
 `StatsCollector` caches one snapshot behind a lock: however many pages poll, Redis and SQL see
 one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot from one read-only SQL
-read (`infra.sql.dashboard`), five Redis reads and what the worker heartbeats said (`heartbeats`).
+read (`infra.sql.dashboard`), five Redis reads and what the worker heartbeats said (`heartbeats`);
+`PreviewCounts` adds what a finished rejudge run would change, computed once per state of a run.
 """
 
 from __future__ import annotations
@@ -14,21 +15,28 @@ from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 import redis
 
 from api.heartbeats import WorkerWatch
 from api.services import Services
-from core import clock
+from core import clock, tuning
+from core.records import Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from infra.queues import queue_depths
 from infra.sql import dashboard as stats_sql
+from infra.sql.rejudges import RejudgeStore
+from infra.sql.schema import rejudge_runs
 from infra.sql.store import SqlStore
 
 REFRESH_S = 1.0
 GROWTH_TOLERANCE = 1  # a queue one message deeper than a minute ago is noise, not a backlog
 LATENCY_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 REJUDGE_RECENT_S = 600  # a finished run stays on the page this long, its bar full
+# A run's score and rank changes are counted once it is judged through: over a half-judged
+# contest they would mislead (as the preview at /v1/rejudges/{id} says too).
+PREVIEW_STATES = (RejudgeState.READY, RejudgeState.APPLIED)
 
 
 class StatsCollector:
@@ -94,6 +102,7 @@ class StatsSnapshotter:
         self._rejudge_seen: dict[str, deque[tuple[float, int]]] = {}
         self._histogram = LatencyHistogram()
         self._judged_watermark = 0
+        self._previews = PreviewCounts(RejudgeStore(store))
 
     def compute(self) -> dict[str, Any]:
         started = time.perf_counter()
@@ -105,6 +114,7 @@ class StatsSnapshotter:
         )
         totals, series = sql.totals, sql.series
         rejudges = [self._rejudge_row(row, now) for row in sql.rejudges]
+        self._previews.forget_all_but({row["id"] for row in sql.rejudges})
         self._observe(sql.judged)
         tail = self._store.events_after(max(0, sql.last_event_id - 30), 30)
         waiting, waiting_then = self._waiting(queues, totals, now)
@@ -120,6 +130,12 @@ class StatsSnapshotter:
             ),
             "queues": queues,
             "workers": workers,
+            # What one task is, for reading the workers' task counts: an upload message or a
+            # rejudge batch holds up to this many submissions.
+            "task_sizes": {
+                "uploads_per_message": tuning.GROUP_MOST,
+                "submissions_per_rejudge_batch": tuning.REJUDGE_BATCH,
+            },
             "totals": totals,
             "uploads_per_minute": totals["uploads_last_minute"],
             "judged_per_minute": totals["judged_last_minute"],
@@ -127,7 +143,7 @@ class StatsSnapshotter:
             "latency_ms": sql.latency,
             "latency_histogram": self._histogram.as_dict(),
             "failures": sql.failures,
-            "contests": sql.contests,
+            "contests": [contest | _contest_links(contest["id"]) for contest in sql.contests],
             "rejudges": rejudges,
             "events": list(reversed(tail)),
             "compute_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -194,7 +210,56 @@ class StatsSnapshotter:
             "eta_s": None if eta is None else round(eta, 1),
             "created_at": row["created_at"],
             "updated_at": row["updated_at"],
+            "mode": row["mode"],
+            "carried": int(row["carried"] or 0),
+            "from": _ruleset(row, "from_"),
+            "to": _ruleset(row, ""),
+            "changes": self._previews.counts(row),
+            "preview_url": f"/v1/rejudges/{quote(row['id'], safe='')}",
         }
+
+
+class PreviewCounts:
+    """How many scores and ranks a run judged through changes: the lengths of the preview's
+    `changed` and `rank_changes`, counted by the same queries, once per state of the run (its
+    state, counts and `updated_at`: a result added under either ruleset moves one of them)."""
+
+    def __init__(self, rejudges: RejudgeStore) -> None:
+        self._rejudges = rejudges
+        self._known: dict[str, tuple[tuple[Any, ...], dict[str, int]]] = {}
+
+    def counts(self, row: dict[str, Any]) -> dict[str, int] | None:
+        """{"scores": n, "ranks": m} for a ready or applied run; None while it cannot say."""
+        if row["state"] not in PREVIEW_STATES:
+            return None
+        key = (row["state"], row["total"], row["done"], row["carried"], row["updated_at"])
+        known = self._known.get(row["id"])
+        if known is not None and known[0] == key:
+            return known[1]
+        run = Run(**{column.name: row[column.name] for column in rejudge_runs.c})
+        found = {
+            "scores": len(self._rejudges.changes(run)),
+            "ranks": len(self._rejudges.rank_changes(run)),
+        }
+        self._known[row["id"]] = (key, found)
+        return found
+
+    def forget_all_but(self, run_ids: set[str]) -> None:
+        """Drop the counts of runs no longer on the page."""
+        for run_id in set(self._known) - run_ids:
+            del self._known[run_id]
+
+
+def _ruleset(row: dict[str, Any], prefix: str) -> dict[str, dict[str, str | None]]:
+    """The word list and layout a run goes from (`prefix` "from_") or to (""), id and name."""
+    return {
+        kind: {"id": row[f"{prefix}{kind}_id"], "name": row.get(f"{prefix}{kind}_name")}
+        for kind in ("lexicon", "layout")
+    }
+
+
+def _contest_links(contest_id: str) -> dict[str, str]:
+    return {"leaderboard_url": f"/v1/contests/{quote(contest_id, safe='')}/leaderboard"}
 
 
 class LatencyHistogram:

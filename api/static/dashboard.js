@@ -112,6 +112,10 @@ function renderContests(s) {
     name.appendChild(el("span", `phase ${c.phase}`, c.phase));
     name.appendChild(el("span", "title", c.title));
     name.title = c.title;
+    const board = el("a", "board", "leaderboard");
+    board.href = c.leaderboard_url;
+    board.title = `${c.title}: each team's best score, ranked (JSON)`;
+    name.appendChild(board);
     tr.appendChild(name);
     const counts = c.counts;
     tr.appendChild(el("td", "num", fmtInt(counts.stored + counts.queued)));
@@ -131,15 +135,37 @@ function renderContests(s) {
   replaceChildren($("contests").tBodies[0], rows, "tr", "no contests yet", 6);
 }
 
+function rulesetName(part) {
+  return part.name || part.id.slice(0, 12);
+}
+
+function rulesetChange(r, kind, label) {
+  const from = rulesetName(r.from[kind]);
+  const to = rulesetName(r.to[kind]);
+  return r.from[kind].id === r.to[kind].id ? `${label} ${to} (unchanged)` : `${label} ${from} → ${to}`;
+}
+
+function changesText(r) {
+  if (r.changes === null) {
+    return r.state === "running" ? "scores and ranks that change: once every submission is judged" : "";
+  }
+  const scores = `${fmtInt(r.changes.scores)} ${r.changes.scores === 1 ? "score" : "scores"}`;
+  const ranks = `${fmtInt(r.changes.ranks)} ${r.changes.ranks === 1 ? "rank" : "ranks"}`;
+  return `${scores} and ${ranks} ${r.state === "applied" ? "changed" : "would change"}`;
+}
+
 function renderRejudges(s) {
   const runs = s.rejudges.map((r) => {
     const box = el("div", "run");
     box.dataset.run = r.id;
     box.dataset.state = r.state;
     const head = el("div", "run-head");
-    head.appendChild(el("span", "", `${r.contest} · run ${r.id.slice(0, 8)}`));
+    head.appendChild(el("span", "", `${r.contest} · run ${r.id.slice(0, 8)} · ${r.mode}`));
     head.appendChild(el("span", `run-state ${r.state}`, r.state));
     box.appendChild(head);
+    const rules = el("div", "run-rules", `${rulesetChange(r, "lexicon", "word list")} · ${rulesetChange(r, "layout", "layout")}`);
+    rules.dataset.field = "rules";
+    box.appendChild(rules);
     const bar = el("div", r.total > 0 && r.done >= r.total ? "bar done" : "bar");
     bar.setAttribute("role", "progressbar");
     bar.setAttribute("aria-valuemin", "0");
@@ -155,6 +181,15 @@ function renderRejudges(s) {
       figures += ` · ${r.rate_per_s.toFixed(1)} /s · ETA ${r.eta_s === null ? "–" : fmtDuration(r.eta_s)}`;
     }
     box.appendChild(el("div", "run-figures", figures));
+    const changes = el("div", "run-changes");
+    changes.dataset.field = "changes";
+    const counted = changesText(r);
+    if (counted) changes.appendChild(el("span", r.changes && r.changes.scores ? "warn" : "", counted));
+    const preview = el("a", "preview", r.state === "applied" ? "what changed" : "preview");
+    preview.href = r.preview_url;
+    preview.title = "the scores and ranks that change, team by team (JSON)";
+    changes.appendChild(preview);
+    box.appendChild(changes);
     return box;
   });
   replaceChildren($("rejudges"), runs, "p", "no open rejudge runs");
@@ -175,6 +210,9 @@ function renderWorkers(s) {
   });
   const empty = s.workers.online === null ? `heartbeats ${s.workers.status}` : "no worker online";
   replaceChildren($("workers").tBodies[0], rows, "tr", empty, 5);
+  const sizes = s.task_sizes;
+  setText("task-sizes", `up to ${sizes.uploads_per_message} uploads, or a rejudge batch of up to `
+    + `${sizes.submissions_per_rejudge_batch} submissions`);
 }
 
 function renderFailures(s) {
@@ -197,7 +235,9 @@ function eventSummary(e) {
   const parts = [];
   if (e.contest) parts.push(e.contest);
   if (e.submission) parts.push(`sub ${String(e.submission).slice(0, 8)}`);
+  else if (e.team) parts.push(`team ${String(e.team).slice(0, 8)}`);
   if (e.name) parts.push(String(e.name));
+  if (e.submissions_deleted !== undefined) parts.push(`${fmtInt(e.submissions_deleted)} submissions deleted`);
   if (e.rejudge) parts.push(`run ${String(e.rejudge).slice(0, 8)}`);
   if (e.mode) parts.push(String(e.mode));
   if (e.done !== undefined && e.total !== undefined) parts.push(`${fmtInt(e.done)} / ${fmtInt(e.total)} done`);

@@ -17,12 +17,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, case, func, inspect, or_, select
+from sqlalchemy import Connection, Table, and_, case, func, inspect, or_, select
 
 from core import clock
 from core.events import EventType
 from core.states import OPEN_REJUDGE_STATES, SubmissionState
-from infra.sql.schema import contests, events, rejudge_runs, submissions
+from infra.sql.schema import contests, events, layouts, lexicons, rejudge_runs, submissions
 from infra.sql.store import SqlStore
 
 SERIES_MINUTES = 60
@@ -43,7 +43,8 @@ class Readings:
     latency: dict[str, Any]
     failures: dict[str, Any]
     contests: list[dict[str, Any]]
-    # Open rejudge runs and those updated within `rejudges_since_s`, newest first.
+    # Open rejudge runs and those updated within `rejudges_since_s`, newest first: their rows
+    # and the names of their rulesets (`recent_rejudges`).
     rejudges: list[dict[str, Any]]
     # (event id, seconds from receipt to result or None) of each `submission.judged` event
     # after `judged_after`, in id order.
@@ -204,14 +205,34 @@ def contests_now(conn: Connection, now: datetime) -> list[dict[str, Any]]:
 
 
 def recent_rejudges(conn: Connection, now: datetime, since_s: float) -> list[dict[str, Any]]:
+    """Each run's row, with the names of the word lists and layouts it goes from and to
+    (`lexicon_name`, `from_layout_name`...: None for an id no longer registered)."""
     R = rejudge_runs.c
-    rows = conn.execute(
-        select(R.id, R.contest_id, R.state, R.total, R.done, R.created_at, R.updated_at)
-        .where(or_(R.state.in_(OPEN_REJUDGE_STATES), R.updated_at >= ago(now, since_s)))
-        .order_by(R.created_at.desc())
-        .limit(20)
-    )
-    return [dict(row) for row in rows.mappings()]
+    rows = [
+        dict(row)
+        for row in conn.execute(
+            select(rejudge_runs)
+            .where(or_(R.state.in_(OPEN_REJUDGE_STATES), R.updated_at >= ago(now, since_s)))
+            .order_by(R.created_at.desc())
+            .limit(20)
+        ).mappings()
+    ]
+    for table, keys in (
+        (lexicons, ("lexicon_id", "from_lexicon_id")),
+        (layouts, ("layout_id", "from_layout_id")),
+    ):
+        named = _names(conn, table, {row[key] for row in rows for key in keys})
+        for row in rows:
+            for key in keys:
+                row[key.removesuffix("_id") + "_name"] = named.get(row[key])
+    return rows
+
+
+def _names(conn: Connection, table: Table, ids: set[str]) -> dict[str, str]:
+    if not ids:
+        return {}
+    rows = conn.execute(select(table.c.id, table.c.name).where(table.c.id.in_(sorted(ids))))
+    return {str(id_): str(name) for id_, name in rows}
 
 
 def judged_after_event(conn: Connection, after: int) -> list[tuple[int, float | None]]:

@@ -1,5 +1,6 @@
 """The dashboard in a real browser (Debian's Chromium driven by Playwright) against `tilejudge up`:
-sign in, watch generated uploads get accepted and judged, follow a rejudge run, no console errors.
+sign in, watch generated uploads get accepted and judged, follow a rejudge run to its preview,
+reach a contest's leaderboard in one click, read whole event lines, no console errors.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from core import clock
+from core import clock, tuning
 from judge import default_layout
 from judge.generator import WordIndex, generate
 from tests.stack_process import RunningStack, running_stack
@@ -32,6 +33,9 @@ WORDS = ("cat", "at", "ate", "tea", "eat", "tab", "bat", "cab", "by", "oat", "to
 CONTEST = "dash"
 REFLECT_WITHIN_S = 3.0  # the issue's target: a new upload or result on the page within 3 s
 UPLOADS = 4
+# The fix drops words the generated games play, so scores and ranks change.
+FIXED_WORDS = tuple(word for word in WORDS if word not in ("at", "tea"))
+LONG_NAME = "the-night-owls-of-the-northern-reading-room-league-" * 2
 
 
 @pytest.fixture
@@ -82,6 +86,7 @@ def test_the_dashboard_follows_uploads_results_and_rejudges(
             assert seen - received <= REFLECT_WITHIN_S
         assert _number(page, "uploads-rate") >= 1
 
+        _the_leaderboard_is_one_click_away(page, stack)
         seen = _wait_for_number(page, "judged-total", UPLOADS, timeout_s=60)
         results = [http.get(f"/v1/submissions/{sid}", headers=stack.admin).json() for sid in ids]
         assert {r["state"] for r in results} == {"judged"}
@@ -92,12 +97,16 @@ def test_the_dashboard_follows_uploads_results_and_rejudges(
         assert _number(page, "judged-rate") >= 1
         # One worker: two pool processes that judge, one standing by for live uploads.
         assert page.text_content("#workers-online") == "1"
+        sizes = page.text_content("#task-sizes") or ""
+        assert f"up to {tuning.GROUP_MOST} uploads" in sizes
+        assert f"up to {tuning.REJUDGE_BATCH} submissions" in sizes
 
         print(f"rejudge: {_follow_a_rejudge(page, http, stack)}")
         # The pool size comes from one inspect() per worker, retried while it re-forks.
         page.wait_for_selector("#workers-detail >> text=3 processes", timeout=30_000)
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
+        _event_lines_are_whole(page)
         assert problems == []
         assert elsewhere == []
 
@@ -117,6 +126,9 @@ def _contest_with_a_team(http: httpx.Client, stack: RunningStack) -> str:
     assert http.post("/v1/contests", json=contest, headers=stack.admin).status_code == 201
     team = http.post(f"/v1/contests/{CONTEST}/teams", json={"name": "owls"}, headers=stack.admin)
     assert team.status_code == 201, team.text
+    # Its `team.created` line is longer than the event log is wide: it must wrap, not be cut.
+    long = http.post(f"/v1/contests/{CONTEST}/teams", json={"name": LONG_NAME}, headers=stack.admin)
+    assert long.status_code == 201, long.text
     return str(team.json()["token"])
 
 
@@ -129,6 +141,24 @@ def _a_wrong_token_is_refused(browser: Browser, stack: RunningStack) -> None:
     assert "not the admin token" in (page.text_content(".notice") or "")
     assert page.query_selector("#status") is None
     page.close()
+
+
+def _the_leaderboard_is_one_click_away(page: Page, stack: RunningStack) -> None:
+    link = page.wait_for_selector(f'#contests a.board[href="/v1/contests/{CONTEST}/leaderboard"]')
+    assert link is not None and link.text_content() == "leaderboard"
+    board = page.request.get(f"{stack.url}/v1/contests/{CONTEST}/leaderboard")
+    assert board.ok and board.json()["contest"] == CONTEST
+
+
+def _event_lines_are_whole(page: Page) -> None:
+    """Each event line wraps inside its cell instead of being cut off."""
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll('#events .what, #events .type')]
+            .filter((cell) => cell.scrollWidth > cell.clientWidth + 1)
+            .map((cell) => cell.textContent)"""
+    )
+    assert cut == []
+    assert page.locator(f"#events .what >> text={LONG_NAME}").count() == 1
 
 
 def _sign_in(page: Page, stack: RunningStack) -> None:
@@ -169,7 +199,7 @@ def _follow_a_rejudge(page: Page, http: httpx.Client, stack: RunningStack) -> st
     """Drive a rejudge run if the API has them; otherwise the page says there is none."""
     fixed = http.post(
         "/v1/lexicons", params={"name": "dash-words-fixed"},
-        content="\n".join((*WORDS, "abet", "tabby")) + "\n",
+        content="\n".join((*FIXED_WORDS, "abet", "tabby")) + "\n",
         headers=stack.admin | {"content-type": "text/plain"},
     )  # fmt: skip
     assert fixed.status_code == 201, fixed.text
@@ -198,4 +228,22 @@ def _follow_a_rejudge(page: Page, http: httpx.Client, stack: RunningStack) -> st
         polling=100,
         timeout=120_000,
     )
-    return f"run {run} driven; its bar reached done"
+    card = f'.run[data-run="{run}"]'
+    rules = page.text_content(f"{card} [data-field=rules]") or ""
+    assert "word list dash-words → dash-words-fixed" in rules, rules
+    assert "(unchanged)" in rules.split("layout", 1)[1], rules
+    preview = http.get(f"/v1/rejudges/{run}", headers=stack.admin).json()
+    assert preview["state"] == "ready" and preview["preview"] is True
+    counts = (len(preview["changed"]), len(preview["rank_changes"]))
+    assert counts[0] > 0, preview
+    expected = f"{_count(counts[0], 'score')} and {_count(counts[1], 'rank')} would change"
+    page.wait_for_selector(f"{card} [data-field=changes] >> text={expected}", timeout=10_000)
+    link = page.get_attribute(f"{card} [data-field=changes] a", "href")
+    assert link == f"/v1/rejudges/{run}"
+    shown = page.request.get(f"{stack.url}{link}")  # with the page's admin cookie
+    assert shown.ok and shown.json()["id"] == run and shown.json()["preview"] is True
+    return f"run {run} driven to its preview: {expected}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")

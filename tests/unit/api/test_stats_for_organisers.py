@@ -1,0 +1,134 @@
+"""What /v1/stats adds for an organiser's next question: a rejudge run's rulesets by name, the
+scores and ranks it changes (the preview's counts, computed once per state of the run) and a link
+to that preview; each contest's leaderboard link; what a worker's task count counts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api.stats import StatsSnapshotter
+from core import tuning
+from infra.sql.rejudges import RejudgeStore
+from judge import default_layout
+from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain, open_pipeline
+from tests.unit.api.test_rejudge import run_rejudge_work
+
+FIXED_WORDS = tuple(word for word in TINY_WORDS if word != "cab")  # the fix drops "cab"
+
+
+@pytest.fixture
+def pipe(tmp_path: Path) -> Iterator[Pipeline]:
+    with open_pipeline(tmp_path) as pipeline:
+        pipeline.add_contest("open")
+        yield pipeline
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Which preview queries ran, in order."""
+    seen: list[str] = []
+    for name in ("changes", "rank_changes"):
+        real = getattr(RejudgeStore, name)
+
+        def spy(self: RejudgeStore, run: Any, _real: Any = real, _name: str = name) -> Any:
+            seen.append(_name)
+            return _real(self, run)
+
+        monkeypatch.setattr(RejudgeStore, name, spy)
+    return seen
+
+
+def a_rejudge_that_drops_a_word(pipe: Pipeline) -> str:
+    """Two teams judged under `tiny`, the one ahead only thanks to "cab"; a full rejudge under
+    the list without it, started (not yet judged)."""
+    pipe.accepted(pipe.add_team("ravens"), b"0 0 2 0 cab\n")
+    pipe.accepted(pipe.add_team("owls"), b"0 0 2 0 cat\n")
+    drain(pipe.services)
+    pipe.add_lexicon(FIXED_WORDS, name="tiny-fixed")
+    started = pipe.client.post(
+        "/v1/contests/open/rejudges", json={"lexicon": "tiny-fixed", "mode": "full"}, headers=ADMIN
+    )
+    assert started.status_code == 202, started.text
+    return str(started.json()["id"])
+
+
+def the_run(snapshotter: StatsSnapshotter, run_id: str) -> dict[str, Any]:
+    [run] = [row for row in snapshotter.compute()["rejudges"] if row["id"] == run_id]
+    return run
+
+
+def test_a_run_names_the_word_lists_and_layout_it_goes_from_and_to(pipe: Pipeline) -> None:
+    run_id = a_rejudge_that_drops_a_word(pipe)
+    run = the_run(StatsSnapshotter(pipe.store, None, None), run_id)
+
+    lexicons = {row["name"]: row["id"] for row in pipe.store.all_lexicons()}
+    layout = default_layout()
+    assert run["from"]["lexicon"] == {"id": lexicons["tiny"], "name": "tiny"}
+    assert run["to"]["lexicon"] == {"id": lexicons["tiny-fixed"], "name": "tiny-fixed"}
+    assert run["from"]["layout"] == run["to"]["layout"] == {"id": layout.id, "name": layout.name}
+    assert run["mode"] == "full"
+    assert run["preview_url"] == f"/v1/rejudges/{run_id}"
+
+
+def test_a_running_run_counts_no_changes_yet(pipe: Pipeline, calls: list[str]) -> None:
+    run_id = a_rejudge_that_drops_a_word(pipe)
+    run = the_run(StatsSnapshotter(pipe.store, None, None), run_id)
+
+    assert run["state"] == "running" and run["changes"] is None
+    assert calls == []
+
+
+def test_a_ready_run_shows_the_previews_counts_of_changed_scores_and_ranks(
+    pipe: Pipeline,
+) -> None:
+    run_id = a_rejudge_that_drops_a_word(pipe)
+    snapshotter = StatsSnapshotter(pipe.store, None, None)
+    run_rejudge_work(pipe)
+
+    run = the_run(snapshotter, run_id)
+    preview = pipe.client.get(run["preview_url"], headers=ADMIN).json()
+    assert run["state"] == preview["state"] == "ready"
+    assert run["changes"] == {
+        "scores": len(preview["changed"]),
+        "ranks": len(preview["rank_changes"]),
+    }
+    assert run["changes"] == {"scores": 1, "ranks": 2}  # ravens lose "cab" and the lead
+
+
+def test_the_counts_are_computed_once_per_state_of_a_run(pipe: Pipeline, calls: list[str]) -> None:
+    run_id = a_rejudge_that_drops_a_word(pipe)
+    snapshotter = StatsSnapshotter(pipe.store, None, None)
+    run_rejudge_work(pipe)
+
+    for _ in range(3):
+        ready = the_run(snapshotter, run_id)
+    assert calls == ["changes", "rank_changes"]
+    assert pipe.client.post(f"/v1/rejudges/{run_id}/apply", headers=ADMIN).status_code == 200
+    applied = the_run(snapshotter, run_id)
+    assert applied["state"] == "applied" and applied["changes"] == ready["changes"]
+    assert calls == ["changes", "rank_changes"] * 2
+
+
+def test_each_contest_links_its_leaderboard(pipe: Pipeline) -> None:
+    pipe.add_contest("second-round")
+    stats = pipe.client.get("/v1/stats", headers=ADMIN).json()
+
+    links = {contest["id"]: contest["leaderboard_url"] for contest in stats["contests"]}
+    assert links == {
+        "open": "/v1/contests/open/leaderboard",
+        "second-round": "/v1/contests/second-round/leaderboard",
+    }
+    assert pipe.client.get(links["open"]).status_code == 200
+
+
+def test_stats_say_how_many_submissions_a_worker_task_holds(pipe: Pipeline) -> None:
+    stats = pipe.client.get("/v1/stats", headers=ADMIN).json()
+
+    assert stats["task_sizes"] == {
+        "uploads_per_message": tuning.GROUP_MOST,
+        "submissions_per_rejudge_batch": tuning.REJUDGE_BATCH,
+    }
