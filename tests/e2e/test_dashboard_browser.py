@@ -12,21 +12,17 @@ from pathlib import Path
 
 import httpx
 import pytest
-from playwright.sync_api import Browser, Page, sync_playwright
+from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from core import clock, tuning
 from judge import default_layout
 from judge.generator import WordIndex, generate
+from tests.e2e.browsers import chromium
 from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
-]  # fmt: skip
 ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
 WORDS = ("cat", "at", "ate", "tea", "eat", "tab", "bat", "cab", "by", "oat", "to", "toe",
          "bet", "tee", "ten", "net", "ant", "tan", "nab", "bean", "beat", "neat")  # fmt: skip
@@ -40,12 +36,8 @@ LONG_NAME = "the-night-owls-of-the-northern-reading-room-league-" * 2
 
 @pytest.fixture
 def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).is_file():
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's chromium package")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 def test_the_dashboard_follows_uploads_results_and_rejudges(

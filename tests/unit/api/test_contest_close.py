@@ -5,9 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from api.app import create_app
@@ -25,23 +23,10 @@ from tests.pipeline_fixtures import (
     RECEIPT_KEY,
     Pipeline,
     TeamLogin,
-    open_pipeline,
 )
 
 IN_TIME = b"0 0 2 0 cat\n"
 LATE = b"0 0 1 0 at\n"
-
-
-@pytest.fixture
-def pipe(tmp_path: Path) -> Iterator[Pipeline]:
-    with open_pipeline(tmp_path) as pipeline:
-        pipeline.add_contest("open")
-        yield pipeline
-
-
-@pytest.fixture
-def team(pipe: Pipeline) -> TeamLogin:
-    return pipe.add_team("ravens")
 
 
 @contextmanager

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,17 +18,10 @@ from api.services import ADMIN_COOKIE
 from api.stats import StatsCollector, StatsSnapshotter, queue_depths, status_of
 from core import clock
 from infra.sql.dashboard import reason_of
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, drain, open_pipeline
+from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, drain
 
 MOVES = b"0 0 2 0 cat\n"
 STATIC = Path(__file__).resolve().parents[3] / "api" / "static"
-
-
-@pytest.fixture
-def pipe(tmp_path: Path) -> Iterator[Pipeline]:
-    with open_pipeline(tmp_path) as pipeline:
-        pipeline.add_contest("open")
-        yield pipeline
 
 
 def sign_in(pipe: Pipeline, token: str = ADMIN_TOKEN) -> Any:

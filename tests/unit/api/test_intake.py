@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from types import SimpleNamespace
@@ -22,18 +21,6 @@ from infra.sql.rejudges import RejudgeStore
 from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, open_pipeline
 
 MOVES = b"-1 0 1 0 cat\n"
-
-
-@pytest.fixture
-def pipe(tmp_path: Path) -> Iterator[Pipeline]:
-    with open_pipeline(tmp_path) as pipeline:
-        pipeline.add_contest("open")
-        yield pipeline
-
-
-@pytest.fixture
-def team(pipe: Pipeline) -> TeamLogin:
-    return pipe.add_team("ravens")
 
 
 def assert_nothing_stored(pipe: Pipeline, events_before: int) -> None:

@@ -2,26 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
-from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, drain, open_pipeline
+from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, drain
 
 MOVES = b"0 0 2 0 cat\n"
-
-
-@pytest.fixture
-def pipe(tmp_path: Path) -> Iterator[Pipeline]:
-    with open_pipeline(tmp_path) as pipeline:
-        pipeline.add_contest("open")
-        yield pipeline
-
-
-@pytest.fixture
-def team(pipe: Pipeline) -> TeamLogin:
-    return pipe.add_team("ravens")
 
 
 def contest_body(contest_id: str = "second", **changes: str) -> dict[str, str]:

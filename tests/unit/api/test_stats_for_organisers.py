@@ -4,8 +4,6 @@ to that preview; each contest's leaderboard link; what a worker's task count cou
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,17 +12,10 @@ from api.stats import StatsSnapshotter
 from core import tuning
 from infra.sql.rejudges import RejudgeStore
 from judge import default_layout
-from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain, open_pipeline
+from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain
 from tests.unit.api.test_rejudge import run_rejudge_work
 
 FIXED_WORDS = tuple(word for word in TINY_WORDS if word != "cab")  # the fix drops "cab"
-
-
-@pytest.fixture
-def pipe(tmp_path: Path) -> Iterator[Pipeline]:
-    with open_pipeline(tmp_path) as pipeline:
-        pipeline.add_contest("open")
-        yield pipeline
 
 
 @pytest.fixture
