@@ -8,6 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from api import errors
+from api.middleware import RequestLimits
 from api.openapi import document_errors
 from api.routes import (
     contests,
@@ -67,6 +68,7 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         docs_url=None,
         redoc_url=None,
     )
+    app.add_middleware(RequestLimits, routes=[r for router in ROUTERS for r in router.routes])
     errors.install(app)
     document_errors(app)
     for router in ROUTERS:

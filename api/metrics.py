@@ -1,4 +1,7 @@
-"""The dashboard's snapshot as Prometheus metric families (`tilejudge_*`), for `/metrics`."""
+"""The dashboard's snapshot as Prometheus metric families (`tilejudge_*`), for `/metrics`.
+
+Every caller gets counts and queue depths; only an authorised one (`with_ids`) gets the
+families labelled by contest or rejudge run, since their ids name contests not yet open."""
 
 from __future__ import annotations
 
@@ -15,18 +18,19 @@ from prometheus_client.core import (
 from prometheus_client.registry import Collector as PrometheusCollector
 
 
-def exposition(snapshot: Callable[[], dict[str, Any]]) -> bytes:
+def exposition(snapshot: Callable[[], dict[str, Any]], *, with_ids: bool = False) -> bytes:
     """The text exposition of the snapshot `snapshot()` returns at this scrape."""
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(SnapshotMetrics(snapshot))
+    registry.register(SnapshotMetrics(snapshot, with_ids=with_ids))
     return generate_latest(registry)
 
 
 class SnapshotMetrics(PrometheusCollector):
     """Translates the cached snapshot into `tilejudge_*` metric families at each scrape."""
 
-    def __init__(self, snapshot: Callable[[], dict[str, Any]]) -> None:
+    def __init__(self, snapshot: Callable[[], dict[str, Any]], *, with_ids: bool = False) -> None:
         self._snapshot = snapshot
+        self._with_ids = with_ids
 
     def collect(self) -> Iterator[Metric]:
         snap = self._snapshot()
@@ -50,15 +54,11 @@ class SnapshotMetrics(PrometheusCollector):
             sum_value=histogram["sum_s"],
         )
         yield from _worker_metrics(snap["workers"])
-        yield from _rejudge_metrics(snap["rejudges"])
-        contests = GaugeMetricFamily(
-            "tilejudge_contest_submissions", "Submissions by contest and state.",
-            labels=["contest", "state"],
-        )  # fmt: skip
-        for contest in snap["contests"]:
-            for state, count in contest["counts"].items():
-                contests.add_metric([contest["id"], state], count)
-        yield contests
+        if self._with_ids:
+            yield from _rejudge_metrics(snap["rejudges"])
+            yield _contest_metrics(snap["contests"])
+        else:
+            yield from _rejudge_sums(snap["rejudges"])
         level = {"green": 0, "amber": 1, "red": 2}[snap["status"]["colour"]]
         yield _gauge("tilejudge_status", "0 keeping up, 1 backlog growing, 2 failing.", level)
 
@@ -106,3 +106,23 @@ def _rejudge_metrics(runs: list[dict[str, Any]]) -> Iterator[Metric]:
             done.add_metric([run["id"], run["contest"]], run["done"])
     yield total
     yield done
+
+
+def _rejudge_sums(runs: list[dict[str, Any]]) -> Iterator[Metric]:
+    """The open runs' counts added up, for a caller who may not see run or contest ids."""
+    open_runs = [run for run in runs if run["open"]]
+    yield _gauge("tilejudge_rejudge_total", "Submissions in the open rejudge runs.",
+                 sum(run["total"] for run in open_runs))  # fmt: skip
+    yield _gauge("tilejudge_rejudge_done", "Submissions re-judged so far in the open runs.",
+                 sum(run["done"] for run in open_runs))  # fmt: skip
+
+
+def _contest_metrics(contests: list[dict[str, Any]]) -> Metric:
+    family = GaugeMetricFamily(
+        "tilejudge_contest_submissions", "Submissions by contest and state.",
+        labels=["contest", "state"],
+    )  # fmt: skip
+    for contest in contests:
+        for state, count in contest["counts"].items():
+            family.add_metric([contest["id"], state], count)
+    return family

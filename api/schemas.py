@@ -2,17 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core import clock
 
 CONTEST_ID = r"^[a-z0-9][a-z0-9_-]{0,62}$"
+# Contest times are kept as fixed-width text with a four-digit year, and one before 2000 is
+# a typo rather than a contest: this range keeps every stored time comparable as a string.
+CONTEST_YEARS = (2000, 9999)
 
 
 class Body(BaseModel):
+    """A request body: no unknown fields, and no text that UTF-8 cannot carry."""
+
     model_config = ConfigDict(extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def encodable_text(cls, value: Any) -> Any:
+        # JSON's "\ud800" escape decodes to a lone surrogate, which no store, signature or
+        # answer can encode: refused here, it is the sender's 422 rather than the server's 500.
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValueError("text must be valid Unicode (no lone surrogates)") from None
+        return value
 
 
 class LexiconOut(BaseModel):
@@ -32,7 +49,10 @@ class ContestIn(Body):
     @field_validator("opens_at", "closes_at")
     @classmethod
     def a_time_with_a_zone(cls, value: str) -> str:
-        clock.parse_time(value)  # its ValueError says what is wrong, against this field
+        moment = clock.parse_time(value)  # its ValueError says what is wrong, against this field
+        low, high = CONTEST_YEARS
+        if not low <= moment.year <= high:
+            raise ValueError(f"a contest time must fall in the years {low} to {high} in UTC")
         return value
 
 

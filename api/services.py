@@ -107,9 +107,17 @@ class Caller:
         return self.admin or (self.team is not None and self.team.id == team_id)
 
 
+def same_token(given: str, expected: str) -> bool:
+    """A constant-time comparison of bytes: `hmac.compare_digest` refuses a str that is not
+    ASCII, and a header or cookie may carry any byte."""
+    return hmac.compare_digest(
+        given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass")
+    )
+
+
 def caller(request: Request, svc: Annotated[Services, Depends(services)]) -> Caller:
     token = _token(request)
-    if hmac.compare_digest(token, svc.admin_token):
+    if same_token(token, svc.admin_token):
         return Caller(admin=True, team=None)
     return Caller(admin=False, team=_team(svc, token))
 
@@ -123,12 +131,33 @@ def _token(request: Request) -> str:
     token = _bearer(request) or request.cookies.get(ADMIN_COOKIE)
     if not token:
         raise Unauthorized("missing token: send 'Authorization: Bearer <token>'")
+    if not token.isascii():
+        # Every token this server issues is URL-safe ASCII: anything else matches none.
+        raise Unauthorized("unknown token")
     return token
+
+
+def metrics_access(request: Request, svc: Annotated[Services, Depends(services)]) -> bool:
+    """Whether the caller of `/metrics` sees contest and rejudge run ids: only with the admin
+    token or the metrics token (Bearer, or the dashboard's cookie). With a metrics token set,
+    nobody else is answered; without one, anyone gets the counts without ids. A token given
+    that matches neither is refused either way, so a misconfigured scraper hears about it."""
+    token = _bearer(request) or request.cookies.get(ADMIN_COOKIE)
+    required = svc.settings.metrics_token
+    if not token:
+        if required:
+            raise Unauthorized("/metrics needs 'Authorization: Bearer <metrics token>'")
+        return False
+    if token.isascii() and any(
+        expected and same_token(token, expected) for expected in (svc.admin_token, required)
+    ):
+        return True
+    raise Unauthorized("unknown token")
 
 
 def uploader(svc: Services, token: str) -> tuple[Team, Contest]:
     """The uploading team and its contest: 401 if none, 403 for the admin token."""
-    if hmac.compare_digest(token, svc.admin_token):
+    if same_token(token, svc.admin_token):
         raise Forbidden("uploads are made with a team token, not the admin token")
     found = svc.uploaders.find(token_hash(token))
     if found is None:
@@ -152,4 +181,5 @@ def admin(who: Annotated[Caller, Depends(caller)]) -> Caller:
 AnyCaller = Annotated[Caller, Depends(caller)]
 BearerToken = Annotated[str, Depends(bearer_token)]
 Admin = Annotated[Caller, Depends(admin)]
+MetricsAccess = Annotated[bool, Depends(metrics_access)]
 Svc = Annotated[Services, Depends(services)]

@@ -193,9 +193,9 @@ class StatsSnapshotter:
         if span >= 2:
             rate = (seen[-1][1] - seen[0][1]) / span
         else:
-            took = (
-                stats_sql.parse_time(row["updated_at"]) - stats_sql.parse_time(row["created_at"])
-            ).total_seconds()
+            updated = stats_sql.parse_time(row["updated_at"])
+            created = stats_sql.parse_time(row["created_at"])
+            took = (updated - created).total_seconds() if updated and created else 0.0
             rate = done / took if took > 0 else 0.0
         running = row["state"] == RejudgeState.RUNNING
         eta = (total - done) / rate if running and rate > 0 else None

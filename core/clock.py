@@ -12,9 +12,13 @@ def now() -> str:
 
 
 def format_time(moment: datetime) -> str:
+    """'YYYY-MM-DDTHH:MM:SS.ffffffZ', the year always four digits: strftime's %Y drops the
+    leading zeros of a year before 1000 on some platforms, and text of another width would
+    compare wrongly against every other stored time."""
     if moment.tzinfo is None:
         raise ValueError("a time must carry its time zone")
-    return moment.astimezone(UTC).strftime(FORMAT)
+    utc = moment.astimezone(UTC)
+    return f"{utc.year:04d}-" + utc.strftime(FORMAT.removeprefix("%Y-"))
 
 
 def parse_time(text: str) -> datetime:

@@ -19,7 +19,7 @@ from core.errors import BlobNotFound, BlobStoreUnavailable, Unavailable, Unknown
 from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore
 from core.records import Claim, Contest, JudgedResult, Run, Submission
 from core.word_hashes import signature
-from judge import JUDGE_VERSION, Report, judge
+from judge import JUDGE_VERSION, LayoutError, Report, judge
 
 log = structlog.get_logger("tilejudge.worker")
 
@@ -134,6 +134,7 @@ def judge_group(
     stale_after = 0 if take_over else deps.claim_stale_after
     claims = deps.store.claim_many(submission_ids, stale_after=stale_after)
     outcomes = {sid: Outcome.SKIPPED for sid in submission_ids}
+    claims = _within_attempts(deps, claims, outcomes)
     judged: list[tuple[Claim, JudgedResult, bytes]] = []
     contests: dict[str, Contest | None] = {}
     runs: dict[str, list[Run]] = {}
@@ -156,7 +157,7 @@ def judge_group(
         except TRANSIENT as exc:
             failure, unjudged = exc, claims[n:]
             break
-        except (BlobNotFound, UnknownRuleset) as exc:
+        except (BlobNotFound, UnknownRuleset, LayoutError) as exc:
             _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up=True)
             outcomes[sub.id] = Outcome.FAILED
             continue
@@ -164,7 +165,8 @@ def judge_group(
     try:
         _record(deps, judged, outcomes, runs)
     except TRANSIENT as exc:
-        failure, unjudged = exc, [claim for claim, _, _ in judged] + unjudged
+        unrecorded = [c for c, _, _ in judged if outcomes[c.submission.id] == Outcome.SKIPPED]
+        failure, unjudged = exc, unrecorded + unjudged
     if failure is None:
         return outcomes
     retry = _retry_later(deps, unjudged, failure, outcomes)
@@ -179,13 +181,23 @@ def _record(
     outcomes: dict[str, Outcome],
     runs: dict[str, list[Run]],
 ) -> None:
-    """Record the judged ones in one transaction, then hand them to open rejudge runs."""
+    """Record the judged ones in one transaction, then hand them to open rejudge runs.
+
+    A transaction refused for anything but an outage (a value the database cannot hold, say)
+    is tried again one upload at a time, so one bad result fails only its own upload."""
     if not judged:
         return
-    recorded = deps.store.record_results(judged)
+    try:
+        recorded = deps.store.record_results(judged)
+    except TRANSIENT:
+        raise
+    except Exception:
+        recorded = _record_one_by_one(deps, judged, outcomes)
     by_contest: dict[str, list[str]] = {}
     for claim, _, _ in judged:
         sub = claim.submission
+        if outcomes[sub.id] == Outcome.FAILED:
+            continue
         outcomes[sub.id] = Outcome.JUDGED if sub.id in recorded else Outcome.LOST_CLAIM
         if sub.id in recorded:
             by_contest.setdefault(sub.contest_id, []).append(sub.id)
@@ -195,6 +207,49 @@ def _record(
                 deps.publish_batch(run.id, ids)
             except Exception as exc:  # the run stalls, and the sweeper restarts its producer
                 log.warning("worker.rejudge_batch_unpublished", rejudge=run.id, error=str(exc))
+
+
+def _record_one_by_one(
+    deps: WorkerDeps,
+    judged: list[tuple[Claim, JudgedResult, bytes]],
+    outcomes: dict[str, Outcome],
+) -> set[str]:
+    """Each result in its own transaction; one that cannot be stored fails its upload for good
+    (trying it again would fail the same way). An outage stops the pass: the ones recorded
+    are marked JUDGED so that only the rest are released for a retry."""
+    recorded: set[str] = set()
+    for item in judged:
+        claim = item[0]
+        sub = claim.submission
+        try:
+            recorded |= deps.store.record_results([item])
+        except TRANSIENT:
+            for done in recorded:
+                outcomes[done] = Outcome.JUDGED
+            raise
+        except Exception as exc:
+            reason = f"recording failed: {type(exc).__name__}: {exc}"
+            log.error("worker.recording_failed", submission=sub.id, error=reason)
+            _release(deps, claim, reason, give_up=True)
+            outcomes[sub.id] = Outcome.FAILED
+    return recorded
+
+
+def _within_attempts(
+    deps: WorkerDeps, claims: list[Claim], outcomes: dict[str, Outcome]
+) -> list[Claim]:
+    """Fail, without judging, each claim past `max_attempts`: an attempt that died without
+    releasing its claim (a killed process, an error no handler knew) leaves it to the sweeper,
+    and only this check stops that cycle."""
+    within = []
+    for claim in claims:
+        if claim.attempt <= deps.max_attempts:
+            within.append(claim)
+            continue
+        reason = f"out of attempts: {claim.attempt - 1} made, at most {deps.max_attempts}"
+        _release(deps, claim, reason, give_up=True)
+        outcomes[claim.submission.id] = Outcome.FAILED
+    return within
 
 
 def _retry_later(

@@ -49,6 +49,8 @@ class Settings:
     # False leaves each worker process to load its own word lists: only for measuring what
     # sharing them saves.
     preload: bool = True
+    # When set, `/metrics` answers only this token or the admin token (as a Bearer token).
+    metrics_token: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -85,6 +87,7 @@ class Settings:
             requeue_after=env.integer("TILEJUDGE_REQUEUE_AFTER", 120, low=1),
             task_events=env.integer("TILEJUDGE_TASK_EVENTS", 0, low=0, high=1) == 1,
             preload=env.integer("TILEJUDGE_PRELOAD", 1, low=0, high=1) == 1,
+            metrics_token=env.optional("TILEJUDGE_METRICS_TOKEN"),
         )
 
     @property

@@ -6,7 +6,6 @@ The page is static HTML, CSS and JS shipped in `api/static`; it draws everything
 
 from __future__ import annotations
 
-import hmac
 import html
 import threading
 from collections.abc import AsyncIterator
@@ -19,7 +18,7 @@ from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Redirect
 from prometheus_client import CONTENT_TYPE_LATEST
 
 from api.metrics import exposition
-from api.services import ADMIN_COOKIE, Admin, Services, Svc
+from api.services import ADMIN_COOKIE, Admin, MetricsAccess, Services, Svc, same_token
 from api.stats import StatsCollector, build_collector
 from core.errors import NotFound
 
@@ -118,9 +117,13 @@ def stats(who: Admin, collector: Stats) -> JSONResponse:
         200: {"description": "Prometheus text exposition", "content": {CONTENT_TYPE_LATEST: {}}}
     },
 )
-def metrics(collector: Stats) -> Response:
-    """Prometheus exposition of the same snapshot (counts only: no tokens, names or hosts)."""
-    return Response(exposition(collector.get), media_type=CONTENT_TYPE_LATEST)
+def metrics(collector: Stats, with_ids: MetricsAccess) -> Response:
+    """Prometheus exposition of the same snapshot (counts only: no tokens, names or hosts).
+
+    Families labelled by contest or rejudge run only for the admin or metrics token; with
+    `TILEJUDGE_METRICS_TOKEN` set, only those tokens are answered."""
+    body = exposition(collector.get, with_ids=with_ids)
+    return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
 def _signed_in(request: Request, svc: Services) -> bool:
@@ -128,7 +131,7 @@ def _signed_in(request: Request, svc: Services) -> bool:
 
 
 def _is_admin_token(token: str, svc: Services) -> bool:
-    return bool(token) and hmac.compare_digest(token.encode(), svc.admin_token.encode())
+    return bool(token) and same_token(token, svc.admin_token)
 
 
 def _sign_in_form(message: str = "", status: int = 200) -> HTMLResponse:

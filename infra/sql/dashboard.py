@@ -3,12 +3,14 @@
 
 Times in the store are fixed-width ISO text, so ranges compare as strings and a minute is the
 first 16 characters: counting per minute is a GROUP BY on a prefix, the same on SQLite and
-PostgreSQL.
+PostgreSQL. A row whose time does not parse (written by an older version or by hand) is left
+out and logged: one bad row must not take the dashboard and `/metrics` down for everyone.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import math
 import time
 from collections import Counter, defaultdict
@@ -31,6 +33,9 @@ FAILURE_WINDOW_S = 300
 REJUDGE_TABLE_RECHECK_S = 30.0  # how often to look for the rejudge table while it is missing
 JUDGED_EVENTS_PER_READ = 5000  # bounds one read's catching up on judgements not seen yet
 S = submissions.c
+BAD_TIMES_LOGGED = 100  # each distinct bad time is logged once, up to this many per process
+log = logging.getLogger(__name__)
+_logged_bad_times: set[str] = set()
 WAITING = (SubmissionState.STORED, SubmissionState.QUEUED, SubmissionState.JUDGING)
 
 
@@ -127,10 +132,12 @@ def latency(conn: Connection, now: datetime) -> dict[str, Any]:
         .where(S.judged_at >= ago(now, LATENCY_WINDOW_S))
         .limit(100_000)
     )
-    spans = sorted(
-        (parse_time(judged) - parse_time(received)).total_seconds() * 1000
-        for received, judged in rows
-    )
+    spans = []
+    for received, judged in rows:
+        start, end = parse_time(received), parse_time(judged)
+        if start is not None and end is not None:
+            spans.append((end - start).total_seconds() * 1000)
+    spans.sort()
     return {
         "window_s": LATENCY_WINDOW_S,
         "count": len(spans),
@@ -188,8 +195,10 @@ def contests_now(conn: Connection, now: datetime) -> list[dict[str, Any]]:
         counts[contest_id][state] = int(n)
     rows = []
     for c in conn.execute(select(contests)).mappings():
-        opens_in = (parse_time(c["opens_at"]) - now).total_seconds()
-        closes_in = (parse_time(c["closes_at"]) - now).total_seconds()
+        opens, closes = parse_time(c["opens_at"]), parse_time(c["closes_at"])
+        if opens is None or closes is None:
+            continue
+        opens_in, closes_in = (opens - now).total_seconds(), (closes - now).total_seconds()
         phase = "upcoming" if opens_in > 0 else ("open" if closes_in > 0 else "closed")
         by_state = counts.get(c["id"], {})
         rows.append({
@@ -245,14 +254,19 @@ def judged_after_event(conn: Connection, after: int) -> list[tuple[int, float | 
     )
     found: list[tuple[int, float | None]] = []
     for event_id, ts, data in rows:
-        received = json.loads(data).get("received_at")
-        seconds = (
-            (parse_time(ts) - parse_time(received)).total_seconds()
-            if isinstance(received, str)
-            else None
-        )
+        judged, received = parse_time(ts), parse_time(_received_at(data))
+        seconds = (judged - received).total_seconds() if judged and received else None
         found.append((int(event_id), seconds))
     return found
+
+
+def _received_at(data: str | None) -> str | None:
+    try:
+        found = json.loads(data or "{}")
+    except ValueError:
+        return None
+    received = found.get("received_at") if isinstance(found, dict) else None
+    return received if isinstance(received, str) else None
 
 
 def ago(now: datetime, seconds: float) -> str:
@@ -263,5 +277,19 @@ def minute_floor(moment: datetime) -> datetime:
     return moment.replace(second=0, microsecond=0)
 
 
-def parse_time(text: str) -> datetime:
-    return datetime.fromisoformat(text)  # the store's fixed 'YYYY-MM-DDTHH:MM:SS.ffffffZ'
+def parse_time(text: str | None) -> datetime | None:
+    """A stored 'YYYY-MM-DDTHH:MM:SS.ffffffZ' as an aware datetime; None, logged, for anything
+    else (a missing time is simply None)."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except (TypeError, ValueError):
+        moment = None
+    if moment is not None and moment.tzinfo is not None:
+        return moment
+    shown = repr(text)[:80]
+    if shown not in _logged_bad_times and len(_logged_bad_times) < BAD_TIMES_LOGGED:
+        _logged_bad_times.add(shown)
+        log.warning("dashboard: skipped a row whose stored time %s does not parse", shown)
+    return None

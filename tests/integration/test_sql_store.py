@@ -13,6 +13,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from functools import partial
+from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -24,12 +25,16 @@ from sqlalchemy import func, inspect, select, text
 from core import clock
 from core.errors import Closed, Duplicate
 from core.events import EventType
+from core.fakes import InMemoryBlobStore
+from core.judging import Outcome, WorkerDeps, judge_group
 from core.records import Claim, Contest, JudgedResult, Submission, Team
 from core.states import SubmissionState
 from core.word_hashes import signature
+from infra.rulesets import RulesetCache
 from infra.sql import base as sql_base
 from infra.sql.engine import make_engine
 from infra.sql.migrate import alembic_config, upgrade
+from infra.sql.rejudges import RejudgeStore
 from infra.sql.schema import events, metadata, results, word_hashes
 from infra.sql.store import SqlStore
 
@@ -549,6 +554,34 @@ def test_requeueing_a_submission_stuck_in_judging_says_so_in_its_event(
         "judging",
         submission.id,
     )
+
+
+def test_a_submission_out_of_attempts_is_failed_by_the_next_claim_and_not_judged_again(
+    store: SqlStore, team: Team, tmp_path: Path
+) -> None:
+    """Every attempt dies without releasing its claim (a killed worker): the sweeper hands the
+    submission on each time, and the claim past the cap ends it instead of judging it."""
+    blobs = InMemoryBlobStore()
+    deps = WorkerDeps(
+        store=store, rejudges=RejudgeStore(store), blobs=blobs,
+        rulesets=RulesetCache(store, blobs, tmp_path / "rulesets"), max_attempts=2,
+        claim_stale_after=HOUR, publish_batch=lambda run, ids: None,
+    )  # fmt: skip
+    submission = store_submission(store, team)
+    for _ in range(deps.max_attempts):
+        assert claim_one(store, submission.id, stale_after=HOUR) is not None
+        [seen] = store.needing_attention(stored_for=HOUR, queued_for=HOUR, judging_for=0)
+        assert store.requeue(seen)
+
+    assert judge_group(deps, [submission.id]) == {submission.id: Outcome.FAILED}
+
+    failed = store.get_submission(submission.id)
+    assert failed is not None and failed.state == SubmissionState.FAILED
+    assert failed.failure is not None and "out of attempts" in failed.failure
+    assert count_results(store) == 0
+    assert all_events(store)[-1]["type"] == EventType.SUBMISSION_FAILED
+    assert store.needing_attention(stored_for=0, queued_for=0, judging_for=0) == []
+    assert judge_group(deps, [submission.id]) == {submission.id: Outcome.SKIPPED}
 
 
 # -- deleting a team ----------------------------------------------------------------------------
