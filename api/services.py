@@ -4,20 +4,31 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import secrets
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import Depends, Request
+from starlette.routing import compile_path
 
 from api.errors import Forbidden, Unauthorized
-from core import tuning
+from core import clock, tuning
 from core.errors import NotAuthenticated
 from core.records import Contest, Team
 from infra.compose import ApiParts
 from infra.sql.store import SqlStore
 
 ADMIN_COOKIE = "tilejudge_admin"
+SESSION_MAX_AGE_S = 12 * 3600
+# The only routes a dashboard session is accepted on: the page's own reads (GET). Every write,
+# and every other read, takes the admin token in an Authorization header, which no other site
+# can make a browser send, so a cross-site form carrying the cookie is refused.
+DASHBOARD_READS = tuple(
+    compile_path(path)[0] for path in ("/dashboard", "/v1/stats", "/v1/rejudges/{run_id}")
+)
 
 
 class Uploaders:
@@ -71,14 +82,66 @@ class Uploaders:
                 self._known.pop(key, None)
 
 
+@dataclass(frozen=True)
+class Session:
+    id: str
+    expires: int  # Unix seconds
+
+
+class DashboardSessions:
+    """The dashboard's sign-in sessions. A cookie is `id.expiry.signature`: a random id, its
+    expiry in Unix seconds and an HMAC-SHA256 of both under the home's `session-key`, so it
+    carries no token and cannot be extended or forged. Signing out records the id in the store
+    until its expiry, so every API process refuses it from then on."""
+
+    def __init__(
+        self,
+        key: str,
+        store: SqlStore,
+        lifetime_s: int = SESSION_MAX_AGE_S,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self._key = key.encode()
+        self._store = store
+        self._lifetime_s = lifetime_s
+        self.now = now
+
+    def issue(self) -> str:
+        body = f"{secrets.token_urlsafe(24)}.{int(self.now()) + self._lifetime_s}"
+        return f"{body}.{self._sign(body)}"
+
+    def check(self, cookie: str) -> Session | None:
+        """The session the cookie holds, or None if it is forged, expired or signed out."""
+        session_id, _, rest = cookie.partition(".")
+        expires, _, signature = rest.partition(".")
+        if not (session_id and signature) or not same_token(
+            signature, self._sign(f"{session_id}.{expires}")
+        ):
+            return None
+        session = Session(session_id, int(expires))  # signed here, so digits
+        if session.expires <= self.now() or self._store.session_revoked(session.id):
+            return None
+        return session
+
+    def revoke(self, session: Session) -> None:
+        expires = clock.format_time(datetime.fromtimestamp(session.expires, UTC))
+        self._store.revoke_session(session.id, expires)
+
+    def _sign(self, body: str) -> str:
+        return hmac.new(self._key, body.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+
+
 @dataclass
 class Services(ApiParts):
-    """What the routes use: the composition root's parts, and this process's token memory."""
+    """What the routes use: the composition root's parts, this process's token memory and the
+    dashboard's sessions."""
 
     uploaders: Uploaders = field(init=False)
+    sessions: DashboardSessions = field(init=False)
 
     def __post_init__(self) -> None:
         self.uploaders = Uploaders(self.store)
+        self.sessions = DashboardSessions(self.settings.session_key_value(), self.store)
 
 
 def token_hash(token: str) -> str:
@@ -116,6 +179,12 @@ def same_token(given: str, expected: str) -> bool:
 
 
 def caller(request: Request, svc: Annotated[Services, Depends(services)]) -> Caller:
+    if _bearer(request) is None and dashboard_read(request):
+        cookie = request.cookies.get(ADMIN_COOKIE)
+        if cookie is not None:
+            if svc.sessions.check(cookie) is None:
+                raise Unauthorized("the dashboard session has expired or was signed out")
+            return Caller(admin=True, team=None)
     token = _token(request)
     if same_token(token, svc.admin_token):
         return Caller(admin=True, team=None)
@@ -123,12 +192,24 @@ def caller(request: Request, svc: Annotated[Services, Depends(services)]) -> Cal
 
 
 async def bearer_token(request: Request) -> str:
-    """The caller's token, read without touching the store (so on the event loop)."""
+    """The caller's token, read without touching the store (so on the event loop).
+
+    Also the request-limits middleware's check, before routing, that a call carries a
+    credential: on a dashboard read the session cookie passes it, to be checked by `caller`
+    (uploads, the one route that takes this token, are no dashboard read)."""
+    if _bearer(request) is None and dashboard_read(request) and ADMIN_COOKIE in request.cookies:
+        return ""
     return _token(request)
 
 
+def dashboard_read(request: Request) -> bool:
+    """Whether this request is one the dashboard's session cookie may authorise."""
+    path = request.url.path
+    return request.method == "GET" and any(read.match(path) for read in DASHBOARD_READS)
+
+
 def _token(request: Request) -> str:
-    token = _bearer(request) or request.cookies.get(ADMIN_COOKIE)
+    token = _bearer(request)
     if not token:
         raise Unauthorized("missing token: send 'Authorization: Bearer <token>'")
     if not token.isascii():
@@ -139,10 +220,11 @@ def _token(request: Request) -> str:
 
 def metrics_access(request: Request, svc: Annotated[Services, Depends(services)]) -> bool:
     """Whether the caller of `/metrics` sees contest and rejudge run ids: only with the admin
-    token or the metrics token (Bearer, or the dashboard's cookie). With a metrics token set,
-    nobody else is answered; without one, anyone gets the counts without ids. A token given
-    that matches neither is refused either way, so a misconfigured scraper hears about it."""
-    token = _bearer(request) or request.cookies.get(ADMIN_COOKIE)
+    token or the metrics token, as a Bearer token (the dashboard's cookie counts for nothing
+    here). With a metrics token set, nobody else is answered; without one, anyone gets the
+    counts without ids. A token given that matches neither is refused either way, so a
+    misconfigured scraper hears about it."""
+    token = _bearer(request)
     required = svc.settings.metrics_token
     if not token:
         if required:

@@ -22,6 +22,17 @@ def api_argv(port: int, processes: int = 1) -> list[str]:
     return [
         sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory",
         "--host", LOOPBACK, "--port", str(port), "--workers", str(processes),
+        *uvicorn_options(),
+    ]  # fmt: skip
+
+
+def uvicorn_options() -> list[str]:
+    """How every uvicorn that serves the API runs; the tests of its limits start theirs so too."""
+    return [
+        # uvicorn's own httptools protocol buffers a request head of any size and waits for
+        # it forever; this one caps its bytes and its time (named, since devstack may not
+        # import the API).
+        "--http", "api.http_protocol:LimitedHttpToolsProtocol",
         # The access log would write every client's address (X-Forwarded-For from a local
         # proxy included) to logs/api.log; the privacy page promises no IP addresses are kept.
         "--no-access-log",

@@ -51,6 +51,10 @@ class Settings:
     preload: bool = True
     # When set, `/metrics` answers only this token or the admin token (as a Bearer token).
     metrics_token: str | None = None
+    # A request head (request line and headers) not complete this long after the connection
+    # opens, or after its first byte on a kept-alive connection, ends the connection: a client
+    # sends a head in one or two packets, and one that trickles it holds a connection open.
+    header_read_seconds: int = 10
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -88,6 +92,9 @@ class Settings:
             task_events=env.integer("TILEJUDGE_TASK_EVENTS", 0, low=0, high=1) == 1,
             preload=env.integer("TILEJUDGE_PRELOAD", 1, low=0, high=1) == 1,
             metrics_token=env.optional("TILEJUDGE_METRICS_TOKEN"),
+            header_read_seconds=env.integer(
+                "TILEJUDGE_HEADER_READ_SECONDS", cls.header_read_seconds, low=1, high=300
+            ),
         )
 
     @property
@@ -111,9 +118,18 @@ class Settings:
             return path.read_text().strip()
         self.home.mkdir(parents=True, exist_ok=True)
         value = secrets.token_urlsafe(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(fd, "w") as file:
-            file.write(value + "\n")
+        # Written whole under a name of its own, then linked into place: the API's processes
+        # start together, and the one that loses the race reads the winner's complete file.
+        partial = path.with_name(f"{name}.{secrets.token_hex(8)}.partial")
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "w") as file:
+                file.write(value + "\n")
+            os.link(partial, path)
+        except FileExistsError:
+            return path.read_text().strip()
+        finally:
+            partial.unlink(missing_ok=True)
         return value
 
     def admin_token_value(self) -> str:
@@ -121,6 +137,11 @@ class Settings:
 
     def receipt_key_value(self) -> str:
         return self.secret("receipt-key", self.receipt_key)
+
+    def session_key_value(self) -> str:
+        """The key dashboard session cookies are signed with; never given, only generated:
+        deleting the file signs every dashboard out at the API's next start."""
+        return self.secret("session-key", None)
 
 
 @dataclass(frozen=True)

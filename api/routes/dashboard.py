@@ -1,7 +1,9 @@
 """The operations dashboard: its sign-in, the page and its assets, `/v1/stats` and `/metrics`.
 
 The page is static HTML, CSS and JS shipped in `api/static`; it draws everything from
-`/v1/stats`, which it fetches every second with the HttpOnly admin cookie set by the sign-in form.
+`/v1/stats`, which it fetches every second with the HttpOnly session cookie set by the sign-in
+form. The cookie holds a signed session, never the admin token, and counts only on the page's
+own reads (`api.services.DASHBOARD_READS`).
 """
 
 from __future__ import annotations
@@ -12,27 +14,40 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Depends, FastAPI, Form, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
 from prometheus_client import CONTENT_TYPE_LATEST
 
+from api.errors import Forbidden
 from api.metrics import exposition
-from api.services import ADMIN_COOKIE, Admin, MetricsAccess, Services, Svc, same_token
+from api.services import (
+    ADMIN_COOKIE,
+    SESSION_MAX_AGE_S,
+    Admin,
+    MetricsAccess,
+    Services,
+    Session,
+    Svc,
+    same_token,
+)
 from api.stats import StatsCollector, build_collector
 from core.errors import NotFound
 
 # Package data beside the `api` package; a file path, because FileResponse sends files.
 STATIC = Path(__file__).resolve().parents[1] / "static"
 ASSETS = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}
-COOKIE_MAX_AGE_S = 12 * 3600
+COOKIE_MAX_AGE_S = SESSION_MAX_AGE_S
 # Nothing the page loads or calls may leave the API's origin.
 SECURITY_HEADERS = {
     "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; "
     "img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
     "base-uri 'none'",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    # Not "no-referrer": under it a browser sends `Origin: null` with the page's own forms,
+    # which the sign-in and sign-out origin check must tell apart from another site's.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
 _building = threading.Lock()
@@ -65,8 +80,8 @@ Stats = Annotated[StatsCollector, Depends(stats_collector)]
 
 @router.get("/dashboard", include_in_schema=False)
 def dashboard(request: Request, svc: Svc) -> Response:
-    """The page, or the sign-in form without a valid admin cookie."""
-    if not _signed_in(request, svc):
+    """The page, or the sign-in form without a valid session cookie."""
+    if _session(request, svc) is None:
         return _sign_in_form()
     return FileResponse(STATIC / "dashboard.html", media_type="text/html", headers=SECURITY_HEADERS)
 
@@ -81,15 +96,16 @@ def asset(name: str) -> FileResponse:
 
 @router.post("/dashboard/login", include_in_schema=False)
 def login(request: Request, svc: Svc, token: Annotated[str, Form()] = "") -> Response:
+    _same_origin(request)
     if not _is_admin_token(token.strip(), svc):
         return _sign_in_form("That is not the admin token.", status=401)
     response = RedirectResponse("/dashboard", status_code=303)
     response.set_cookie(
         ADMIN_COOKIE,
-        token.strip(),
+        svc.sessions.issue(),
         max_age=COOKIE_MAX_AGE_S,
         path="/",
-        httponly=True,  # the page's script never sees the token
+        httponly=True,  # the page's script never sees the session
         samesite="strict",  # and no other site can make the browser send it
         secure=request.url.scheme == "https",
     )
@@ -97,7 +113,13 @@ def login(request: Request, svc: Svc, token: Annotated[str, Form()] = "") -> Res
 
 
 @router.post("/dashboard/logout", include_in_schema=False)
-def logout() -> Response:
+def logout(request: Request, svc: Svc) -> Response:
+    """Revoke the session in every API process and clear the cookie; without a live session
+    there is nothing to revoke, and the cookie is cleared all the same."""
+    _same_origin(request)
+    session = _session(request, svc)
+    if session is not None:
+        svc.sessions.revoke(session)
     response = RedirectResponse("/dashboard", status_code=303)
     response.delete_cookie(ADMIN_COOKIE, path="/", httponly=True, samesite="strict")
     return response
@@ -126,8 +148,22 @@ def metrics(collector: Stats, with_ids: MetricsAccess) -> Response:
     return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
-def _signed_in(request: Request, svc: Services) -> bool:
-    return _is_admin_token(request.cookies.get(ADMIN_COOKIE, ""), svc)
+def _session(request: Request, svc: Services) -> Session | None:
+    cookie = request.cookies.get(ADMIN_COOKIE)
+    return svc.sessions.check(cookie) if cookie else None
+
+
+def _same_origin(request: Request) -> None:
+    """Refuse a form posted from another site. Browsers send `Origin` with every POST, so an
+    absent one is a client that is no browser (curl, a test); `null` (a sandboxed or
+    privacy-stripped origin) is foreign. The host is compared, not the scheme: behind a proxy
+    that ends TLS the API hears http for a page served over https."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return
+    host = request.headers.get("host", "")
+    if not host or urlsplit(origin).netloc.lower() != host.lower():
+        raise Forbidden("the dashboard's forms must be posted from its own origin")
 
 
 def _is_admin_token(token: str, svc: Services) -> bool:

@@ -163,3 +163,13 @@ events = Table(
     Column("submission_id", ID),
     Column("data", Text, nullable=False),
 )
+
+# Dashboard sessions signed out before they expire: the cookie itself is signed and carries its
+# expiry, so only a revocation needs a row, kept until the session would have expired anyway.
+# Every API process reads it, so a signed-out cookie is refused by all of them.
+revoked_sessions = Table(
+    "revoked_sessions",
+    metadata,
+    Column("id", ID, primary_key=True),
+    Column("expires_at", TIME, nullable=False, index=True),
+)

@@ -19,6 +19,7 @@ from infra.sql.engine import make_engine
 from infra.sql.results import recount_open_runs
 from infra.sql.rulesets import RulesetsMixin
 from infra.sql.schema import contests, results, submissions, teams, word_hashes
+from infra.sql.sessions import SessionsMixin
 from infra.sql.standings import StandingsMixin
 from infra.sql.submissions import SubmissionsMixin
 
@@ -30,7 +31,7 @@ _TEAM_WITH_CONTEST = (
 )
 
 
-class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin):
+class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
     @classmethod
     def from_url(cls, url: str) -> SqlStore:
         return cls(make_engine(url))

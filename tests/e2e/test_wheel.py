@@ -52,9 +52,11 @@ import api
 from api.app import create_app
 
 files = resources.files("api")
-app = create_app(services=SimpleNamespace(admin_token={ADMIN_TOKEN!r}))
+# A stand-in for the services: any dashboard session is taken as signed in.
+sessions = SimpleNamespace(check=lambda cookie: object())
+app = create_app(services=SimpleNamespace(admin_token={ADMIN_TOKEN!r}, sessions=sessions))
 with TestClient(app, raise_server_exceptions=False) as client:
-    client.cookies.set("tilejudge_admin", {ADMIN_TOKEN!r})
+    client.cookies.set("tilejudge_admin", "a-session")
     served = {{
         path: [response.status_code, response.text]
         for path in {[*SERVED, "/privacy"]!r}
