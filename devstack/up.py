@@ -45,10 +45,17 @@ class StopRequested(BaseException):
     `except Exception` swallows it on the way up to the code that stops the children."""
 
 
+def make_private(home: Path) -> None:
+    """The home holds the database, Redis's append-only file, the S3 volumes, the logs and the
+    secrets: readable by the user alone, even where it existed already with a wider mode."""
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    home.chmod(0o700)
+
+
 def run_stack(settings: Settings, demo: bool, workers: bool = True) -> int:
     """Run until SIGINT/SIGTERM (exit 0) or until a part fails or dies (exit 1)."""
     home = settings.home
-    home.mkdir(parents=True, exist_ok=True)
+    make_private(home)
     # Resolve the demo's word list before starting anything, so a missing one costs no start-up.
     lexicon_path = _demo_lexicon() if demo else None
     signals = _SignalHandler()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import signal
+import stat
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -108,5 +109,6 @@ def test_up_starts_a_killed_worker_and_a_killed_redis_again(
             assert _upload_and_wait(http, token, body)["score"] == score
 
         out = (stack.home / "up.out").read_text()
+        assert stat.S_IMODE(stack.home.stat().st_mode) == 0o700  # made before `up`, as 0755
         assert "worker started again" in out
         assert "redis started again" in out

@@ -3,6 +3,7 @@ dying. Real (tiny) processes stand in for the API, the worker and a local servic
 
 from __future__ import annotations
 
+import stat
 import subprocess
 import sys
 import threading
@@ -13,6 +14,7 @@ import pytest
 
 from devstack.process import Service
 from devstack.stack import RESTART_LIMIT, Stack, StackError, supervise_once
+from devstack.up import make_private
 
 SLEEPER = [sys.executable, "-c", "import time; time.sleep(60)"]
 
@@ -87,3 +89,15 @@ def test_a_service_that_dies_is_started_again_on_its_port(stack: Stack) -> None:
     assert successor is not redis
     assert successor.url == redis.url
     assert successor.running
+
+
+def test_up_makes_its_home_private_to_the_user_even_if_it_existed_wider(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir(mode=0o755)
+    home.chmod(0o755)
+
+    make_private(home)
+    make_private(tmp_path / "new" / "home")
+
+    assert stat.S_IMODE(home.stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "new" / "home").stat().st_mode) == 0o700
