@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import httpx
 import pytest
@@ -22,7 +20,7 @@ from sqlalchemy import func, insert, select, update
 from core import clock
 from infra.settings import Settings
 from infra.sql.schema import contests, events, submissions, teams
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain, open_pipeline
+from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain
 
 MOVES = b"0 0 2 0 cat\n"
 METRICS_TOKEN = "metrics-token"
@@ -30,17 +28,11 @@ LONE_SURROGATE = '"\\ud800"'  # JSON text: the escape a decoder turns into a lon
 
 
 @pytest.fixture
-def pipe(tmp_path: Path) -> Iterator[Pipeline]:
-    with open_pipeline(tmp_path) as pipeline:
-        pipeline.add_contest("open")
-        # Server-side exceptions become the 500 a client would see, instead of being re-raised.
-        pipeline.client = TestClient(pipeline.client.app, raise_server_exceptions=False)
-        yield pipeline
-
-
-@pytest.fixture
-def team(pipe: Pipeline) -> TeamLogin:
-    return pipe.add_team("ravens")
+def pipe(pipe: Pipeline) -> Pipeline:
+    """The shared pipeline, whose server-side exceptions become the 500 a client would see
+    instead of being re-raised."""
+    pipe.client = TestClient(pipe.client.app, raise_server_exceptions=False)
+    return pipe
 
 
 def assert_refused(response: httpx.Response, status: int) -> None:

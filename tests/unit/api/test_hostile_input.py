@@ -17,7 +17,6 @@ import tracemalloc
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing, contextmanager
-from pathlib import Path
 
 import httpx
 import pytest
@@ -27,24 +26,18 @@ from fastapi.testclient import TestClient
 import api.body
 from core import receipts
 from devstack.ports import free_port
-from tests.pipeline_fixtures import ADMIN, RECEIPT_KEY, Pipeline, TeamLogin, drain, open_pipeline
+from tests.pipeline_fixtures import ADMIN, RECEIPT_KEY, Pipeline, TeamLogin, drain
 
 MOVES = b"0 0 2 0 cat\n"
 LIMIT = 256 * 1024
 
 
 @pytest.fixture
-def pipe(tmp_path: Path) -> Iterator[Pipeline]:
-    with open_pipeline(tmp_path) as pipeline:
-        pipeline.add_contest("open")
-        # Server-side exceptions become the 500 a client would see, instead of being re-raised.
-        pipeline.client = TestClient(pipeline.client.app, raise_server_exceptions=False)
-        yield pipeline
-
-
-@pytest.fixture
-def team(pipe: Pipeline) -> TeamLogin:
-    return pipe.add_team("ravens")
+def pipe(pipe: Pipeline) -> Pipeline:
+    """The shared pipeline, whose server-side exceptions become the 500 a client would see
+    instead of being re-raised."""
+    pipe.client = TestClient(pipe.client.app, raise_server_exceptions=False)
+    return pipe
 
 
 def assert_refused(response: httpx.Response, status: int | None = None) -> None:
