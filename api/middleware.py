@@ -17,7 +17,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.body import UPLOAD_READ_SECONDS
 from api.errors import Unauthorized
-from api.services import bearer_token, caller
+from api.services import bearer_token, caller, require_credential
 
 JSON_MAX_BYTES = 1024 * 1024  # a contest, team or rejudge request is a few hundred bytes
 HEADER_MAX_BYTES = 64 * 1024  # names and values together; a browser's cookies fit many times
@@ -47,7 +47,7 @@ class RequestLimits:
         needs_token, json_body = self._route_needs(scope)
         if needs_token:
             try:
-                await bearer_token(Request(scope))
+                require_credential(Request(scope))
             except Unauthorized as exc:
                 await _refuse(401, "unauthorized", exc.detail)(scope, receive, send)
                 return

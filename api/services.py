@@ -192,14 +192,17 @@ def caller(request: Request, svc: Annotated[Services, Depends(services)]) -> Cal
 
 
 async def bearer_token(request: Request) -> str:
-    """The caller's token, read without touching the store (so on the event loop).
-
-    Also the request-limits middleware's check, before routing, that a call carries a
-    credential: on a dashboard read the session cookie passes it, to be checked by `caller`
-    (uploads, the one route that takes this token, are no dashboard read)."""
-    if _bearer(request) is None and dashboard_read(request) and ADMIN_COOKIE in request.cookies:
-        return ""
+    """The caller's token, read without touching the store (so on the event loop)."""
     return _token(request)
+
+
+def require_credential(request: Request) -> None:
+    """Unauthorized unless the request carries what may authorise it, from its headers alone
+    (the request-limits middleware asks before any body byte is read): a bearer token, or on
+    a dashboard read the session cookie, which `caller` then checks."""
+    if _bearer(request) is None and dashboard_read(request) and ADMIN_COOKIE in request.cookies:
+        return
+    _token(request)
 
 
 def dashboard_read(request: Request) -> bool:
