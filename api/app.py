@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -26,6 +27,9 @@ from infra import compose
 from infra.logging import configure_logging
 from infra.settings import Settings
 
+# Long enough for a sweep pass to end and the sweeper lock to be let go, so another process
+# takes over at once instead of after the lock's expiry.
+SWEEPER_STOP_S = 5.0
 ROUTERS = (
     rulesets.router,
     contests.router,
@@ -55,6 +59,7 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         yield
         if thread is not None:
             thread.stop()
+            await asyncio.to_thread(thread.join, SWEEPER_STOP_S)
         if services is None:
             svc.intake.commits.close()
 

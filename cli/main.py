@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from cli import admin as admin_cli
 from cli import contests as contests_cli
 from cli import results as results_cli
+from cli import roles as roles_cli
 from cli.human import print_human
 from cli.options import (
     ADMIN_TOKEN_FILE,
@@ -117,6 +118,7 @@ def _parser() -> argparse.ArgumentParser:
     contests_cli.add_commands(commands)
     results_cli.add_commands(commands)
     _add_service_commands(commands)
+    roles_cli.add_commands(commands)
     _add_load_command(commands)
     return parser
 

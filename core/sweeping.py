@@ -7,6 +7,7 @@ update, so a duplicate message finds the submission taken or judged and does not
 from __future__ import annotations
 
 import threading
+from typing import Protocol
 
 import structlog
 
@@ -72,8 +73,32 @@ def _restart_stalled_rejudges(
     return restarted
 
 
+class Mandate(Protocol):
+    """The right to sweep, when several sweepers run and one at a time should (infra.leader
+    elects it with a Redis lock): sought from `start`, given up at `stop`."""
+
+    def start(self) -> None: ...
+    def held(self) -> bool: ...
+    def stop(self) -> None: ...
+
+
+class Alone:
+    """The mandate of a sweeper that runs alone: always held."""
+
+    def start(self) -> None:
+        pass
+
+    def held(self) -> bool:
+        return True
+
+    def stop(self) -> None:
+        pass
+
+
 class SweeperThread(threading.Thread):
-    """Runs `sweep` every `interval` seconds until stopped; errors are logged, never fatal."""
+    """Runs `sweep` every `interval` seconds, each time only if it holds its `mandate`, until
+    stopped; errors are logged, never fatal. The mandate is sought when the thread starts and
+    given up as it ends."""
 
     def __init__(
         self,
@@ -86,16 +111,27 @@ class SweeperThread(threading.Thread):
         queued_for: float,
         judging_for: float,
         backlog: QueueProbe = lambda: None,
+        mandate: Mandate | None = None,
     ) -> None:
         super().__init__(name="tilejudge-sweeper", daemon=True)
         self._store, self._rejudges, self._publisher = store, rejudges, publisher
         self._stored_for, self._queued_for, self._judging_for = stored_for, queued_for, judging_for
         self._interval = interval
         self._backlog = backlog
+        self._mandate = mandate or Alone()
         self._halt = threading.Event()  # not `_stop`: Thread.join() calls a method of that name
 
     def run(self) -> None:
+        self._mandate.start()
+        try:
+            self._sweep_until_stopped()
+        finally:
+            self._mandate.stop()
+
+    def _sweep_until_stopped(self) -> None:
         while not self._halt.wait(self._interval):
+            if not self._mandate.held():
+                continue
             try:
                 sweep(
                     self._store,

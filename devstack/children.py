@@ -1,14 +1,16 @@
 """The API and the Celery workers as `up` runs them: their command lines and environment, and
 what must be in place before they start (a migrated SQL store, the judge's word list). The fault
-harness starts its parts with these too, so it tests what `up` runs."""
+harness and `tilejudge api|worker` start theirs with these too, so each runs what `up` runs."""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
+from core.messages import BULK_QUEUE, LIVE_QUEUE
 from devstack.ports import LOOPBACK
 from infra.settings import ClientSettings, Settings
 
@@ -16,12 +18,14 @@ from infra.settings import ClientSettings, Settings
 # an idle one: with both at 5 s a client could send its next upload just as the server closed
 # the connection, and get a reset.
 KEEP_ALIVE_S = 75
+# What a worker takes by default: live uploads first, then rejudge work.
+QUEUES = (LIVE_QUEUE, BULK_QUEUE)
 
 
-def api_argv(port: int, processes: int = 1) -> list[str]:
+def api_argv(port: int, processes: int = 1, host: str = LOOPBACK) -> list[str]:
     return [
         sys.executable, "-m", "uvicorn", "api.app:create_app", "--factory",
-        "--host", LOOPBACK, "--port", str(port), "--workers", str(processes),
+        "--host", host, "--port", str(port), "--workers", str(processes),
         *uvicorn_options(),
     ]  # fmt: skip
 
@@ -40,12 +44,13 @@ def uvicorn_options() -> list[str]:
     ]  # fmt: skip
 
 
-def worker_argv(concurrency: int) -> list[str]:
+def worker_argv(concurrency: int, queues: Sequence[str] = QUEUES) -> list[str]:
     # TILEJUDGE_WORKERS judge in bulk; the standby ones wait for live uploads during a rejudge
-    # (workers/bulk_slots.py) and otherwise judge live uploads like the others.
+    # (workers/bulk_slots.py) and otherwise judge live uploads like the others. Celery names
+    # the worker after its host (%h), so workers on several hosts are told apart.
     return [
         sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
-        "-Q", "live,bulk", "-c", str(concurrency), "--pool", "prefork",
+        "-Q", ",".join(queues), "-c", str(concurrency), "--pool", "prefork",
         "--loglevel", "INFO", "-n", "tilejudge@%h",
     ]  # fmt: skip
 

@@ -7,12 +7,16 @@ to reach a server and to find word lists on disk.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import pwd
+import re
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 DEFAULT_URL = "http://127.0.0.1:8000"  # where `tilejudge up` serves the API
@@ -20,6 +24,13 @@ DEFAULT_URL = "http://127.0.0.1:8000"  # where `tilejudge up` serves the API
 
 class SettingsError(ValueError):
     """A setting is missing or invalid; the message names the key."""
+
+
+class SweeperMode(StrEnum):
+    """Whether the API's processes run the sweeper (TILEJUDGE_SWEEPER)."""
+
+    ELECTED = "elected"  # each runs one; it sweeps only while it holds the Redis lock
+    OFF = "off"  # none does: a `tilejudge sweeper` runs on some host instead
 
 
 @dataclass(frozen=True)
@@ -55,6 +66,13 @@ class Settings:
     # opens, or after its first byte on a kept-alive connection, ends the connection: a client
     # sends a head in one or two packets, and one that trickles it holds a connection open.
     header_read_seconds: int = 10
+    # Where `tilejudge api` listens: loopback serves this host alone, 0.0.0.0 (or one of the
+    # host's addresses) the other hosts too. `up` always listens on loopback.
+    api_host: str = "127.0.0.1"
+    sweeper: SweeperMode = SweeperMode.ELECTED
+    # The sweeper lock's expiry: how long after its holder dies without letting go another
+    # sweeper takes over. The holder renews it every third of that.
+    sweeper_lock_ttl: int = 10
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -94,6 +112,11 @@ class Settings:
             metrics_token=env.optional("TILEJUDGE_METRICS_TOKEN"),
             header_read_seconds=env.integer(
                 "TILEJUDGE_HEADER_READ_SECONDS", cls.header_read_seconds, low=1, high=300
+            ),
+            api_host=env.host("TILEJUDGE_API_HOST", cls.api_host),
+            sweeper=env.choice("TILEJUDGE_SWEEPER", cls.sweeper),
+            sweeper_lock_ttl=env.integer(
+                "TILEJUDGE_SWEEPER_LOCK_TTL", cls.sweeper_lock_ttl, low=3, high=600
             ),
         )
 
@@ -174,6 +197,10 @@ class ClientSettings:
         )
 
 
+Choice = TypeVar("Choice", bound=StrEnum)
+_HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
+
+
 class Config:
     """Typed reads from a mapping; a bad value raises SettingsError naming the key."""
 
@@ -200,6 +227,28 @@ class Config:
         if (low is not None and value < low) or (high is not None and value > high):
             raise SettingsError(f"{key} must be between {low} and {high}, not {value}")
         return value
+
+    def choice(self, key: str, default: Choice) -> Choice:
+        """One of the values of `default`'s enum."""
+        raw = self.optional(key)
+        if raw is None:
+            return default
+        kind = type(default)
+        try:
+            return kind(raw.lower())
+        except ValueError:
+            allowed = " or ".join(repr(member.value) for member in kind)
+            raise SettingsError(f"{key} must be {allowed}, not {raw!r}") from None
+
+    def host(self, key: str, default: str) -> str:
+        """An IP address or a host name to listen on: no scheme, no port."""
+        value = self.text(key, default)
+        try:
+            return str(ipaddress.ip_address(value))
+        except ValueError:
+            if _HOST_NAME.fullmatch(value):
+                return value
+        raise SettingsError(f"{key} must be an IP address or a host name, not {value!r}")
 
     def url(self, key: str, default: str) -> str:
         value = self.text(key, default)
