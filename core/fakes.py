@@ -4,7 +4,7 @@ outage would."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from core.errors import BlobNotFound, BlobStoreUnavailable, PublishFailed
 from core.messages import Upload, group_args, split_group
@@ -40,6 +40,10 @@ class InMemoryBlobStore:
         except KeyError:
             raise BlobNotFound(key) from None
 
+    def stream(self, key: str, piece: int = 64 * 1024) -> Iterator[bytes]:
+        data = self.get(key)
+        return (data[start : start + piece] for start in range(0, len(data), piece))
+
     def delete(self, key: str) -> None:
         self._check()
         with self._lock:
@@ -54,6 +58,7 @@ class InMemoryPublisher:
         self.published: list[str] = []
         self.asked: list[str] = []  # every upload it was asked to publish, down or not
         self.groups: list[list[str]] = []  # the submissions of each message
+        self.priorities: dict[str, int] = {}  # each published upload's message priority
         self.inline: dict[str, bytes] = {}
         self.rejudges: list[str] = []
         self.batches: list[tuple[str, list[str]]] = []
@@ -67,13 +72,14 @@ class InMemoryPublisher:
     def publish(self, submission_id: str, data: bytes | None = None) -> None:
         self.publish_group([(submission_id, data)])
 
-    def publish_group(self, uploads: Sequence[Upload], spread: int = 1) -> None:
+    def publish_group(self, uploads: Sequence[Upload], spread: int = 1, priority: int = 0) -> None:
         self.asked += [sid for sid, _ in uploads]
         self._check()
         for part in split_group(uploads, spread):
             self.groups.append([sid for sid, _ in part])
             for (sid, data), carried in zip(part, group_args(part)[1], strict=True):
                 self.published.append(sid)
+                self.priorities[sid] = priority
                 if carried is not None and data is not None:
                     self.inline[sid] = data
 

@@ -11,6 +11,7 @@ import asyncio
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ import structlog
 
 from core import tuning
 from core.errors import Closed, Duplicate, PublishFailed
+from core.messages import HEAVY_PRIORITIES, LIGHT_PRIORITY, heavy_priority
 from core.ports import Publisher, QueueProbe, SubmissionStore
 from core.records import Submission
 
@@ -88,6 +90,7 @@ class GroupPublish(_QueueThread[list[PendingUpload]]):
         self._spread = spread
         self._backlog = backlog
         self._linger = linger
+        self._heavy = HeavyCounts()
         super().__init__("tilejudge-publish")
 
     def put(self, uploads: list[PendingUpload]) -> None:
@@ -128,13 +131,51 @@ class GroupPublish(_QueueThread[list[PendingUpload]]):
         return waiting is not None and waiting >= self._spread
 
     def _publish(self, group: list[PendingUpload], spread: int) -> None:
-        try:
-            self._publisher.publish_group([(u.submission.id, u.data) for u in group], spread=spread)
-        except PublishFailed as exc:
-            log.warning("intake.broker_unavailable", count=len(group), error=str(exc))
-            return  # stored durably; the sweeper publishes them when the broker is back
+        light = [u for u in group if u.submission.size <= tuning.HEAVY_BYTES]
+        parts = [(light, spread, LIGHT_PRIORITY)] if light else []
         for upload in group:
-            self._mark_queued(upload.submission)
+            if upload.submission.size > tuning.HEAVY_BYTES:
+                parts.append(([upload], 1, self._heavy.priority(upload.submission.team_id)))
+        for uploads, spreading, priority in parts:
+            try:
+                self._publisher.publish_group(
+                    [(u.submission.id, u.data) for u in uploads],
+                    spread=spreading,
+                    priority=priority,
+                )
+            except PublishFailed as exc:
+                log.warning("intake.broker_unavailable", count=len(uploads), error=str(exc))
+                continue  # stored durably; the sweeper publishes them when the broker is back
+            for upload in uploads:
+                self._mark_queued(upload.submission)
+
+
+class HeavyCounts:
+    """How many heavy uploads each team sent within the last HEAVY_WINDOW_S, as this process saw
+    them: the priority of its next one. Bounded: teams quiet for the window are forgotten, and at
+    most HEAVY_TEAMS_KEPT are kept (the quietest dropped first)."""
+
+    def __init__(self, now: Callable[[], float] = time.monotonic) -> None:
+        self._now = now
+        self._sent: dict[str, deque[float]] = {}
+
+    def teams(self) -> int:
+        return len(self._sent)
+
+    def priority(self, team_id: str) -> int:
+        now = self._now()
+        since = now - tuning.HEAVY_WINDOW_S
+        sent = self._sent.pop(team_id, None) or deque()
+        while sent and sent[0] <= since:
+            sent.popleft()
+        priority = heavy_priority(len(sent))
+        sent.append(now)
+        while len(sent) > len(HEAVY_PRIORITIES):
+            sent.popleft()  # the lowest priority is reached; older sends add nothing
+        self._sent[team_id] = sent  # last in the dict: the most recently active
+        while len(self._sent) > tuning.HEAVY_TEAMS_KEPT:
+            del self._sent[next(iter(self._sent))]
+        return priority
 
 
 class GroupCommit(_QueueThread[PendingUpload | Submission]):

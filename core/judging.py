@@ -7,7 +7,6 @@ A plain function, called by the Celery task and directly by tests.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -52,6 +51,7 @@ class WorkerDeps:
     max_attempts: int
     claim_stale_after: float
     publish_batch: Callable[[str, list[str]], None]  # a rejudge batch to the bulk queue
+    max_report_bytes: int = report_blobs.max_report_bytes(2 * 1024 * 1024)
 
 
 def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
@@ -80,12 +80,12 @@ def judge_only(
 
 
 def store_report(deps: WorkerDeps, result: JudgedResult, sub: Submission, report: Report) -> None:
-    """The full report to S3, before any SQL row points at it."""
-    about = json.dumps({"submission": sub.id, "contest": sub.contest_id}, separators=(",", ":"))
-    body = about[:-1].encode() + b"," + report.to_json_bytes()[1:]
+    """The full report to S3, before any SQL row points at it: packed as it is serialised, so the
+    worker holds the verdicts and the packed bytes, never the whole JSON."""
+    pieces = report.json_chunks({"submission": sub.id, "contest": sub.contest_id}, True)
     deps.blobs.put(
         result.report_key,
-        report_blobs.pack(body),
+        report_blobs.pack_pieces(pieces, deps.max_report_bytes),
         report_blobs.CONTENT_TYPE,
         report_blobs.CONTENT_ENCODING,
     )
@@ -157,7 +157,7 @@ def judge_group(
         except TRANSIENT as exc:
             failure, unjudged = exc, claims[n:]
             break
-        except (BlobNotFound, UnknownRuleset, LayoutError) as exc:
+        except (BlobNotFound, UnknownRuleset, LayoutError, report_blobs.ReportTooLarge) as exc:
             _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up=True)
             outcomes[sub.id] = Outcome.FAILED
             continue
@@ -194,19 +194,40 @@ def _record(
     except Exception:
         recorded = _record_one_by_one(deps, judged, outcomes)
     by_contest: dict[str, list[str]] = {}
-    for claim, _, _ in judged:
+    unrecorded: list[tuple[str, str]] = []
+    for claim, result, _ in judged:
         sub = claim.submission
         if outcomes[sub.id] == Outcome.FAILED:
             continue
         outcomes[sub.id] = Outcome.JUDGED if sub.id in recorded else Outcome.LOST_CLAIM
         if sub.id in recorded:
             by_contest.setdefault(sub.contest_id, []).append(sub.id)
+        else:
+            unrecorded.append((sub.id, result.report_key))
+    drop_reports_of_deleted(deps, unrecorded)
     for contest_id, ids in by_contest.items():
         for run in runs.get(contest_id, []):
             try:
                 deps.publish_batch(run.id, ids)
             except Exception as exc:  # the run stalls, and the sweeper restarts its producer
                 log.warning("worker.rejudge_batch_unpublished", rejudge=run.id, error=str(exc))
+
+
+def drop_reports_of_deleted(deps: WorkerDeps, written: Sequence[tuple[str, str]]) -> None:
+    """Delete the reports just written for submissions that are gone: their team was deleted
+    while they were judged, after its deletion removed what it could find. (A report of one
+    that still exists is left alone: another attempt holds its claim and writes the same key.)
+    Best effort: a report that cannot be deleted now is logged, with its key."""
+    for submission_id, report_key in written:
+        try:
+            if deps.store.get_submission(submission_id) is None:
+                deps.blobs.delete(report_key)
+                log.info("worker.report_of_deleted_dropped", submission=submission_id)
+        except Exception as exc:
+            log.error(
+                "worker.report_of_deleted_kept", submission=submission_id, key=report_key,
+                error=str(exc),
+            )  # fmt: skip
 
 
 def _record_one_by_one(

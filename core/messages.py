@@ -18,6 +18,18 @@ PRELOAD_COMMAND = "tilejudge_preload"  # a broadcast: word list ids every worker
 
 Upload = tuple[str, bytes | None]  # a submission id, and its bytes where they may ride along
 
+# kombu's Redis transport keeps priorities 0, 3, 6 and 9 in lists of their own and takes from
+# the lowest number first. Light uploads go at 0; a team's heavy ones at 3, 6, then 9.
+LIGHT_PRIORITY = 0
+HEAVY_PRIORITIES = (3, 6, 9)
+
+
+def heavy_priority(recent_heavy: int) -> int:
+    """The priority of a team's heavy upload, given how many heavy ones it sent just before: a
+    team's first heavy upload waits behind no other team's second, and so on, so a team that
+    floods waits behind its own work rather than others waiting behind it."""
+    return HEAVY_PRIORITIES[min(recent_heavy, len(HEAVY_PRIORITIES) - 1)]
+
 
 def split_group(uploads: Sequence[Upload], spread: int = 1) -> list[list[Upload]]:
     """The messages for a group of uploads: at least `spread` of them (so that many idle worker

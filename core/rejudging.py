@@ -10,7 +10,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from core import tuning
-from core.judging import WorkerDeps, judge_only, store_report, upload_bytes
+from core.judging import (
+    WorkerDeps,
+    drop_reports_of_deleted,
+    judge_only,
+    store_report,
+    upload_bytes,
+)
 from core.records import JudgedResult, Run
 from core.states import RejudgeMode
 from core.word_hashes import changed_hashes, touches
@@ -107,4 +113,7 @@ def judge_batch(
         return done
 
     done: list[tuple[str, JudgedResult]] = heavy(judge_all)
-    return rejudges.record_batch(run, done)
+    recorded = rejudges.record_batch(run, done)
+    if recorded < len(done):  # some may be gone: their team deleted during the batch
+        drop_reports_of_deleted(deps, [(sid, result.report_key) for sid, result in done])
+    return recorded

@@ -11,6 +11,13 @@ from __future__ import annotations
 # Small uploads ride along in the message, saving the worker an S3 read; S3 stays the record
 # (the worker checks the digest, and the sweeper republishes without bytes).
 INLINE_LIMIT = 256 * 1024
+# An upload above HEAVY_BYTES (tens of milliseconds of judging and more) goes in a message of
+# its own at a lower priority than the light ones, lower again for each heavy upload its team
+# sent within HEAVY_WINDOW_S (core.messages.heavy_priority), and judges only in one of a host's
+# TILEJUDGE_WORKERS heavy slots: light uploads keep a process of their own and jump the queue.
+HEAVY_BYTES = 64 * 1024
+HEAVY_WINDOW_S = 60.0
+HEAVY_TEAMS_KEPT = 10_000
 # A group message carries at most this many uploads, and inline bytes up to GROUP_INLINE (the
 # rest the worker reads from S3): at most ~2 s of judging a message, and a few MiB in Redis.
 GROUP_MOST = 8

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import boto3
@@ -91,6 +92,19 @@ class S3BlobStore:
         except BotoCoreError as exc:
             raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
 
+    def stream(self, key: str, piece: int = 64 * 1024) -> Iterator[bytes]:
+        """The object in pieces of up to `piece` bytes, found on the call (BlobNotFound) and
+        read from S3 as they are taken; a read that breaks off is BlobStoreUnavailable."""
+        try:
+            body = self._client.get_object(Bucket=self._bucket, Key=key)["Body"]
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
+                raise BlobNotFound(key) from exc
+            raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
+        except BotoCoreError as exc:
+            raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
+        return _pieces(body, key, piece)
+
     def delete(self, key: str) -> None:
         try:
             self._client.delete_object(Bucket=self._bucket, Key=key)
@@ -102,3 +116,12 @@ class S3BlobStore:
             self._client.head_bucket(Bucket=self._bucket)
         except (BotoCoreError, ClientError) as exc:
             raise BlobStoreUnavailable(f"S3 bucket {self._bucket}: {exc}") from exc
+
+
+def _pieces(body: Any, key: str, piece: int) -> Iterator[bytes]:
+    try:
+        yield from body.iter_chunks(piece)
+    except BotoCoreError as exc:
+        raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
+    finally:
+        body.close()

@@ -9,20 +9,24 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
 from starlette.concurrency import run_in_threadpool
 
+from core import report_blobs
 from core.group_commit import GroupCommit
 from core.intake import Intake
 from core.judging import WorkerDeps
-from core.ports import BlobStore, QueueProbe
+from core.ports import BlobStore, Publisher, QueueProbe
 from core.sweeping import SweeperThread
 from infra.blobstore import S3BlobStore
 from infra.celery_config import celery_config
+from infra.leader import SWEEPER_LOCK, Election
 from infra.publisher import CeleryPublisher
 from infra.queues import live_backlog
 from infra.ratelimit import RateLimiter
 from infra.rulesets import RulesetCache
-from infra.settings import Settings, SettingsError
+from infra.settings import Settings, SettingsError, SweeperMode
 from infra.sql.engine import make_engine
 from infra.sql.rejudges import RejudgeStore
 from infra.sql.store import SqlStore
@@ -107,18 +111,49 @@ def api_parts(settings: Settings) -> ApiParts:
     )
 
 
-def sweeper(parts: ApiParts) -> SweeperThread:
-    """The sweeper an API process runs: stored uploads not yet published after 10 s, queued
-    ones after TILEJUDGE_REQUEUE_AFTER, claims older than the hard time limit."""
+def sweeper(parts: ApiParts) -> SweeperThread | None:
+    """The sweeper an API process runs, unless TILEJUDGE_SWEEPER=off: elected, so that of all
+    the API processes and `tilejudge sweeper`s sharing the Redis, one sweeps at a time."""
+    if parts.settings.sweeper is SweeperMode.OFF:
+        return None
+    return _elected_sweeper(parts.settings, parts.store, parts.intake.publisher, parts.backlog)
+
+
+def lone_sweeper(settings: Settings) -> SweeperThread:
+    """`tilejudge sweeper`'s: the same elected sweeper, with connections of its own."""
+    client = make_redis(settings)
+    return _elected_sweeper(
+        settings,
+        make_store(settings),
+        CeleryPublisher(make_celery(settings, publisher_only=True)),
+        partial(live_backlog, client),
+    )
+
+
+def _elected_sweeper(
+    settings: Settings, store: SqlStore, publisher: Publisher, backlog: QueueProbe
+) -> SweeperThread:
+    """Sweeps only while it holds the sweeper lock: stored uploads not yet published after
+    10 s, queued ones after TILEJUDGE_REQUEUE_AFTER, claims older than the hard time limit."""
+    ttl = settings.sweeper_lock_ttl
+    # A client of the election's own, with no retries and timeouts within a renewal period: a
+    # Redis that does not answer ends the try, rather than holding it past the lock's expiry.
+    client = redis.Redis.from_url(
+        settings.required_redis_url(),
+        socket_timeout=ttl / 3,
+        socket_connect_timeout=ttl / 3,
+        retry=Retry(NoBackoff(), 0),
+    )
     return SweeperThread(
-        parts.store,
-        RejudgeStore(parts.store),
-        parts.intake.publisher,
+        store,
+        RejudgeStore(store),
+        publisher,
         interval=5.0,
         stored_for=10.0,
-        queued_for=parts.settings.requeue_after,
-        judging_for=parts.settings.task_time_limit + 5,
-        backlog=parts.backlog,
+        queued_for=settings.requeue_after,
+        judging_for=settings.task_time_limit + 5,
+        backlog=backlog,
+        mandate=Election(client, SWEEPER_LOCK, ttl),
     )
 
 
@@ -142,4 +177,5 @@ def worker_deps(settings: Settings, app: Celery, cache: RulesetCache) -> WorkerD
         # The hard time limit has killed any attempt older than this.
         claim_stale_after=settings.task_time_limit + 5,
         publish_batch=CeleryPublisher(app).publish_batch,
+        max_report_bytes=report_blobs.max_report_bytes(settings.max_upload_bytes),
     )

@@ -28,9 +28,10 @@ class CeleryPublisher:
     def publish(self, submission_id: str, data: bytes | None = None) -> None:
         self.publish_group([(submission_id, data)])
 
-    def publish_group(self, uploads: Sequence[Upload], spread: int = 1) -> None:
+    def publish_group(self, uploads: Sequence[Upload], spread: int = 1, priority: int = 0) -> None:
         """Uploads to judge, a few to a message (see `split_group`), all the messages in one
-        round trip to the broker (kombu's publish batch: one Redis pipeline)."""
+        round trip to the broker (kombu's publish batch: one Redis pipeline). A priority above
+        0 marks heavy uploads (the task's `heavy` argument: judged only in a heavy slot)."""
         app: Any = self._app
         try:
             with app.producer_or_acquire() as producer, producer.batch():
@@ -38,10 +39,26 @@ class CeleryPublisher:
                     app.send_task(
                         JUDGE_GROUP_TASK,
                         args=list(group_args(part)),
+                        kwargs={"heavy": priority} if priority else None,
+                        priority=priority,
                         queue=LIVE_QUEUE,
                         retry=False,
                         producer=producer,
                     )
+        except Exception as exc:  # kombu raises many connection error types
+            raise PublishFailed(str(exc)) from exc
+
+    def hand_back(self, submission_ids: list[str], inline: list[str | None], heavy: int) -> None:
+        """A heavy message back to the live queue as it came, behind the others of its priority."""
+        try:
+            self._app.send_task(  # type: ignore[attr-defined]
+                JUDGE_GROUP_TASK,
+                args=[submission_ids, inline],
+                kwargs={"heavy": heavy},
+                priority=heavy,
+                queue=LIVE_QUEUE,
+                retry=False,
+            )
         except Exception as exc:  # kombu raises many connection error types
             raise PublishFailed(str(exc)) from exc
 

@@ -53,6 +53,9 @@ def judge(data: bytes, lexicon: Lexicon, layout: Layout) -> Report:
     verdicts: list[Verdict] = []
     append = verdicts.append
     looked_up: set[str] = set()
+    # One string object per distinct detail (up to _SHARED_DETAILS of them): a million lines
+    # that fail alike then cost a verdict each, not a verdict and a copy of its sentence.
+    shared: dict[str, str] = {}
     total = 0
     placed = 0
     board_empty = True
@@ -65,7 +68,7 @@ def judge(data: bytes, lexicon: Lexicon, layout: Layout) -> Report:
         if move is None:
             unparsed = _unparsed(line)
             if unparsed is not None:
-                append(Verdict(number, unparsed[0], detail=unparsed[1]))
+                append(Verdict(number, unparsed[0], detail=_share(shared, unparsed[1])))
             continue
         sx1, sy1, sx2, sy2, word = move.groups()
         x1 = int(sx1)
@@ -89,12 +92,13 @@ def judge(data: bytes, lexicon: Lexicon, layout: Layout) -> Report:
         if last - first + 1 != len(word):
             cells = last - first + 1
             detail = f"it covers {cells} cells but the word has {len(word)} letters"
-            append(Verdict(number, LENGTH_MISMATCH, detail=detail))
+            append(Verdict(number, LENGTH_MISMATCH, detail=_share(shared, detail)))
             continue
         text = word.decode("ascii")
         looked_up.add(text)
         if text not in words:
-            append(Verdict(number, NOT_IN_DICTIONARY, detail=f"'{text}' is not in the lexicon"))
+            detail = _share(shared, f"'{text}' is not in the lexicon")
+            append(Verdict(number, NOT_IN_DICTIONARY, detail=detail))
             continue
 
         lane = lanes.get(fixed)
@@ -122,7 +126,7 @@ def judge(data: bytes, lexicon: Lexicon, layout: Layout) -> Report:
             if clash >= 0:
                 across = lanes is rows
                 detail = _conflict(across, fixed, first + clash, existing[clash], word[clash])
-                append(Verdict(number, CONFLICT, detail=detail))
+                append(Verdict(number, CONFLICT, detail=_share(shared, detail)))
                 continue
             if not fresh:
                 append(Verdict(number, NO_NEW_TILES, detail=_NOTHING_NEW))
@@ -139,7 +143,7 @@ def judge(data: bytes, lexicon: Lexicon, layout: Layout) -> Report:
                 if tile is None:
                     bag[letter] += 1
             detail = _short(bag, [c for t, c in zip(existing, word) if t is None])
-            append(Verdict(number, BAG_EMPTY, detail=detail))
+            append(Verdict(number, BAG_EMPTY, detail=_share(shared, detail)))
             continue
 
         if lane is None:
@@ -177,6 +181,16 @@ def judge(data: bytes, lexicon: Lexicon, layout: Layout) -> Report:
         bag_left={name: bag[ord(name)] for name in LETTERS},
         words=frozenset(looked_up),
     )
+
+
+def _share(shared: dict[str, str], detail: str) -> str:
+    """The copy of `detail` already held, or `detail`, kept for next time while there is room."""
+    held = shared.get(detail)
+    if held is not None:
+        return held
+    if len(shared) < _SHARED_DETAILS:
+        shared[detail] = detail
+    return detail
 
 
 def _touches(lanes: Lanes, fixed: int, first: int, last: int) -> bool:
@@ -229,6 +243,7 @@ def _short(bag: list[int], new_letters: list[int]) -> str:
     return "the bag is short of a letter"  # unreachable: kept so the detail is never empty
 
 
+_SHARED_DETAILS = 4096
 _TOO_SHORT = "it starts and ends on the same cell; a move covers at least two cells"
 _LEFT = "words run right (x grows) or down (y grows); this one runs left"
 _UP = "words run right (x grows) or down (y grows); this one runs up"

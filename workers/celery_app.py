@@ -18,6 +18,7 @@ from celery.signals import worker_init, worker_process_init
 from celery.worker.control import control_command
 
 from core import tuning
+from core.errors import PublishFailed
 from core.judging import TRANSIENT, Outcome, RetryLater, WorkerDeps, judge_group
 from core.messages import (
     JUDGE_GROUP_TASK,
@@ -118,10 +119,26 @@ def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[
 
 @app.task(name=JUDGE_GROUP_TASK, bind=True, max_retries=settings.max_attempts)
 def judge_group_task(
-    self: Any, submission_ids: list[str], inline: list[str | None] | None = None
+    self: Any, submission_ids: list[str], inline: list[str | None] | None = None, heavy: int = 0
 ) -> dict[str, str]:
-    """The uploads of one message (see `core.messages.split_group`), each with its outcome."""
-    return _judge(self, submission_ids, inline or [None] * len(submission_ids))
+    """The uploads of one message (see `core.messages.split_group`), each with its outcome.
+
+    A heavy upload (`heavy`: its message's priority) judges only while it holds one of the
+    host's TILEJUDGE_WORKERS heavy slots, so the standby processes stay free for light uploads;
+    a process that finds none free waits, and hands the upload back at its priority as soon as
+    a light upload is queued (or after BULK_SLOT_WAIT_S)."""
+    carried = inline or [None] * len(submission_ids)
+    if not heavy:
+        return _judge(self, submission_ids, carried)
+    slots = BulkSlots(settings.home / "heavy-slots", _heavy_slots())
+    with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as holding:
+        if holding:
+            return _judge(self, submission_ids, carried)
+    try:
+        CeleryPublisher(app).hand_back(submission_ids, carried, heavy)
+    except PublishFailed as exc:
+        raise self.retry(exc=exc, countdown=1) from exc
+    return dict.fromkeys(submission_ids, "handed_back")
 
 
 def _judge(task: Any, submission_ids: list[str], inline: list[str | None]) -> dict[str, str]:
@@ -190,6 +207,12 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
             )
     except TRANSIENT as exc:
         raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
+
+
+def _heavy_slots() -> int:
+    """All the pool's processes but the standby ones (at least one)."""
+    pool = _state.get("pool_size") or settings.workers + settings.standby_workers
+    return max(1, pool - settings.standby_workers)
 
 
 def _live_waiting() -> bool:

@@ -3,9 +3,15 @@ receipt."""
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Iterator
+from itertools import chain
+from typing import Literal
+
+import structlog
 from fastapi import APIRouter, Request, Response
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, StreamingResponse
 
 from api import schemas
 from api.body import upload_bytes
@@ -17,6 +23,7 @@ from core.intake import check_opened
 from core.records import Contest, Submission, Team
 
 router = APIRouter()
+log = structlog.get_logger("tilejudge.api")
 
 
 @router.post(
@@ -89,22 +96,51 @@ def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.Subm
 
 
 @router.get("/v1/submissions/{submission_id}/report", tags=["teams"])
-def get_report(submission_id: str, request: Request, svc: Svc, who: AnyCaller) -> Response:
-    """The SPEC JSON report of the current result (sent gzipped to a client that accepts it,
-    as it is stored)."""
+def get_report(
+    submission_id: str,
+    request: Request,
+    svc: Svc,
+    who: AnyCaller,
+    lines: Literal["each", "runs"] = "each",
+) -> Response:
+    """The SPEC JSON report of the current result, streamed: sent gzipped as it is stored to a
+    client that accepts gzip, otherwise unpacked a piece at a time. `lines=runs` sends every run
+    of consecutive identical illegal lines as one object with `through` (its last line) and
+    `count`, so that the report's size follows what it says, not how often it says it."""
     sub = _readable_submission(svc, who, submission_id)
     result = svc.store.current_result(sub.id)
     if result is None:
         raise NotFound(f"submission {sub.id} is {sub.state}; no report yet")
-    stored = svc.blobs.get(result["report_key"])
+    stored = svc.blobs.stream(result["report_key"])
+    first = next(stored, b"")
+    pieces = chain([first], stored)
     headers = {"Vary": "Accept-Encoding"}
-    if report_blobs.is_packed(stored) and report_blobs.accepts_gzip(
-        request.headers.get("accept-encoding", "")
-    ):
+    gzip_ok = report_blobs.accepts_gzip(request.headers.get("accept-encoding", ""))
+    if lines == "each" and gzip_ok and report_blobs.is_packed(first):
         headers["Content-Encoding"] = report_blobs.CONTENT_ENCODING
-    else:
-        stored = report_blobs.unpack(stored)
-    return Response(stored, media_type="application/json", headers=headers)
+        return StreamingResponse(pieces, media_type="application/json", headers=headers)
+    limit = report_blobs.max_report_bytes(svc.settings.max_upload_bytes)
+    body = report_blobs.unpacked(pieces, limit)
+    if lines == "runs":
+        body = report_blobs.runs(body)
+        if gzip_ok:
+            headers["Content-Encoding"] = report_blobs.CONTENT_ENCODING
+            body = report_blobs.packed_stream(body)
+    return StreamingResponse(_logged(body, sub.id), media_type="application/json", headers=headers)
+
+
+def _logged(pieces: Iterator[bytes], submission_id: str) -> Iterator[bytes]:
+    """The pieces; a stored report that cannot be unpacked ends the response early (its status
+    is sent already), and is logged."""
+    try:
+        yield from pieces
+    except (report_blobs.ReportTooLarge, ValueError, zlib.error) as exc:
+        log.error("report_unreadable", submission=submission_id, error=str(exc))
+        raise ReportUnreadable(f"report of {submission_id}: {exc}") from exc
+
+
+class ReportUnreadable(RuntimeError):
+    """A stored report failed to unpack after its response began: the connection is cut."""
 
 
 @router.get("/v1/submissions/{submission_id}/receipt", tags=["teams"])

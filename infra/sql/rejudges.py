@@ -211,10 +211,14 @@ class RejudgeStore:
             return new
 
     def record_batch(self, run: Run, batch: list[tuple[str, JudgedResult]]) -> int:
-        """Results judged for a run, in one transaction with its progress; returns how many new."""
+        """Results judged for a run, in one transaction with its progress; returns how many new.
+        A submission deleted meanwhile (its team was) gets none."""
         now = clock.now()
         with self.store.write() as (conn, pending):
-            new = put_new_results(conn, batch, now)
+            ids = [sid for sid, _ in batch]
+            present = set(conn.scalars(select(submissions.c.id).where(submissions.c.id.in_(ids))))
+            batch = [(sid, result) for sid, result in batch if sid in present]
+            new = put_new_results(conn, batch, now) if batch else 0
             count_progress(conn, pending, run.id, added=new)
             return new
 

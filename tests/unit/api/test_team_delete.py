@@ -9,7 +9,18 @@ from pathlib import Path
 import pytest
 
 from cli.admin import run_team_delete
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, drain, open_pipeline
+from core.fakes import InMemoryBlobStore
+from core.judging import Outcome, judge_group
+from core.rejudging import judge_batch
+from tests.pipeline_fixtures import (
+    ADMIN,
+    ADMIN_TOKEN,
+    TINY_WORDS,
+    Pipeline,
+    drain,
+    open_pipeline,
+    worker_deps,
+)
 
 
 @pytest.fixture
@@ -77,3 +88,59 @@ def test_the_cli_deletes_through_the_api(pipe: Pipeline) -> None:
         == 2
     )
     assert "404" in err.getvalue()
+
+
+class DeletesTheTeamOnReport(InMemoryBlobStore):
+    """S3 as a worker sees it while the organiser deletes the team: the team is deleted just
+    after the worker writes a report, before it records the result."""
+
+    def __init__(self, pipe: Pipeline, team_id: str) -> None:
+        super().__init__()
+        self.objects = pipe.blobs.objects
+        self._pipe, self._team_id = pipe, team_id
+
+    def put(
+        self,
+        key: str,
+        data: bytes,
+        content_type: str = "application/octet-stream",
+        content_encoding: str | None = None,
+    ) -> None:
+        super().put(key, data, content_type, content_encoding)
+        if key.startswith("reports/"):
+            deleted = self._pipe.client.delete(f"/v1/teams/{self._team_id}", headers=ADMIN)
+            assert deleted.status_code == 200, deleted.text
+
+
+def test_a_report_written_while_its_team_is_deleted_is_not_left_behind(pipe: Pipeline) -> None:
+    gone = pipe.add_team("gone")
+    doomed = pipe.accepted(gone, b"0 0 2 0 cat\n")["id"]
+    deps = worker_deps(pipe.services)
+    deps.blobs = DeletesTheTeamOnReport(pipe, gone.id)
+
+    outcomes = judge_group(deps, [doomed])
+
+    assert outcomes == {doomed: Outcome.LOST_CLAIM}
+    assert pipe.store.get_team(gone.id) is None
+    assert not [key for key in pipe.blobs.objects if doomed in key or gone.id in key]
+
+
+def test_a_rejudge_report_written_while_its_team_is_deleted_is_not_left_behind(
+    pipe: Pipeline,
+) -> None:
+    gone, kept = pipe.add_team("gone"), pipe.add_team("kept")
+    doomed = pipe.accepted(gone, b"0 0 2 0 cat\n")["id"]
+    survivor = pipe.accepted(kept, b"0 0 1 0 at\n")["id"]
+    drain(pipe.services)
+    lexicon = pipe.add_lexicon((*TINY_WORDS, "zebra"), name="bigger")["id"]
+    run = pipe.client.post(
+        "/v1/contests/open/rejudges", json={"lexicon": lexicon}, headers=ADMIN
+    ).json()
+    deps = worker_deps(pipe.services)
+    deps.blobs = DeletesTheTeamOnReport(pipe, gone.id)
+
+    recorded = judge_batch(deps, run["id"], [doomed, survivor])
+
+    assert recorded == 1
+    assert not [key for key in pipe.blobs.objects if doomed in key]
+    assert [key for key in pipe.blobs.objects if key.startswith(f"reports/{survivor}/")]
