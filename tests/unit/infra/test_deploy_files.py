@@ -35,7 +35,8 @@ from pydantic import ValidationError
 
 from api.routes.health import router as health_router
 from cli.main import _parser
-from core.messages import BULK_QUEUE, LIVE_QUEUE
+from core.messages import BULK_QUEUE, HEAVY_PRIORITIES, LIVE_QUEUE
+from infra.queues import PRIORITY_SEP
 from infra.settings import ClientSettings, Settings
 from infra.topology import Role, is_loopback, problems
 
@@ -491,26 +492,36 @@ def api_problems(docs: list[Doc]) -> list[str]:
 
 
 def scaler_problems(docs: list[Doc]) -> list[str]:
-    """The ScaledObject scales the workers, never to zero, on the length of the live queue's
-    list in the Redis and database of REDIS_URL, with parameters KEDA's redis scaler has."""
+    """The ScaledObject scales the workers, never to zero, on the lengths of the live queue's
+    lists (one per priority kombu uses) in the Redis and database of REDIS_URL, with parameters
+    KEDA's redis scaler has."""
     (worker,) = [doc for doc, spec in pod_specs(docs) if role_of(spec) is Role.WORKER]
     (scaler,) = of_kind(docs, "ScaledObject")
-    (trigger,) = scaler["spec"]["triggers"]
-    meta = trigger["metadata"]
+    triggers = scaler["spec"]["triggers"]
     redis = urlsplit(Settings.from_env(config_maps(docs)["tilejudge-config"]).required_redis_url())
-    found = [f"KEDA's redis scaler has no {name}" for name in set(meta) - REDIS_SCALER_PARAMETERS]
+    found = []
     if scaler["spec"]["scaleTargetRef"]["name"] != worker["metadata"]["name"]:
         found.append("the ScaledObject scales something other than the workers")
     if scaler["spec"].get("minReplicaCount", 0) < 1:
         found.append("the ScaledObject may leave no worker for the bulk queue")
-    if trigger["type"] != "redis" or meta.get("listName") != LIVE_QUEUE:
-        found.append("the trigger does not watch the live queue's Redis list")
-    if not str(meta.get("listLength", "")).isdigit():
-        found.append("the trigger has no target length")
-    if meta.get("address") != f"{redis.hostname}:{redis.port or 6379}":
-        found.append("the trigger's address is not REDIS_URL's host and port")
-    if meta.get("databaseIndex", "0") != (redis.path.strip("/") or "0"):
-        found.append("the trigger's databaseIndex is not REDIS_URL's database")
+    lists = {LIVE_QUEUE} | {
+        f"{LIVE_QUEUE}{PRIORITY_SEP}{priority}" for priority in HEAVY_PRIORITIES
+    }
+    if sorted(t["metadata"].get("listName", "") for t in triggers) != sorted(lists):
+        found.append("the triggers do not watch each of the live queue's Redis lists")
+    for trigger in triggers:
+        meta = trigger["metadata"]
+        found += [
+            f"KEDA's redis scaler has no {name}" for name in set(meta) - REDIS_SCALER_PARAMETERS
+        ]
+        if trigger["type"] != "redis":
+            found.append("a trigger is not KEDA's redis scaler")
+        if not str(meta.get("listLength", "")).isdigit():
+            found.append("a trigger has no target length")
+        if meta.get("address") != f"{redis.hostname}:{redis.port or 6379}":
+            found.append("a trigger's address is not REDIS_URL's host and port")
+        if meta.get("databaseIndex", "0") != (redis.path.strip("/") or "0"):
+            found.append("a trigger's databaseIndex is not REDIS_URL's database")
     return found
 
 
@@ -528,6 +539,7 @@ def test_the_manifests_agree_with_each_other_and_with_the_guide() -> None:
         ("Service", "spec.ports.0.targetPort", "web"),
         ("ConfigMap", "data.REDIS_URL", "redis://elsewhere.example.internal:6379/2"),
         ("ScaledObject", "spec.triggers.0.metadata.listName", BULK_QUEUE),
+        ("ScaledObject", "spec.triggers.3.metadata.listName", LIVE_QUEUE),
         ("ScaledObject", "spec.triggers.0.metadata.lisName", LIVE_QUEUE),
         ("ScaledObject", "spec.minReplicaCount", 0),
         ("Job", "metadata.namespace", "default"),
