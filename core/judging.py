@@ -52,6 +52,8 @@ class WorkerDeps:
     claim_stale_after: float
     publish_batch: Callable[[str, list[str]], None]  # a rejudge batch to the bulk queue
     max_report_bytes: int = report_blobs.max_report_bytes(2 * 1024 * 1024)
+    # Asks for the broker's copies of messages to be dropped (infra.broker_copies.forget_soon).
+    forget_copies: Callable[[], None] = lambda: None
 
 
 def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
@@ -135,6 +137,8 @@ def judge_group(
     claims = deps.store.claim_many(submission_ids, stale_after=stale_after)
     outcomes = {sid: Outcome.SKIPPED for sid in submission_ids}
     claims = _within_attempts(deps, claims, outcomes)
+    if inline:
+        _forget_copies_of_deleted(deps, inline, {c.submission.id for c in claims})
     judged: list[tuple[Claim, JudgedResult, bytes]] = []
     contests: dict[str, Contest | None] = {}
     runs: dict[str, list[Run]] = {}
@@ -228,6 +232,18 @@ def drop_reports_of_deleted(deps: WorkerDeps, written: Sequence[tuple[str, str]]
                 "worker.report_of_deleted_kept", submission=submission_id, key=report_key,
                 error=str(exc),
             )  # fmt: skip
+
+
+def _forget_copies_of_deleted(
+    deps: WorkerDeps, inline: Mapping[str, bytes], claimed: set[str]
+) -> None:
+    """The message carried the bytes of a submission that is gone (its team was deleted): it
+    is dropped unread, and the broker asked to forget its copies."""
+    for submission_id in inline:
+        if submission_id not in claimed and deps.store.get_submission(submission_id) is None:
+            log.info("worker.upload_of_deleted_dropped", submission=submission_id)
+            deps.forget_copies()
+            return
 
 
 def _record_one_by_one(

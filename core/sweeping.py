@@ -7,6 +7,7 @@ update, so a duplicate message finds the submission taken or judged and does not
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Protocol
 
 import structlog
@@ -112,6 +113,7 @@ class SweeperThread(threading.Thread):
         judging_for: float,
         backlog: QueueProbe = lambda: None,
         mandate: Mandate | None = None,
+        chores: Callable[[], object] = lambda: None,
     ) -> None:
         super().__init__(name="tilejudge-sweeper", daemon=True)
         self._store, self._rejudges, self._publisher = store, rejudges, publisher
@@ -119,6 +121,7 @@ class SweeperThread(threading.Thread):
         self._interval = interval
         self._backlog = backlog
         self._mandate = mandate or Alone()
+        self._chores = chores  # run after each pass, while elected
         self._halt = threading.Event()  # not `_stop`: Thread.join() calls a method of that name
 
     def run(self) -> None:
@@ -144,6 +147,10 @@ class SweeperThread(threading.Thread):
                 )
             except Exception:
                 log.exception("sweeper.pass_failed")
+            try:
+                self._chores()
+            except Exception:
+                log.exception("sweeper.chores_failed")
 
     def stop(self) -> None:
         self._halt.set()

@@ -19,6 +19,7 @@ from core.intake import Intake
 from core.judging import WorkerDeps
 from core.ports import BlobStore, Publisher, QueueProbe
 from core.sweeping import SweeperThread
+from infra import broker_copies
 from infra.blobstore import S3BlobStore
 from infra.celery_config import celery_config
 from infra.leader import SWEEPER_LOCK, Election
@@ -154,6 +155,7 @@ def _elected_sweeper(
         judging_for=settings.task_time_limit + 5,
         backlog=backlog,
         mandate=Election(client, SWEEPER_LOCK, ttl),
+        chores=partial(broker_copies.forget_if_due, client),
     )
 
 
@@ -178,4 +180,5 @@ def worker_deps(settings: Settings, app: Celery, cache: RulesetCache) -> WorkerD
         claim_stale_after=settings.task_time_limit + 5,
         publish_batch=CeleryPublisher(app).publish_batch,
         max_report_bytes=report_blobs.max_report_bytes(settings.max_upload_bytes),
+        forget_copies=partial(broker_copies.forget_soon, make_redis(settings)),
     )

@@ -16,6 +16,7 @@ from api.services import Admin, Services, Svc, token_hash
 from core import clock
 from core.errors import Invalid, NotFound, PublishFailed
 from core.records import Contest, Team
+from infra import broker_copies
 from judge import default_layout
 
 router = APIRouter()
@@ -109,6 +110,7 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     svc.uploaders.forget_team(team_id)
     for key in keys:
         svc.blobs.delete(key)
+    broker_copies.forget_soon(svc.redis, delay=0)  # messages it had already taken
     return {"team": team_id, "deleted_objects": len(keys)}
 
 

@@ -98,6 +98,7 @@ class DeletesTheTeamOnReport(InMemoryBlobStore):
         super().__init__()
         self.objects = pipe.blobs.objects
         self._pipe, self._team_id = pipe, team_id
+        self._deleted = False
 
     def put(
         self,
@@ -107,7 +108,9 @@ class DeletesTheTeamOnReport(InMemoryBlobStore):
         content_encoding: str | None = None,
     ) -> None:
         super().put(key, data, content_type, content_encoding)
-        if key.startswith("reports/"):
+        with self._lock:
+            first, self._deleted = not self._deleted, True
+        if key.startswith("reports/") and first:
             deleted = self._pipe.client.delete(f"/v1/teams/{self._team_id}", headers=ADMIN)
             assert deleted.status_code == 200, deleted.text
 
@@ -144,3 +147,35 @@ def test_a_rejudge_report_written_while_its_team_is_deleted_is_not_left_behind(
     assert recorded == 1
     assert not [key for key in pipe.blobs.objects if doomed in key]
     assert [key for key in pipe.blobs.objects if key.startswith(f"reports/{survivor}/")]
+
+
+def test_a_worker_drops_a_deleted_teams_carried_upload_and_asks_the_broker_to_forget(
+    pipe: Pipeline,
+) -> None:
+    gone = pipe.add_team("gone")
+    data = b"0 0 2 0 cat\n"
+    doomed = pipe.accepted(gone, data)["id"]
+    assert pipe.publisher.inline[doomed] == data  # it rode in its message
+    assert pipe.client.delete(f"/v1/teams/{gone.id}", headers=ADMIN).status_code == 200
+    asked: list[bool] = []
+    deps = worker_deps(pipe.services)
+    deps.forget_copies = lambda: asked.append(True)
+
+    outcomes = judge_group(deps, [doomed], {doomed: data})
+
+    assert outcomes == {doomed: Outcome.SKIPPED}
+    assert asked == [True]
+    assert not [key for key in pipe.blobs.objects if doomed in key]
+
+
+def test_a_duplicate_message_of_a_live_upload_asks_nothing(pipe: Pipeline) -> None:
+    team = pipe.add_team("kept")
+    data = b"0 0 2 0 cat\n"
+    sid = pipe.accepted(team, data)["id"]
+    drain(pipe.services)
+    asked: list[bool] = []
+    deps = worker_deps(pipe.services)
+    deps.forget_copies = lambda: asked.append(True)
+
+    assert judge_group(deps, [sid], {sid: data}) == {sid: Outcome.SKIPPED}
+    assert asked == []

@@ -1,0 +1,61 @@
+"""A deleted team's uploads leave no copy in Redis's append-only file: the rewrite a deletion
+asks for drops the history of messages already taken."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+import redis
+
+from devstack.process import Service
+from infra import broker_copies
+
+pytestmark = pytest.mark.integration
+
+
+def _files_holding(directory: Path, marker: bytes) -> list[str]:
+    """The append-only file (one file, or a directory of them from Redis 7 on) holding it."""
+    return [p.name for p in directory.rglob("*aof*") if p.is_file() and marker in p.read_bytes()]
+
+
+def _wait(condition: object, what: str, within: float = 15.0) -> None:
+    deadline = time.monotonic() + within
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, what
+        time.sleep(0.1)
+
+
+def test_a_message_taken_before_the_rewrite_is_gone_from_the_append_only_file(
+    redis_service: Service, redis_url: str, services_dir: Path
+) -> None:
+    client = redis.Redis.from_url(redis_url)
+    aof = services_dir / "redis"
+    marker = f"deleted-team-upload-{uuid.uuid4().hex}".encode()
+    client.lpush("probe", b"a message carrying " + marker)
+    assert client.rpop("probe") is not None  # a worker took it
+    _wait(lambda: _files_holding(aof, marker), "the message never reached the append-only file")
+
+    broker_copies.forget_soon(client, delay=0)
+    assert broker_copies.forget_if_due(client)
+
+    _wait(lambda: not _files_holding(aof, marker), f"still in {_files_holding(aof, marker)}")
+    assert client.get(broker_copies.KEY) is None
+    client.close()
+
+
+def test_a_request_not_yet_due_waits(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+
+    broker_copies.forget_soon(client, delay=60)
+
+    assert broker_copies.forget_if_due(client) is False
+    assert client.get(broker_copies.KEY) is not None
+    _wait(
+        lambda: broker_copies.forget_if_due(client, now=time.time() + 61),
+        "the due request was never done",
+    )
+    assert client.get(broker_copies.KEY) is None
+    client.close()
