@@ -11,6 +11,15 @@ ext_modules = []
 if os.environ.get("TILEJUDGE_PURE") != "1":
     from mypyc.build import mypycify
 
-    ext_modules = mypycify(["judge/engine.py"], opt_level="3")
+    ext_modules = mypycify(
+        [
+            "judge/engine.py",
+            "judge/crosstiles/engine.py",
+            "judge/crosstiles/bag.py",
+            "judge/crosstiles/grid.py",
+            "judge/crosstiles/header.py",
+        ],
+        opt_level="3",
+    )
 
 setup(ext_modules=ext_modules)
