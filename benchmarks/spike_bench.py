@@ -10,7 +10,6 @@ Prints the figures; exits 1 if an acknowledged upload was lost or misjudged, or 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -33,14 +32,14 @@ TARGET_RATIO = 0.5
 def raw_s3_rate(stack: RunningStack, corpus: list[bytes], concurrency: int, prefix: str) -> float:
     """PUTs per second of the same bytes into the stack's bucket, made as intake makes its write
     (the same S3 client configuration and call), at the same concurrency."""
-    ports = json.loads((stack.home / "ports.json").read_text())
+    keys = stack.s3_credentials
     s3 = S3BlobStore(
         boto3.client(
             "s3",
-            endpoint_url=f"http://127.0.0.1:{ports['s3']}",
+            endpoint_url=stack.s3_endpoint,
             region_name="us-east-1",
-            aws_access_key_id="tilejudge",
-            aws_secret_access_key="tilejudge-local",
+            aws_access_key_id=keys.access_key,
+            aws_secret_access_key=keys.secret_key,
             config=client_config(connections=concurrency),
         ),
         "tilejudge",

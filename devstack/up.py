@@ -15,17 +15,19 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from types import FrameType
 from typing import NoReturn
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
 from devstack.children import api_argv, child_env, migrate, register_judge_lexicon, worker_argv
 from devstack.ports import LOOPBACK, free_port, port_is_free
 from devstack.process import Service, ServiceStartError
-from devstack.redis_server import start_redis
-from devstack.seaweedfs import start_seaweedfs
+from devstack.redis_server import redis_password, start_redis
+from devstack.seaweedfs import S3Credentials, s3_credentials, start_seaweedfs
 from devstack.stack import Child, Stack, StackError, death_notice, supervise
 from infra.settings import ClientSettings, Settings
 
@@ -35,6 +37,8 @@ READY_TIMEOUT_S = 60.0
 # /readyz is cheap; polling it often shortens `up`'s start-up.
 READY_POLL_S = 0.25
 _PORT_KEYS = {"redis": "redis", "seaweedfs": "s3"}  # service name -> key in ports.json
+# The file in the home that holds what a client of each local service must present.
+_SECRET_FILES = {"redis": "redis-password", "seaweedfs": "s3-credentials"}
 # Where the running stack's API answers, for clients on this machine; only while `up` holds
 # up.lock (a killed `up` cannot remove it).
 API_URL_FILE = "api-url"
@@ -113,7 +117,16 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
     home = settings.home
     ports = _load_ports(home)
     redis_url = settings.redis_url or _start_redis(stack, home, ports.get("redis"))
-    s3_endpoint = settings.s3_endpoint or _start_s3(stack, settings, ports.get("s3"))
+    # A configured S3 is reached with the configured keys, the local one with its own pair.
+    local_s3: S3Credentials | None = None
+    if settings.s3_endpoint:
+        s3_endpoint = settings.s3_endpoint
+    else:
+        local_s3 = s3_credentials(home / "s3-credentials")
+        s3_endpoint = _start_s3(stack, settings, local_s3, ports.get("s3"))
+        settings = replace(
+            settings, s3_access_key=local_s3.access_key, s3_secret_key=local_s3.secret_key
+        )
     database_url = settings.resolved_database_url()
     migrate(database_url)
     # Generated here, once, so the API and the workers never race to create the same file.
@@ -127,6 +140,7 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
         database_url=database_url,
         home=home,
         api_port=api_port,
+        s3_keys=local_s3,
     )
     register_judge_lexicon(settings, s3_endpoint, database_url)
     api = stack.spawn("api", api_argv(api_port, settings.api_workers), env)
@@ -147,17 +161,23 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
 
 
 def _start_redis(stack: Stack, home: Path, saved_port: int | None) -> str:
+    password = redis_password(home / "redis-password")
+
     def start(port: int | None) -> Service:
-        return start_redis(home / "redis", port=port)
+        return start_redis(home / "redis", port=port, password=password)
 
     service = _on_saved_port("redis", saved_port, start)
     stack.add_service(service, start)
     return service.url
 
 
-def _start_s3(stack: Stack, settings: Settings, saved_port: int | None) -> str:
+def _start_s3(
+    stack: Stack, settings: Settings, credentials: S3Credentials, saved_port: int | None
+) -> str:
     def start(port: int | None) -> Service:
-        return start_seaweedfs(settings.home / "s3", bucket=settings.s3_bucket, s3_port=port)
+        return start_seaweedfs(
+            settings.home / "s3", settings.s3_bucket, s3_port=port, credentials=credentials
+        )
 
     service = _on_saved_port("seaweedfs", saved_port, start)
     stack.add_service(service, start)
@@ -242,6 +262,18 @@ def _demo_tokens(home: Path) -> Path:
     return tokens_dir(home)
 
 
+def without_password(url: str) -> str:
+    """`url` with no user name or password in it, fit to be shown."""
+    parts = urlsplit(url)
+    if parts.password is None and parts.username is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port is not None:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
 def _print_banner(api_url: str, settings: Settings, stack: Stack, demo: bool) -> None:
     home = settings.home
     token_file = home / "admin-token"
@@ -254,7 +286,11 @@ def _print_banner(api_url: str, settings: Settings, stack: Stack, demo: bool) ->
         + ("from $TILEJUDGE_ADMIN_TOKEN" if settings.admin_token else f"in {token_file}"),
         *([f"  demo team tokens in {_demo_tokens(home)}/ (one file per team)"] if demo else []),
         f"  logs       {stack.logs}/ (api.log, worker.log)",
-        *(f"  {s.name:<10} {s.url} (log {s.log_path})" for s in stack.services),
+        *(
+            f"  {s.name:<10} {without_password(s.url)} "
+            f"(credentials in {home / _SECRET_FILES[s.name]}, log {s.log_path})"
+            for s in stack.services
+        ),
         # TILEJUDGE_HOME alone: through it a client finds the admin token, the demo's team
         # tokens and, while this stack runs, its URL (api-url), which stays true if a restart
         # moves the API to another port where an exported URL would not.

@@ -38,8 +38,8 @@ from devstack.plan import Corpus, Plan, build_corpus
 from devstack.ports import free_port
 from devstack.process import Service
 from devstack.proof import event_mark, follow_events, verify
-from devstack.redis_server import start_redis
-from devstack.seaweedfs import start_seaweedfs
+from devstack.redis_server import redis_password, start_redis
+from devstack.seaweedfs import S3Credentials, s3_credentials, start_seaweedfs
 from infra import lexicon_files
 from infra.settings import ClientSettings, Settings
 from judge import Lexicon
@@ -69,6 +69,17 @@ class FaultStack:
     api: subprocess.Popen[bytes] | None = None
     worker: subprocess.Popen[bytes] | None = None
     orphans: list[int] = field(default_factory=list)  # pool children of a killed worker parent
+
+    # The services' credentials, kept in the home as `up` keeps them, so a restarted Redis or
+    # S3 store accepts the clients that already hold them.
+
+    @property
+    def redis_password(self) -> str:
+        return redis_password(self.home / "redis-password")
+
+    @property
+    def s3_credentials(self) -> S3Credentials:
+        return s3_credentials(self.home / "s3-credentials")
 
     @property
     def url(self) -> str:
@@ -179,7 +190,9 @@ class FaultStack:
 
     def start_redis_again(self) -> float:
         began = time.monotonic()
-        self.redis = start_redis(self.home / "redis", port=self.redis.port)
+        self.redis = start_redis(
+            self.home / "redis", port=self.redis.port, password=self.redis_password
+        )
         return time.monotonic() - began
 
     def stop_s3(self) -> None:
@@ -187,7 +200,9 @@ class FaultStack:
 
     def start_s3_again(self) -> float:
         began = time.monotonic()
-        self.s3 = start_seaweedfs(self.home / "s3", bucket="tilejudge", s3_port=self.s3.port)
+        self.s3 = start_seaweedfs(
+            self.home / "s3", "tilejudge", s3_port=self.s3.port, credentials=self.s3_credentials
+        )
         return time.monotonic() - began
 
     # -- inspection --------------------------------------------------------------------------
@@ -247,9 +262,11 @@ class FaultStack:
 def fault_stack(home: Path, workers: int = 2) -> Iterator[FaultStack]:
     """Redis, SeaweedFS, a migrated SQLite store with the judge's word list, API and worker."""
     home.mkdir(parents=True, exist_ok=True)
-    redis_service = start_redis(home / "redis")
+    redis_service = start_redis(home / "redis", password=redis_password(home / "redis-password"))
     try:
-        s3 = start_seaweedfs(home / "s3", bucket="tilejudge")
+        s3 = start_seaweedfs(
+            home / "s3", "tilejudge", credentials=s3_credentials(home / "s3-credentials")
+        )
     except BaseException:
         redis_service.stop()
         raise
@@ -278,8 +295,10 @@ def _environment(stack: FaultStack) -> dict[str, str]:
             "TILEJUDGE_ADMIN_TOKEN": ADMIN_TOKEN,
             "TILEJUDGE_WORKERS": str(stack.workers),
             "TILEJUDGE_LEXICON": os.environ.get("TILEJUDGE_LEXICON", ""),
-            "REDIS_URL": stack.redis.url,
+            "REDIS_URL": stack.redis.url,  # with the password
             "TILEJUDGE_S3_ENDPOINT": stack.s3.url,
+            "TILEJUDGE_S3_ACCESS_KEY": stack.s3_credentials.access_key,
+            "TILEJUDGE_S3_SECRET_KEY": stack.s3_credentials.secret_key,
             "TILEJUDGE_DATABASE_URL": f"sqlite:///{stack.database}",
         }
     )

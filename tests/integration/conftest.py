@@ -1,6 +1,7 @@
-"""Real services for the adapter tests: one Redis and one SeaweedFS per session, and a fresh
-SQL database per test on SQLite and on PostgreSQL: TILEJUDGE_TEST_POSTGRES_URL's server, else a
-local one answering on 127.0.0.1:5432 (its `test` database, as user postgres).
+"""Real services for the adapter tests: one Redis and one SeaweedFS per session (each refusing
+clients without its credentials), and a fresh SQL database per test on SQLite and on
+PostgreSQL: TILEJUDGE_TEST_POSTGRES_URL's server, else a local one answering on 127.0.0.1:5432
+(its `test` database, as user postgres).
 
 Each PostgreSQL test gets a schema of its own (the URL's search_path points at it), dropped at
 teardown, so the tests never touch other data and can run again and again on the same server.
@@ -23,7 +24,7 @@ from psycopg import sql
 
 from devstack.process import Service
 from devstack.redis_server import start_redis
-from devstack.seaweedfs import start_seaweedfs
+from devstack.seaweedfs import S3Credentials, start_seaweedfs
 from infra.blobstore import S3BlobStore
 from infra.settings import Settings
 from infra.sql.engine import make_engine
@@ -67,13 +68,18 @@ def services_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def redis_service(services_dir: Path) -> Iterator[Service]:
+    """Its URL carries the password the server generated; clients without it are refused."""
     with start_redis(services_dir / "redis") as service:
         yield service
 
 
 @pytest.fixture(scope="session")
 def seaweedfs(services_dir: Path) -> Iterator[Service]:
-    with start_seaweedfs(services_dir / "seaweedfs", BUCKET) as service:
+    """It accepts only the key pair that Settings holds when none is configured, so a test's
+    Settings (s3_settings) and a worker given just the endpoint reach it, and nothing else."""
+    defaults = Settings.from_env({})
+    keys = S3Credentials(defaults.s3_access_key, defaults.s3_secret_key)
+    with start_seaweedfs(services_dir / "seaweedfs", BUCKET, credentials=keys) as service:
         yield service
 
 

@@ -17,7 +17,7 @@ from botocore.config import Config
 from devstack.ports import GRPC_PORT_OFFSET, LOOPBACK, free_port
 from devstack.process import Service, ServiceStartError
 from devstack.redis_server import start_redis
-from devstack.seaweedfs import start_seaweedfs
+from devstack.seaweedfs import s3_credentials, start_seaweedfs
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -27,13 +27,15 @@ pytestmark = pytest.mark.integration
 BUCKET = "tilejudge-test"
 
 
-def s3_client(url: str) -> S3Client:
+def s3_client(url: str, data_dir: Path) -> S3Client:
+    """A client with the key pair the store started on `data_dir` generated there."""
+    keys = s3_credentials(data_dir / "s3-credentials")
     return boto3.client(
         "s3",
         endpoint_url=url,
         region_name="us-east-1",
-        aws_access_key_id="local",
-        aws_secret_access_key="local",
+        aws_access_key_id=keys.access_key,
+        aws_secret_access_key=keys.secret_key,
         config=Config(s3={"addressing_style": "path"}),
     )
 
@@ -96,13 +98,16 @@ def test_a_server_that_exits_during_start_up_is_reported_with_its_log(tmp_path: 
 
 
 def test_seaweedfs_keeps_objects_across_a_restart_on_the_same_directory(tmp_path: Path) -> None:
-    with start_seaweedfs(tmp_path, BUCKET) as first, closing(s3_client(first.url)) as s3:
+    with (
+        start_seaweedfs(tmp_path, BUCKET) as first,
+        closing(s3_client(first.url, tmp_path)) as s3,
+    ):
         s3.put_object(Bucket=BUCKET, Key="boards/1.json", Body=b'{"tiles": 15}')
     assert_fully_stopped(first)
 
     with (
         start_seaweedfs(tmp_path, BUCKET, s3_port=first.port) as second,
-        closing(s3_client(second.url)) as s3,
+        closing(s3_client(second.url, tmp_path)) as s3,
     ):
         assert second.url == first.url
         body = s3.get_object(Bucket=BUCKET, Key="boards/1.json")["Body"]
@@ -117,8 +122,8 @@ def test_two_seaweedfs_instances_run_side_by_side_without_sharing_ports_or_data(
     with (
         start_seaweedfs(tmp_path / "a", BUCKET) as a,
         start_seaweedfs(tmp_path / "b", BUCKET) as b,
-        closing(s3_client(a.url)) as s3_a,
-        closing(s3_client(b.url)) as s3_b,
+        closing(s3_client(a.url, tmp_path / "a")) as s3_a,
+        closing(s3_client(b.url, tmp_path / "b")) as s3_b,
     ):
         assert not set(a.ports) & set(b.ports)
         s3_a.put_object(Bucket=BUCKET, Key="only-in-a", Body=b"a")
