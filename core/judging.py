@@ -10,6 +10,8 @@ import hashlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
+from typing import Any
 
 import structlog
 
@@ -117,6 +119,7 @@ def judge_group(
     submission_ids: Sequence[str],
     inline: Mapping[str, bytes] | None = None,
     take_over: bool = False,
+    judging: Callable[[Callable[[], Any]], Any] = lambda work: work(),
 ) -> dict[str, Outcome]:
     """Judge the submissions of one message; `inline` holds the uploads carried in it.
 
@@ -129,6 +132,10 @@ def judge_group(
     before that batch is judged: no gap, and no team's result waits for a ruleset nobody sees
     yet. A batch lost on the way stalls the run, and the sweeper restarts its producer, which
     finds the uploads without a result.
+
+    `judging` runs each upload's judging and report writing (a heavy upload's on a thread that
+    yields the CPU to light ones: `workers.scheduling.run_niced`); claims and recording stay on
+    the calling thread, so a niced thread never holds a lock a light upload waits for.
 
     A transient failure (S3 or SQL out) stops the group: what was judged is recorded if it
     can be, the rest is released and `RetryLater` names it."""
@@ -153,8 +160,10 @@ def judge_group(
             if contest is None:
                 raise UnknownRuleset(f"contest {sub.contest_id} is gone")
             data = upload_bytes(deps, sub, (inline or {}).get(sub.id))
-            result, report = judge_and_store_report(
-                deps, sub, data, contest.lexicon_id, contest.layout_id
+            result, report = judging(
+                partial(
+                    judge_and_store_report, deps, sub, data, contest.lexicon_id, contest.layout_id
+                )
             )
             if sub.contest_id not in runs:
                 runs[sub.contest_id] = deps.rejudges.open_runs(sub.contest_id)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+from collections.abc import Callable
 from typing import Any
 
 import structlog
@@ -133,7 +134,7 @@ def judge_group_task(
     slots = BulkSlots(settings.home / "heavy-slots", _heavy_slots())
     with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as holding:
         if holding:
-            return _judge(self, submission_ids, carried)
+            return _judge(self, submission_ids, carried, judging=run_niced)
     try:
         CeleryPublisher(app).hand_back(submission_ids, carried, heavy)
     except PublishFailed as exc:
@@ -141,14 +142,21 @@ def judge_group_task(
     return dict.fromkeys(submission_ids, "handed_back")
 
 
-def _judge(task: Any, submission_ids: list[str], inline: list[str | None]) -> dict[str, str]:
+def _judge(
+    task: Any,
+    submission_ids: list[str],
+    inline: list[str | None],
+    judging: Callable[[Callable[[], Any]], Any] = lambda work: work(),
+) -> dict[str, str]:
     carried = unpack_group(submission_ids, inline)
     # A redelivered message means the attempt that held it died (its child was killed, or the
     # broker connection went): take its claims over at once instead of waiting for them to go
     # stale.
     redelivered = bool((task.request.delivery_info or {}).get("redelivered"))
     try:
-        outcomes = judge_group(deps(), submission_ids, carried, take_over=redelivered)
+        outcomes = judge_group(
+            deps(), submission_ids, carried, take_over=redelivered, judging=judging
+        )
     except RetryLater as exc:
         # Only the ones released for a retry go again, with their bytes.
         by_id = dict(zip(submission_ids, inline, strict=False))
