@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 from cli import admin as admin_cli
 from cli import contests as contests_cli
+from cli import crosstiles as crosstiles_cli
 from cli import results as results_cli
 from cli import roles as roles_cli
 from cli.human import print_human
@@ -29,6 +30,7 @@ from cli.options import (
 from infra import lexicon_files
 from infra.settings import DEFAULT_URL, ClientSettings, Settings, SettingsError
 from judge import Layout, LayoutError, Lexicon, LexiconError, default_layout, judge
+from judge.crosstiles import BoardError
 from judge.generator import WordIndex, generate
 
 
@@ -45,6 +47,7 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         lexicon_files.LexiconNotFound,
         LexiconError,
         LayoutError,
+        BoardError,
     ) as exc:
         print(f"tilejudge: {exc}", file=sys.stderr)
         return 2
@@ -52,8 +55,14 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
         return 0
 
 
-LEXICON_HELP = "word list, one word a line (default: $TILEJUDGE_LEXICON, then the cache)"
-LAYOUT_HELP = "bonus layout JSON file (default: the SPEC layout)"
+LEXICON_HELP = (
+    "word list, one word a line (default: Wordytaire's: $TILEJUDGE_LEXICON, then the cache; "
+    "Crosstiles': the cache's crosstiles.txt)"
+)
+LAYOUT_HELP = "Wordytaire's bonus layout JSON file (default: the SPEC layout)"
+BOARD_HELP = "Crosstiles' board JSON file (default: the packaged board-1)"
+GAMES = ("wordytaire", "crosstiles")
+GAME_HELP = "wordytaire (the default) or crosstiles"
 ENVIRONMENT = f"""\
 environment:
   TILEJUDGE_URL          the API for commands that talk to a server; without it (and without
@@ -64,8 +73,9 @@ environment:
                          commands read when neither --token nor $TILEJUDGE_ADMIN_TOKEN is given
   TILEJUDGE_ADMIN_TOKEN  the organiser's token
   TILEJUDGE_TOKEN        a team's token, for submit and report
-  TILEJUDGE_LEXICON      the word list to judge with offline (default: the cache `make lexicon`
-                         fills)
+  TILEJUDGE_LEXICON      the Wordytaire word list to judge with offline (default: the cache
+                         `make lexicon` fills); Crosstiles logs are judged with --lexicon, else
+                         the cache's crosstiles.txt
 
 `tilejudge COMMAND --help` describes a command and its options.
 """
@@ -80,32 +90,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
-    check = command(commands, "judge", "judge submission files offline")
-    check.add_argument("files", nargs="+", metavar="FILE", help="submission files ('-' for stdin)")
-    check.add_argument("--lexicon", metavar="FILE", help=LEXICON_HELP)
-    check.add_argument("--layout", metavar="FILE", help=LAYOUT_HELP)
-    check.add_argument(
-        "--json", action="store_true", help="SPEC JSON reports, one a line, each with its file"
-    )
-    check.set_defaults(run=_judge)
-
-    bot = command(commands, "generate", "write a generated submission to stdout")
-    bot.add_argument(
-        "--seed",
-        type=int,
-        required=True,
-        help="seed of the generator: the same seed, the same moves",
-    )
-    bot.add_argument("--moves", type=int, required=True, help="at most this many move lines")
-    bot.add_argument(
-        "--illegal-share",
-        type=float,
-        default=0.0,
-        help="share of illegal lines, 0 to 1 (default: 0)",
-    )
-    bot.add_argument("--lexicon", metavar="FILE", help=LEXICON_HELP)
-    bot.add_argument("--layout", metavar="FILE", help=LAYOUT_HELP)
-    bot.set_defaults(run=_generate)
+    _add_judge_command(commands)
+    _add_generate_command(commands)
 
     lexicon = command(
         commands, "lexicon", "word lists: fetch the judge's; add, list, diff on a server"
@@ -121,6 +107,72 @@ def _parser() -> argparse.ArgumentParser:
     roles_cli.add_commands(commands)
     _add_load_command(commands)
     return parser
+
+
+def _add_judge_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    check = command(
+        commands,
+        "judge",
+        "judge submission files or Crosstiles game logs offline",
+        epilog="exit status: 0 (with --game crosstiles: 0 when every log is valid, 1 when any "
+        "is invalid); 2 for a bad option or a file that cannot be read",
+    )
+    check.add_argument(
+        "files", nargs="+", metavar="FILE", help="submission files or game logs ('-' for stdin)"
+    )
+    check.add_argument("--game", choices=GAMES, default=GAMES[0], help=GAME_HELP)
+    check.add_argument("--lexicon", metavar="FILE", help=LEXICON_HELP)
+    check.add_argument("--layout", metavar="FILE", help=LAYOUT_HELP)
+    check.add_argument("--board", metavar="FILE", help=BOARD_HELP)
+    check.add_argument(
+        "--json",
+        action="store_true",
+        help="JSON reports (SPEC's, or CROSSTILES.md's), one a line, each with its file",
+    )
+    check.set_defaults(run=_judge)
+
+
+def _add_generate_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bot = command(
+        commands, "generate", "write a generated submission or Crosstiles game log (to stdout)"
+    )
+    bot.add_argument("--game", choices=GAMES, default=GAMES[0], help=GAME_HELP)
+    bot.add_argument(
+        "--seed",
+        required=True,
+        help="Wordytaire: the generator's seed, a whole number (the same seed, the same moves); "
+        "Crosstiles: the game's seed (1 to 128 printable ASCII characters, no spaces), which "
+        "orders the bag",
+    )
+    bot.add_argument(
+        "--moves", type=int, help="Wordytaire (required): at most this many move lines"
+    )
+    bot.add_argument(
+        "--illegal-share",
+        type=float,
+        help="Wordytaire: share of illegal lines, 0 to 1 (default: 0)",
+    )
+    bot.add_argument("--players", type=int, help="Crosstiles (required): 2, 3 or 4 players")
+    bot.add_argument(
+        "--exchanges", action="store_true", help="Crosstiles: the bots exchange now and then"
+    )
+    bot.add_argument("--passes", action="store_true", help="Crosstiles: the bots pass now and then")
+    bot.add_argument(
+        "--timeouts",
+        action="store_true",
+        help="Crosstiles: the bots miss deadlines now and then; with 3 or 4 players one misses "
+        "three in a row and is removed",
+    )
+    bot.add_argument(
+        "--bot-seed",
+        type=int,
+        help="Crosstiles: seed of the bots' choices (default: 0); the bag follows --seed",
+    )
+    bot.add_argument("--lexicon", metavar="FILE", help=LEXICON_HELP)
+    bot.add_argument("--layout", metavar="FILE", help=LAYOUT_HELP)
+    bot.add_argument("--board", metavar="FILE", help=BOARD_HELP)
+    bot.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    bot.set_defaults(run=_generate)
 
 
 def _add_service_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -189,7 +241,24 @@ def _load_rules(
     return lexicon, layout
 
 
+def _refuse_other_games_options(args: argparse.Namespace, **flags: str) -> None:
+    """CliError naming the options given (`flags`: dest to flag) that args.game does not take."""
+    given = [
+        flag
+        for dest, flag in flags.items()
+        if getattr(args, dest) is not None and getattr(args, dest) is not False
+    ]
+    if given:
+        raise CliError(f"{', '.join(given)}: not an option of --game {args.game}")
+
+
 def _judge(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    if args.game == "crosstiles":
+        _refuse_other_games_options(args, layout="--layout")
+        return crosstiles_cli.judge_logs(
+            args.files, args.lexicon, args.board, args.json, environ, sys.stdout
+        )
+    _refuse_other_games_options(args, board="--board")
     # Every file is read before any is judged: a missing one fails the command before output.
     submissions = [(name, read_input(name)) for name in args.files]
     lexicon, layout = _load_rules(args.lexicon, args.layout, environ)
@@ -205,25 +274,71 @@ def _judge(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
 
 def _generate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    if not 0.0 <= args.illegal_share <= 1.0:
-        raise CliError("--illegal-share must be between 0 and 1")
-    if args.moves < 0:
-        raise CliError("--moves must be 0 or more")
-    lexicon, layout = _load_rules(args.lexicon, args.layout, environ)
-    data = generate(
-        WordIndex.build(lexicon.words),
-        layout,
-        seed=args.seed,
-        moves=args.moves,
-        illegal_share=args.illegal_share,
-    )
-    sys.stdout.buffer.write(data)
+    if args.game == "crosstiles":
+        _refuse_other_games_options(
+            args, moves="--moves", illegal_share="--illegal-share", layout="--layout"
+        )
+        data = crosstiles_cli.generate_log(
+            players=args.players,
+            seed=args.seed,
+            exchanges=args.exchanges,
+            passes=args.passes,
+            timeouts=args.timeouts,
+            bot_seed=args.bot_seed or 0,
+            lexicon_path=args.lexicon,
+            board_path=args.board,
+            environ=environ,
+        )
+    else:
+        data = _generate_wordytaire(args, environ)
+    if args.output is None:
+        sys.stdout.buffer.write(data)
+        return 0
+    try:
+        with open(args.output, "wb") as out:
+            out.write(data)
+    except OSError as exc:
+        raise CliError(f"cannot write {args.output}: {exc.strerror}") from exc
     return 0
 
 
+def _generate_wordytaire(args: argparse.Namespace, environ: Mapping[str, str]) -> bytes:
+    _refuse_other_games_options(
+        args,
+        players="--players",
+        exchanges="--exchanges",
+        passes="--passes",
+        timeouts="--timeouts",
+        bot_seed="--bot-seed",
+        board="--board",
+    )
+    try:
+        seed = int(args.seed)
+    except ValueError:
+        message = f"--seed must be a whole number for --game wordytaire, not {args.seed!r}"
+        raise CliError(message) from None
+    share = 0.0 if args.illegal_share is None else args.illegal_share
+    if not 0.0 <= share <= 1.0:
+        raise CliError("--illegal-share must be between 0 and 1")
+    if args.moves is None:
+        raise CliError("--moves is required with --game wordytaire")
+    if args.moves < 0:
+        raise CliError("--moves must be 0 or more")
+    lexicon, layout = _load_rules(args.lexicon, args.layout, environ)
+    index = WordIndex.build(lexicon.words)
+    return generate(index, layout, seed=seed, moves=args.moves, illegal_share=share)
+
+
 def _fetch(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    for path in lexicon_files.fetch(ClientSettings.from_env(environ).lexicon_cache):
+    paths, unavailable = lexicon_files.fetch(ClientSettings.from_env(environ).lexicon_cache)
+    for path in paths:
         print(path)
+    for known in unavailable:
+        print(
+            f"tilejudge: {known.file} not fetched: it has no download, only a copy in "
+            "../shared/lexicons beside the project fills it (its MANIFEST states how it is built)",
+            file=sys.stderr,
+        )
     return 0
 
 

@@ -1,8 +1,10 @@
-"""Where word lists come from on disk: an explicit path, $TILEJUDGE_LEXICON, or the cache.
+"""Where word lists come from on disk: an explicit path, $TILEJUDGE_LEXICON (the Wordytaire
+list only), or the cache.
 
 The cache is filled by `make lexicon` (`tilejudge lexicon fetch`): copied from ../shared/lexicons
-when the project sits beside it, otherwise downloaded from upstream at the pinned commit and
-checked against the digest in the MANIFEST.
+when the project sits beside it, otherwise downloaded from upstream at the pinned commit; either
+way checked against the digest in the MANIFEST. The Crosstiles lists are built by a recipe (the
+MANIFEST states it) and have no single download: only a copy beside the project fills them.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 @dataclass(frozen=True)
 class KnownList:
     file: str
-    url: str
+    url: str | None  # None: no single download (built by the MANIFEST's recipe)
     sha256: str  # of the file as stored: LF line endings, each line ending in "\n"
 
 
@@ -37,7 +39,17 @@ BEFORE_FIX = KnownList(
     "7cb484da5de560c11109c8f3925565966015e5a9/words_alpha.txt",
     "8f1f818cf4f153a24b39e7a566f588247784fb26848f7557d4e0e78ca8c79d28",
 )
-KNOWN_LISTS = (JUDGE_LIST, BEFORE_FIX)
+CROSSTILES_LIST = KnownList(
+    "crosstiles.txt", None, "c4fd1daf9c16aa3084157afc2f04744dd5c8a112176409722663478e1764b618"
+)
+ENABLE_LIST = KnownList(  # the Crosstiles list before British spellings were added
+    "enable_2-16.txt", None, "86f928e42c4b7b45b780811db2d98528c5a8a14549c8d9cb3edbbba3a59315e9"
+)
+KNOWN_LISTS = (JUDGE_LIST, BEFORE_FIX, CROSSTILES_LIST, ENABLE_LIST)
+
+
+# Where a list with no download comes from.
+_ONLY_BESIDE = " (this one is only copied from ../shared/lexicons beside the project)"
 
 
 class LexiconNotFound(RuntimeError):
@@ -54,18 +66,24 @@ def shared_lexicons() -> Path | None:
     return None
 
 
-def resolve(path: str | None, settings: ClientSettings) -> Path:
-    """The word list to judge with: --lexicon, else $TILEJUDGE_LEXICON, else the cache."""
+def resolve(path: str | None, settings: ClientSettings, known: KnownList = JUDGE_LIST) -> Path:
+    """The word list to judge with: --lexicon, else (for the Wordytaire judge's list only)
+    $TILEJUDGE_LEXICON, else the cache's copy of `known`."""
+    # $TILEJUDGE_LEXICON names a Wordytaire list: judging a Crosstiles log with it would
+    # silently give other verdicts.
+    from_environment = settings.lexicon if known is JUDGE_LIST else None
     if path:
         chosen = Path(path)
-    elif settings.lexicon is not None:
-        chosen = settings.lexicon
+    elif from_environment is not None:
+        chosen = from_environment
     else:
-        chosen = settings.lexicon_cache / JUDGE_LIST.file
+        chosen = settings.lexicon_cache / known.file
         if not chosen.is_file():
+            or_environment = ", or set TILEJUDGE_LEXICON" if known is JUDGE_LIST else ""
             raise LexiconNotFound(
                 f"no lexicon: {chosen} does not exist. Run `make lexicon` to fetch the judge's "
-                "word list, or pass --lexicon PATH, or set TILEJUDGE_LEXICON."
+                f"word list{_ONLY_BESIDE if known.url is None else ''}, or pass --lexicon "
+                f"PATH{or_environment}."
             )
     if not chosen.is_file():
         raise LexiconNotFound(f"no lexicon at {chosen}")
@@ -76,12 +94,13 @@ def load(path: Path) -> Lexicon:
     return Lexicon.from_bytes(path.read_bytes())
 
 
-def fetch(target: Path) -> list[Path]:
+def fetch(target: Path) -> tuple[list[Path], list[KnownList]]:
     """Fill the cache directory `target` with the known lists, verifying each digest; return
-    their paths."""
+    their paths, and the lists with no download that no copy beside the project supplied."""
     target.mkdir(parents=True, exist_ok=True)
     shared = shared_lexicons()
-    done = []
+    done: list[Path] = []
+    unavailable: list[KnownList] = []
     for known in KNOWN_LISTS:
         destination = target / known.file
         if destination.is_file() and _sha256(destination.read_bytes()) == known.sha256:
@@ -89,6 +108,9 @@ def fetch(target: Path) -> list[Path]:
             continue
         if shared is not None and (shared / known.file).is_file():
             data = (shared / known.file).read_bytes()
+        elif known.url is None:
+            unavailable.append(known)
+            continue
         else:
             with urllib.request.urlopen(known.url, timeout=60) as response:
                 data = _normalise(response.read())
@@ -100,7 +122,7 @@ def fetch(target: Path) -> list[Path]:
         partial.write_bytes(data)
         partial.replace(destination)
         done.append(destination)
-    return done
+    return done, unavailable
 
 
 def _normalise(data: bytes) -> bytes:
