@@ -24,7 +24,7 @@ from infra.blobstore import S3BlobStore
 from infra.celery_config import celery_config
 from infra.leader import SWEEPER_LOCK, Election
 from infra.publisher import CeleryPublisher
-from infra.queues import live_backlog
+from infra.queues import light_backlog, live_backlog
 from infra.ratelimit import RateLimiter
 from infra.rulesets import RulesetCache
 from infra.settings import Settings, SettingsError, SweeperMode
@@ -95,8 +95,9 @@ def api_parts(settings: Settings) -> ApiParts:
         publisher=publisher,
         # With the workers idle a group is spread over at least as many messages as a worker
         # machine has judging processes; behind a backlog, GROUP_MOST uploads to a message.
+        # Heavy uploads waiting behind no light one do not count: light ones jump them.
         spread=settings.workers,
-        backlog=backlog,
+        backlog=partial(light_backlog, client),
     )
     return ApiParts(
         settings=settings,

@@ -56,5 +56,16 @@ def live_backlog(client: redis.Redis | None) -> int | None:
     return None if depths["status"] != "ok" else int(depths["live"]["depth"])
 
 
+def light_backlog(client: redis.Redis | None) -> int | None:
+    """Light uploads waiting (the live queue's priority-0 list; heavy ones wait at 3, 6 and 9,
+    behind them); None when Redis cannot say. One LLEN."""
+    if client is None:
+        return None
+    try:
+        return int(client.llen(LIVE_QUEUE))
+    except redis.RedisError:
+        return None
+
+
 def _priority_key(queue: str, priority: int) -> str:
     return f"{queue}{PRIORITY_SEP}{priority}"
