@@ -66,7 +66,7 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
     app = FastAPI(
         title="tilejudge",
         version="0.1.0",
-        description="Intake, results and leaderboard of Wordytaire contests. "
+        description="Intake, results and standings of Wordytaire and Crosstiles contests. "
         "Admin calls take `Authorization: Bearer <admin token>`, team calls the team's token.",
         lifespan=lifespan,
         # Served by api.routes.docs from packaged files instead of FastAPI's CDN-loaded pages.

@@ -22,6 +22,7 @@ from core.errors import (
     Unavailable,
 )
 from judge import LayoutError, LexiconError
+from judge.crosstiles import BoardError
 
 
 class ApiError(Exception):
@@ -79,6 +80,7 @@ CORE_ERRORS: dict[type[Exception], tuple[int, str, str | None]] = {
 RULESET_ERRORS: dict[type[Exception], str] = {
     LexiconError: "not a word list",
     LayoutError: "not a layout",
+    BoardError: "not a board",
 }
 RETRY_AFTER_S = "5"  # what an outage's 503 asks a client to wait
 

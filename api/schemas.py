@@ -44,7 +44,18 @@ class ContestIn(Body):
     opens_at: str = Field(description="ISO 8601 UTC, e.g. 2026-12-01T12:00:00Z")
     closes_at: str
     lexicon: str = Field(min_length=1, max_length=200, description="lexicon id or name")
-    layout: str | None = Field(default=None, max_length=200, description="layout id or name")
+    layout: str | None = Field(
+        default=None,
+        max_length=200,
+        description="layout id or name (default: the SPEC layout); for a Crosstiles contest, "
+        "its board's (default: the packaged classic board)",
+    )
+    # The wire values of `core.games.Game`, spelled out so the schema lists them inline.
+    game: Literal["wordytaire", "crosstiles"] = Field(
+        default="wordytaire",
+        description="what uploads are, fixed at creation: Wordytaire move lists, or Crosstiles "
+        "game logs",
+    )
 
     @field_validator("opens_at", "closes_at")
     @classmethod
@@ -62,7 +73,8 @@ class ContestOut(BaseModel):
     opens_at: str
     closes_at: str
     lexicon: str
-    layout: str
+    layout: str = Field(description="the layout's id; for a Crosstiles contest, its board's")
+    game: Literal["wordytaire", "crosstiles"]
     status: Literal["upcoming", "open", "closed"] = Field(
         description="by the server's clock: not yet open, taking uploads, or closed"
     )
@@ -80,12 +92,30 @@ class ContestClosed(ContestOut):
 
 class TeamIn(Body):
     name: str = Field(min_length=1, max_length=200)
+    uploads_logs: bool = Field(
+        default=False,
+        description="may upload game logs (which name other players) to a Crosstiles contest",
+    )
+
+
+class TeamChange(Body):
+    uploads_logs: bool = Field(
+        description="grant (true) or take back (false) the right to upload game logs"
+    )
 
 
 class TeamOut(BaseModel):
     id: str
     name: str
     token: str
+    uploads_logs: bool
+
+
+class TeamShown(BaseModel):
+    id: str
+    name: str
+    contest: str
+    uploads_logs: bool
 
 
 class SubmissionAccepted(BaseModel):
@@ -119,8 +149,38 @@ class LeaderboardEntry(BaseModel):
 
 
 class Leaderboard(BaseModel):
+    """A Wordytaire contest's ranking: each team's best judged score."""
+
     contest: str
     entries: list[LeaderboardEntry]
+
+
+class PlayerStanding(BaseModel):
+    rank: int
+    nick: str
+    games: int = Field(description="valid games the player is named in")
+    wins: float = Field(description="games won; a k-way tie for the win counts 1/k")
+    spread: int = Field(
+        description="summed over the games: the player's score minus the best other player's"
+    )
+
+
+class InvalidGame(BaseModel):
+    submission: str
+    team: str = Field(description="the team that uploaded the log")
+    line: int
+    reason: str = Field(description="a reason code of CROSSTILES.md")
+    detail: str
+
+
+class GameStandings(BaseModel):
+    """A Crosstiles contest's standings: the players of its valid game logs, ranked by wins,
+    then spread, then nick; and its invalid logs, with why."""
+
+    contest: str
+    game: Literal["crosstiles"]
+    players: list[PlayerStanding]
+    invalid: list[InvalidGame]
 
 
 class ResultRow(BaseModel):

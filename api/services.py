@@ -17,7 +17,7 @@ from starlette.routing import compile_path
 from api.errors import Forbidden, Unauthorized
 from core import clock, tuning
 from core.errors import NotAuthenticated
-from core.records import Contest, Team
+from core.records import Contest, Submission, Team
 from infra.compose import ApiParts
 from infra.sql.store import SqlStore
 
@@ -40,7 +40,10 @@ class Uploaders:
     contest's window only ever closes early (`POST /v1/contests/{id}/close`): intake's group
     commit reads the closing time in its transaction (one query a group, not an upload), so an
     upload received after the close is refused in every process, 403 as for any late upload,
-    whatever this memory says. Teams are created and deleted, never edited: a team deleted
+    whatever this memory says. A team's one changeable field, its right to upload game logs,
+    is read the same way for every game log; a team remembered without it is looked up again
+    before it is refused, so a grant holds at once. Otherwise teams are created and deleted,
+    never edited: a team deleted
     meanwhile has its uploads refused by the submission's foreign key to its team, answered
     401 and their bytes deleted, as for a team deleted while its upload was being taken. The
     process that closes a contest or deletes a team forgets it at once. Unknown tokens are not
@@ -166,8 +169,17 @@ class Caller:
     admin: bool
     team: Team | None
 
-    def may_read(self, team_id: str) -> bool:
-        return self.admin or (self.team is not None and self.team.id == team_id)
+    def may_read(self, submission: Submission) -> bool:
+        """The organiser reads every submission, a team its own; and a game log (shared: one
+        submission whichever team sent it) any team of its contest, since any of them may
+        have sent the same log and its verdict is on the public standings anyway."""
+        if self.admin:
+            return True
+        if self.team is None:
+            return False
+        if submission.shared_sha256 is not None:
+            return self.team.contest_id == submission.contest_id
+        return self.team.id == submission.team_id
 
 
 def same_token(given: str, expected: str) -> bool:

@@ -202,6 +202,7 @@ class StatsSnapshotter:
         return {
             "id": row["id"],
             "contest": row["contest_id"],
+            "game": row["game"],
             "state": row["state"],
             "open": row["state"] in OPEN_REJUDGE_STATES,
             "total": total,

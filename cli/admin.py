@@ -297,6 +297,9 @@ def follow(api: Client, run_id: str, timeout: float) -> dict[str, Any]:
 
 
 def print_preview(run: dict[str, Any]) -> None:
+    if _of_games(run):
+        print_game_preview(run)
+        return
     print(
         f"rejudge {run['id']}: {run['state']}, {run['done']}/{run['total']} done "
         f"({run['carried']} carried over), {len(run.get('changed', []))} scores change"
@@ -315,3 +318,43 @@ def print_preview(run: dict[str, Any]) -> None:
         print(f"  {'team':<20} {'rank':>6} -> {'new':<6}")
         for row in moves:
             print(f"  {row['team']:<20} {row['old_rank']!s:>6} -> {row['new_rank']!s:<6}")
+
+
+def _of_games(run: dict[str, Any]) -> bool:
+    """Whether a preview is a Crosstiles contest's: its rows name games and players."""
+    rows = [*run.get("changed", [])[:1], *run.get("rank_changes", [])[:1]]
+    return any("old_valid" in row or "player" in row for row in rows)
+
+
+def print_game_preview(run: dict[str, Any]) -> None:
+    """A Crosstiles contest's preview: the games whose verdict or winners change, and the
+    players whose standing moves."""
+    changed = run.get("changed", [])
+    print(
+        f"rejudge {run['id']}: {run['state']}, {run['done']}/{run['total']} done "
+        f"({run['carried']} carried over), {len(changed)} games change"
+    )
+
+    def verdict(valid: bool, winners: list[str], reason: str | None) -> str:
+        return f"won by {', '.join(winners)}" if valid else f"invalid: {reason}"
+
+    if changed:
+        print(f"  {'submission':<34} {'team':<20} old -> new")
+        for row in changed[:50]:
+            old = verdict(row["old_valid"], row["old_winners"], row["old_reason"])
+            new = verdict(row["new_valid"], row["new_winners"], row["new_reason"])
+            print(f"  {row['submission']:<34} {row['team']:<20} {old} -> {new}")
+        if len(changed) > 50:
+            print(f"  ... and {len(changed) - 50} more")
+    moves = run.get("rank_changes", [])
+    if moves:
+        print(f"  {'player':<20} {'rank':>6} -> {'new':<6} {'wins':>6} -> {'new':<6}")
+        for row in moves:
+            print(
+                f"  {row['player']:<20} {row['old_rank']!s:>6} -> {row['new_rank']!s:<6} "
+                f"{_number(row['old_wins']):>6} -> {_number(row['new_wins']):<6}"
+            )
+
+
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:g}"

@@ -1,5 +1,5 @@
 """Organiser commands for contests and their teams: `tilejudge contest create|list|show|close`
-and `tilejudge team add|list|delete`, over the HTTP API."""
+and `tilejudge team add|allow-logs|list|delete`, over the HTTP API."""
 
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from infra.api_client import Client
 
 ISO_EXAMPLE = "2026-12-24T18:00:00Z"
-CONTEST_FIELDS = ("id", "title", "status", "opens_at", "closes_at", "lexicon", "layout")
+CONTEST_FIELDS = ("id", "title", "game", "status", "opens_at", "closes_at", "lexicon", "layout")
+GAMES = ("wordytaire", "crosstiles")
 
 
 def add_commands(commands: Any) -> None:
@@ -33,7 +34,16 @@ def add_commands(commands: Any) -> None:
         "--lexicon", required=True, help="the word list to judge with: id or name (`lexicon list`)"
     )
     create.add_argument(
-        "--layout", help="the bonus layout: id or name (`layout list`; default: the SPEC layout)"
+        "--game",
+        choices=GAMES,
+        default="wordytaire",
+        help="what teams upload, fixed for good: Wordytaire move lists, or Crosstiles game logs "
+        "(default: wordytaire)",
+    )
+    create.add_argument(
+        "--layout",
+        help="the bonus layout: id or name (`layout list`; default: the SPEC layout); for a "
+        "Crosstiles contest, its board (default: the classic board)",
     )
     create.add_argument(
         "--opens", required=True, help=f"when uploads open: ISO 8601 UTC, e.g. {ISO_EXAMPLE}"
@@ -47,7 +57,9 @@ def add_commands(commands: Any) -> None:
 
     _organiser(command(actions, "list", "list every contest with its window"), Role.PUBLIC, _list)
 
-    show = command(actions, "show", "show a contest: title, window, status, word list, layout")
+    show = command(
+        actions, "show", "show a contest: title, game, window, status, word list, layout"
+    )
     show.add_argument("contest_id", metavar="ID", help="the contest's id")
     _organiser(show, Role.PUBLIC, _show)
 
@@ -63,7 +75,7 @@ def add_commands(commands: Any) -> None:
 
 
 def _add_team_commands(commands: Any) -> None:
-    team = command(commands, "team", "a contest's teams: add, list, delete")
+    team = command(commands, "team", "a contest's teams: add, allow-logs, list, delete")
     actions = team.add_subparsers(required=True, metavar="ACTION")
 
     add = command(
@@ -71,9 +83,29 @@ def _add_team_commands(commands: Any) -> None:
     )
     add.add_argument("name", metavar="NAME", help="the team's name, unique in its contest")
     add.add_argument("--contest", required=True, help="the contest's id")
+    add.add_argument(
+        "--uploads-logs",
+        action="store_true",
+        help="allow the team to upload game logs to a Crosstiles contest (a log names other "
+        "players, so only teams allowed may)",
+    )
     _organiser(add, Role.ADMIN, _team_add)
 
-    listing = command(actions, "list", "list a contest's teams: id and name")
+    allow = command(
+        actions,
+        "allow-logs",
+        "allow a team to upload game logs (or, with --no, take the right back)",
+    )
+    allow.add_argument("team_id", metavar="TEAM_ID", help="the team's id (`team list` shows it)")
+    allow.add_argument("--no", action="store_true", help="take the right back")
+    _organiser(allow, Role.ADMIN, _team_allow_logs)
+
+    listing = command(
+        actions,
+        "list",
+        "list a contest's teams: id and name (and, in a Crosstiles contest, whether each may "
+        "upload game logs)",
+    )
     listing.add_argument("--contest", required=True, help="the contest's id")
     _organiser(listing, Role.ADMIN, _team_list)
 
@@ -116,6 +148,7 @@ def _create(api: Client, args: argparse.Namespace) -> int:
         "lexicon": args.lexicon,
         "opens_at": times["--opens"],
         "closes_at": times["--closes"],
+        "game": args.game,
     }
     if args.layout:
         body["layout"] = args.layout
@@ -152,7 +185,11 @@ def _close(api: Client, args: argparse.Namespace) -> int:
 
 
 def _team_add(api: Client, args: argparse.Namespace) -> int:
-    team = api.call("POST", f"/v1/contests/{args.contest}/teams", json_body={"name": args.name})
+    team = api.call(
+        "POST",
+        f"/v1/contests/{args.contest}/teams",
+        json_body={"name": args.name, "uploads_logs": args.uploads_logs},
+    )
     # The token alone on stdout, so `TOKEN=$(tilejudge team add ...)` takes it; the rest is said
     # on stderr.
     sys.stdout.write(f"{team['token']}\n")
@@ -165,11 +202,23 @@ def _team_add(api: Client, args: argparse.Namespace) -> int:
 
 
 def _team_list(api: Client, args: argparse.Namespace) -> int:
-    teams = api.call("GET", f"/v1/contests/{args.contest}/teams")["teams"]
+    listing = api.call("GET", f"/v1/contests/{args.contest}/teams")
+    teams = listing["teams"]
     if not teams:
         sys.stdout.write(f"no teams in contest {args.contest} yet: `tilejudge team add` adds one\n")
         return 0
-    sys.stdout.write(table([("id", "name"), *[(t["id"], t["name"]) for t in teams]]))
+    if listing.get("game") == "crosstiles":  # the right only means something there
+        rows = [(t["id"], t["name"], "yes" if t["uploads_logs"] else "no") for t in teams]
+        sys.stdout.write(table([("id", "name", "uploads_logs"), *rows]))
+    else:
+        sys.stdout.write(table([("id", "name"), *[(t["id"], t["name"]) for t in teams]]))
+    return 0
+
+
+def _team_allow_logs(api: Client, args: argparse.Namespace) -> int:
+    team = api.call("PATCH", f"/v1/teams/{args.team_id}", json_body={"uploads_logs": not args.no})
+    may = "may" if team["uploads_logs"] else "may not"
+    sys.stdout.write(f"team {team['name']} ({team['id']}) {may} upload game logs\n")
     return 0
 
 

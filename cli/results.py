@@ -1,6 +1,6 @@
 """What judging produced, from the server: `tilejudge results export` (every submission of a
 contest as CSV or JSON Lines, page by page) and `tilejudge report` (one submission's per-line
-report, as the offline judge prints it)."""
+report, as the offline judge prints it; a game log's verdict, scores and winners)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from cli.crosstiles import line_text
 from cli.human import print_human, report_from_json
 from cli.options import (
     Action,
@@ -140,9 +141,33 @@ def _report(api: Client, args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.buffer.write(answer.body.rstrip(b"\n") + b"\n")
         return 0
+    body = answer.json()
+    if isinstance(body, dict) and "players" in body:  # a Crosstiles game log's report
+        print_game_report(args.submission_id, data, body, sys.stdout)
+        return 0
     try:
         report = report_from_json(answer.json())
     except ValueError as exc:
         raise CliError(f"the server's report of {args.submission_id}: {exc}") from exc
     print_human(args.submission_id, data, report, sys.stdout)
     return 0
+
+
+def print_game_report(
+    submission_id: str, data: bytes | None, report: Mapping[str, Any], out: TextIO
+) -> None:
+    """A game log's report as people read it: valid with its scores and winners, or its first
+    failing line (quoted when the log was given with --file) and why."""
+    scores = ", ".join(
+        f"{p['nick']} {p['score']}{' (removed)' if p['removed'] else ''}" for p in report["players"]
+    )
+    error = report.get("error")
+    if error is None:
+        out.write(f"{submission_id}: valid, {report['turns']} turns\n")
+        out.write(f"  final scores: {scores}\n")
+        out.write(f"  winners: {', '.join(report['winners'])}\n")
+        return
+    quoted = f": {line_text(data, int(error['line']))}" if data is not None else ""
+    out.write(f"{submission_id}: invalid at line {error['line']} ({error['reason']}){quoted}\n")
+    out.write(f"  {error['detail']}\n")
+    out.write(f"  scores so far: {scores or 'none, the header is not complete'}\n")

@@ -12,6 +12,7 @@ class EventType(StrEnum):
     CONTEST_CREATED = "contest.created"
     CONTEST_CLOSED = "contest.closed"
     TEAM_CREATED = "team.created"
+    TEAM_UPDATED = "team.updated"
     TEAM_DELETED = "team.deleted"
     SUBMISSION_STORED = "submission.stored"
     SUBMISSION_QUEUED = "submission.queued"

@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 import structlog
 
 from core import tuning
-from core.errors import Closed, Duplicate, PublishFailed
+from core.errors import Duplicate, NotAllowed, PublishFailed
 from core.messages import HEAVY_PRIORITIES, LIGHT_PRIORITY, heavy_priority
 from core.ports import Publisher, QueueProbe, SubmissionStore
 from core.records import Submission
@@ -215,7 +215,8 @@ class GroupCommit(_QueueThread[PendingUpload | Submission]):
 
     def submit(self, submission: Submission, data: bytes | None = None) -> Future[bool]:
         """Store one upload with whatever else is waiting. The future answers False if its
-        bytes were there already, raises Closed if its contest closed before it was received,
+        bytes were there already, raises Closed if its contest closed before it was received
+        (NotAllowed if its team may not upload the game logs it takes),
         or raises what the store raised (for this upload alone where that can be told); it is
         answered even if whoever waits for it is gone. If it
         publishes, the stored upload (`data`: its bytes, to carry in the message) goes to the
@@ -311,9 +312,10 @@ def _sort(
         uploads.append(item)
 
 
-def _answer(done: Future[bool], row: Submission | Closed | None) -> None:
-    """Stored (True), the same bytes already there (False), or refused: its contest closed."""
-    if isinstance(row, Closed):
+def _answer(done: Future[bool], row: Submission | NotAllowed | None) -> None:
+    """Stored (True), the same bytes already there (False), or refused: its contest closed,
+    or its team may not upload game logs."""
+    if isinstance(row, NotAllowed):
         done.set_exception(row)
     else:
         done.set_result(row is not None)

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import structlog
 
 from core import clock, receipts
-from core.errors import Closed, Duplicate, NotAuthenticated
+from core.errors import Closed, Duplicate, NotAllowed, NotAuthenticated
 from core.group_commit import GroupCommit
 from core.ports import BlobStore, Publisher, SubmissionStore
 from core.records import Contest, Submission, Team
@@ -38,6 +38,22 @@ def closed(contest_id: str, closes_at: str, received_at: str) -> Closed:
 def check_opened(contest: Contest, received_at: str) -> None:
     if received_at < contest.opens_at:
         raise Closed(f"contest {contest.id} opens at {contest.opens_at}; received at {received_at}")
+
+
+def no_log_right(team_id: str, contest_id: str) -> NotAllowed:
+    """The refusal of a game log from a team the organiser has not allowed to upload them (403
+    at the edge): a log names other players, so who may send one is the organiser's call."""
+    return NotAllowed(
+        f"team {team_id} may not upload game logs to contest {contest_id}: a log names other "
+        "players, so the organiser allows each team that may (PATCH /v1/teams/{id} with "
+        '{"uploads_logs": true}, or `tilejudge team add --uploads-logs`)'
+    )
+
+
+def may_upload(team: Team, contest: Contest) -> bool:
+    """Whether the team may upload to its contest, as far as `team` says: a contest of game
+    logs takes them only from teams allowed to upload logs."""
+    return team.uploads_logs or not contest.game.logs
 
 
 @dataclass
@@ -118,6 +134,7 @@ class Intake:
             attempts=0,
             judged_at=None,
             failure=None,
+            shared_sha256=sha256 if contest.game.logs else None,
         )
 
     def _same_bytes(self, team: Team, refused: Submission) -> Submission:

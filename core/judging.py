@@ -7,7 +7,8 @@ A plain function, called by the Celery task and directly by tests.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+import json
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
@@ -17,15 +18,19 @@ import structlog
 
 from core import report_blobs
 from core.errors import BlobNotFound, BlobStoreUnavailable, Unavailable, UnknownRuleset
+from core.games import CROSSTILES_JUDGE_VERSION, Game, outcome, winning_score
 from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore
 from core.records import Claim, Contest, JudgedResult, Run, Submission
 from core.word_hashes import signature
 from judge import JUDGE_VERSION, LayoutError, Report, judge
+from judge.crosstiles import BoardError, CrosstilesReport, verify
 
 log = structlog.get_logger("tilejudge.worker")
 
 # Outages: the work is released and retried later. Anything else is a bug or bad data.
 TRANSIENT = (Unavailable, ConnectionError, TimeoutError)
+# Rules data (a layout or board) that does not parse: judging it again cannot help.
+RULES_ERRORS = (LayoutError, BoardError)
 
 
 class Outcome(StrEnum):
@@ -62,9 +67,17 @@ def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
     return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
 
 
+# What judging an upload returns: a Wordytaire report, or a Crosstiles game log's.
+AnyReport = Report | CrosstilesReport
+
+
 def judge_only(
-    deps: WorkerDeps, sub: Submission, data: bytes, lexicon_id: str, layout_id: str
-) -> tuple[JudgedResult, Report]:
+    deps: WorkerDeps, sub: Submission, data: bytes, game: Game, lexicon_id: str, layout_id: str
+) -> tuple[JudgedResult, AnyReport]:
+    """Judge the upload with its contest's game's engine, under the given word list and
+    layout (for Crosstiles: board)."""
+    if game is Game.CROSSTILES:
+        return _verify_log(deps, sub, data, lexicon_id, layout_id)
     lexicon = deps.rulesets.lexicon(lexicon_id)
     layout = deps.rulesets.layout(layout_id)
     report = judge(data, lexicon, layout)
@@ -83,10 +96,37 @@ def judge_only(
     return result, report
 
 
-def store_report(deps: WorkerDeps, result: JudgedResult, sub: Submission, report: Report) -> None:
+def _verify_log(
+    deps: WorkerDeps, sub: Submission, data: bytes, lexicon_id: str, board_id: str
+) -> tuple[JudgedResult, CrosstilesReport]:
+    """A Crosstiles game log, verified whole; its result's columns as `core.games` reads them."""
+    report = verify(data, deps.rulesets.lexicon(lexicon_id), deps.rulesets.board(board_id))
+    invalid = int(report.error is not None)
+    result = JudgedResult(
+        report.lexicon,
+        report.board,
+        CROSSTILES_JUDGE_VERSION,
+        winning_score(report),
+        report.turns - invalid,
+        invalid,
+        0,
+        report_key(sub.id, report.lexicon, report.board),
+        outcome(report),
+    )
+    return result, report
+
+
+def store_report(
+    deps: WorkerDeps, result: JudgedResult, sub: Submission, report: AnyReport
+) -> None:
     """The full report to S3, before any SQL row points at it: packed as it is serialised, so the
-    worker holds the verdicts and the packed bytes, never the whole JSON."""
-    pieces = report.json_chunks({"submission": sub.id, "contest": sub.contest_id}, True)
+    worker holds the verdicts and the packed bytes, never the whole JSON. (A game log's report
+    is a few KB: serialised whole.)"""
+    head = {"submission": sub.id, "contest": sub.contest_id}
+    if isinstance(report, CrosstilesReport):
+        pieces: Iterable[bytes] = [json.dumps({**head, **report.to_json()}).encode()]
+    else:
+        pieces = report.json_chunks(head, True)
     deps.blobs.put(
         result.report_key,
         report_blobs.pack_pieces(pieces, deps.max_report_bytes),
@@ -96,9 +136,12 @@ def store_report(deps: WorkerDeps, result: JudgedResult, sub: Submission, report
 
 
 def judge_and_store_report(
-    deps: WorkerDeps, sub: Submission, data: bytes, lexicon_id: str, layout_id: str
-) -> tuple[JudgedResult, Report]:
-    result, report = judge_only(deps, sub, data, lexicon_id, layout_id)
+    deps: WorkerDeps, sub: Submission, data: bytes, contest: Contest
+) -> tuple[JudgedResult, AnyReport]:
+    """Judged under the contest's live ruleset, the report stored."""
+    result, report = judge_only(
+        deps, sub, data, contest.game, contest.lexicon_id, contest.layout_id
+    )
     store_report(deps, result, sub, report)
     return result, report
 
@@ -160,17 +203,13 @@ def judge_group(
             if contest is None:
                 raise UnknownRuleset(f"contest {sub.contest_id} is gone")
             data = upload_bytes(deps, sub, (inline or {}).get(sub.id))
-            result, report = judging(
-                partial(
-                    judge_and_store_report, deps, sub, data, contest.lexicon_id, contest.layout_id
-                )
-            )
+            result, report = judging(partial(judge_and_store_report, deps, sub, data, contest))
             if sub.contest_id not in runs:
                 runs[sub.contest_id] = deps.rejudges.open_runs(sub.contest_id)
         except TRANSIENT as exc:
             failure, unjudged = exc, claims[n:]
             break
-        except (BlobNotFound, UnknownRuleset, LayoutError, report_blobs.ReportTooLarge) as exc:
+        except (BlobNotFound, UnknownRuleset, *RULES_ERRORS, report_blobs.ReportTooLarge) as exc:
             _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up=True)
             outcomes[sub.id] = Outcome.FAILED
             continue

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.games import Game, GameOutcome
 from core.states import RejudgeMode, RejudgeState, SubmissionState
 
 
 @dataclass(frozen=True)
 class Contest:
+    """`layout_id` names the rules data beside the word list: a Wordytaire layout, or the
+    board of a Crosstiles contest."""
+
     id: str
     title: str
     opens_at: str
@@ -17,6 +21,10 @@ class Contest:
     lexicon_id: str
     layout_id: str
     created_at: str
+    game: Game = Game.WORDYTAIRE
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "game", Game(self.game))
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,8 @@ class Team:
     name: str
     token_hash: str
     created_at: str
+    # May upload game logs (which name other players) to a contest whose game takes them.
+    uploads_logs: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,6 +53,9 @@ class Submission:
     attempts: int
     judged_at: str | None
     failure: str | None
+    # Set (to `sha256`) where the same bytes from any team of the contest are this one
+    # submission: a game log (`Game.logs`). None where each team's uploads are its own.
+    shared_sha256: str | None = None
 
     def __post_init__(self) -> None:
         # Rows read back carry the state as text; it travels as the enum.
@@ -67,6 +80,7 @@ class JudgedResult:
     illegal: int
     tiles: int
     report_key: str
+    game: GameOutcome | None = None  # a judged game log's players or error
 
 
 @dataclass(frozen=True)

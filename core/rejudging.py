@@ -19,7 +19,7 @@ from core.judging import (
 )
 from core.records import JudgedResult, Run
 from core.states import RejudgeMode
-from core.word_hashes import changed_hashes, touches
+from core.word_hashes import changed_hashes, signature, touches
 
 
 def changed_words(deps: WorkerDeps, run: Run) -> frozenset[int] | None:
@@ -90,7 +90,13 @@ def judge_batch(
     run = rejudges.get(run_id)
     if run is None or not run.open:
         return 0  # cancelled or applied: queued work just stops
+    contest = deps.store.get_contest(run.contest_id)
+    if contest is None:
+        return 0
     todo = rejudges.without_result(run, submission_ids)
+    # A game log stops at its first failing line, so under another list it may look up words
+    # its recorded signature lacks: they are added (a Wordytaire upload's words never change).
+    words: dict[str, bytes] = {}
 
     def judge_all() -> list[tuple[str, JudgedResult]]:
         done: list[tuple[str, JudgedResult]] = []
@@ -104,16 +110,18 @@ def judge_batch(
                     hand_back(run.id, [later.id for later in todo[n:]])
                     break
                 result, report = judge_only(
-                    deps, sub, uploads[n].result(), run.lexicon_id, run.layout_id
+                    deps, sub, uploads[n].result(), contest.game, run.lexicon_id, run.layout_id
                 )
                 writes.append(io.submit(store_report, deps, result, sub, report))
                 done.append((sub.id, result))
+                if contest.game.logs:
+                    words[sub.id] = signature(report.words)
             for write in writes:
                 write.result()  # a failed report write fails the batch: nothing recorded, retried
         return done
 
     done: list[tuple[str, JudgedResult]] = heavy(judge_all)
-    recorded = rejudges.record_batch(run, done)
+    recorded = rejudges.record_batch(run, done, words)
     if recorded < len(done):  # some may be gone: their team deleted during the batch
         drop_reports_of_deleted(deps, [(sid, result.report_key) for sid, result in done])
     return recorded

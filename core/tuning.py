@@ -32,9 +32,10 @@ MARK_LINGER_S = 0.02
 # Behind a backlog the publisher waits this long for company, then sends full groups: fewer
 # messages, claims and transactions, and no upload judged later for it.
 PUBLISH_LINGER_S = 0.05
-# A team token's team and contest are remembered this long in each API process (a team is
-# never edited, and an early close is enforced by the group commit's transaction, not by what
-# a process remembers); at most UPLOADERS_KEPT tokens, then the memory starts over.
+# A team token's team and contest are remembered this long in each API process (an early
+# close, and a team's right to upload game logs taken back, are enforced by the group commit's
+# transaction, not by what a process remembers); at most UPLOADERS_KEPT tokens, then the
+# memory starts over.
 UPLOADER_TTL_S = 30.0
 UPLOADERS_KEPT = 100_000
 

@@ -46,3 +46,22 @@ def touches(recorded: bytes | None, changed: frozenset[int]) -> bool:
         if at < len(hashes) and hashes[at] == wanted:
             return True
     return False
+
+
+def union(kept: bytes, new: bytes) -> bytes:
+    """A signature of the words of both; `kept` itself when `new` adds none (the rule: a
+    submission is judged again to the same words)."""
+    if new == kept:
+        return kept
+    hashes, more = array("I"), array("I")
+    hashes.frombytes(kept)
+    more.frombytes(new)
+    if sys.byteorder == "big":
+        hashes.byteswap()
+        more.byteswap()
+    if set(more) <= set(hashes):
+        return kept
+    merged = array("I", sorted(set(hashes) | set(more)))
+    if sys.byteorder == "big":
+        merged.byteswap()
+    return merged.tobytes()

@@ -7,18 +7,26 @@ list lacks, and team-5 with `unneccessary`, a misspelling it accepts. Under the 
 games come to nothing (after the refused opening no move covers the origin); rejudged under the
 fixed list team-3's stand and team-5's fall, so the leaderboard shows what the fix changes.
 
+Beside it, a Crosstiles contest (`demo-crosstiles`, judged with `crosstiles.txt` on the classic
+board): two clubs allowed to upload game logs send whole games the bot played, a few of them
+spoilt on one line (a word respelt, a score miscounted, the end cut off), so its standings rank
+the players of the valid games and list the invalid ones with their failing line. It needs
+`crosstiles.txt` beside the Wordytaire list (in the cache `make lexicon` fills, or in
+../shared/lexicons); without it the demo says so and skips that contest.
+
 Team tokens are shown once by the API, so each is kept in `$TILEJUDGE_HOME/demo-tokens/TEAM`
 (mode 0600, one line, ready for `$(cat …)`) and the rest in `$TILEJUDGE_HOME/demo.json`; a
-restart then reuses the contest and teams instead of failing on duplicates.
+restart then reuses the contests and teams instead of failing on duplicates.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from operator import itemgetter
 from pathlib import Path
@@ -31,6 +39,8 @@ from infra import api_client, lexicon_files
 from infra.api_client import Client, Retry, step
 from infra.settings import ClientSettings
 from judge import Layout, Lexicon, default_layout, judge
+from judge.crosstiles import corrupt, default_board
+from judge.crosstiles import generate as play_game
 from judge.generator import WordIndex, generate
 
 CONTEST = "demo"
@@ -41,6 +51,15 @@ TEAMS = tuple(f"team-{n}" for n in range(1, 6))
 OPENINGS = {"team-3": "cyber", "team-5": "unneccessary"}
 MOVES = 3000
 ILLEGAL_SHARE = 0.1
+GAMES_CONTEST = "demo-crosstiles"
+GAMES_LIST = lexicon_files.CROSSTILES_LIST.file
+GAMES_LIST_NAME = Path(GAMES_LIST).stem  # crosstiles
+CLUBS = ("club-1", "club-2")  # allowed to upload game logs
+GAMES = 12  # whole games per club
+# The clubs' players: each game seats two to four of them.
+PLAYERS = ("ada", "bo", "cleo", "dev", "eli", "fay", "gus", "hal")
+# Game numbers spoilt, and how (judge.crosstiles.generator.CORRUPTIONS): invalid games to list.
+SPOILT = {2: "word", 5: "score", 9: "truncate"}
 # Uploading the word list (several MB) and judging are local, but give a slow CI machine room.
 TIMEOUT_S = 60.0
 # The demo's uploads are judged in seconds; past this it says so and leaves the stack running.
@@ -83,18 +102,19 @@ def load_demo(
     transport: httpx.BaseTransport | None = None,
     wait: bool = True,
 ) -> None:
-    """Create (or find again) the demo contest and teams, upload their submissions once, and
+    """Create (or find again) the demo contests and teams, upload their submissions once, and
     with `wait` see them judged."""
     state_path, tokens = home / "demo.json", tokens_dir(home)
+    games_list = games_lexicon(lexicon_path)
     with api_client.connect(api_url, admin_token, timeout=TIMEOUT_S, transport=transport) as api:
         words = lexicon_path.read_bytes()
-        lexicon = _upload_lexicon(api, words)
-        created = _ensure_contest(api, lexicon)
+        lexicon = _upload_lexicon(api, words, LEXICON_NAME)
+        created = _ensure_contest(api, CONTEST, "Demo contest", lexicon)
         # A newly created contest means the old tokens (if any) belong to a wiped database.
         state: dict[str, Any] = (
             {"contest": CONTEST, "teams": {}} if created else _read_state(state_path)
         )
-        _ensure_teams(api, state, state_path, tokens)
+        _ensure_teams(api, state, state, state_path, tokens, CONTEST, TEAMS)
         if state.get("submissions"):
             print(f"demo: contest {CONTEST!r} and its teams already exist", flush=True)
         else:
@@ -102,42 +122,146 @@ def load_demo(
             _write_private(state_path, json.dumps(state, indent=2) + "\n")
         if wait:
             _wait_judged(api, state["submissions"])
+        if games_list is None:
+            print(
+                f"demo: no {GAMES_LIST} beside {lexicon_path} or in ../shared/lexicons: the "
+                f"Crosstiles contest {GAMES_CONTEST!r} is skipped",
+                flush=True,
+            )
+        else:
+            logs = _load_games(api, state, state_path, tokens, games_list.read_bytes())
+            if wait:
+                _wait_judged(api, logs, "game logs")
     print(f"demo: contest {CONTEST!r} judged with the word list {LEXICON_NAME}", flush=True)
+    if games_list is not None:
+        print(
+            f"demo: contest {GAMES_CONTEST!r}: Crosstiles game logs judged with {GAMES_LIST_NAME}",
+            flush=True,
+        )
     print(f"demo: team tokens in {tokens}/ (one file per team)", flush=True)
     print(f"demo: leaderboard: tilejudge leaderboard --contest {CONTEST}", flush=True)
+    if games_list is not None:
+        print(f"demo: standings: tilejudge leaderboard --contest {GAMES_CONTEST}", flush=True)
 
 
-def _upload_lexicon(api: Client, words: bytes) -> str:
-    with step("uploading the word list", DemoError):
+def games_lexicon(lexicon_path: Path) -> Path | None:
+    """The Crosstiles contest's word list: beside the Wordytaire one (the cache holds both),
+    else the shared copy beside the project."""
+    shared = lexicon_files.shared_lexicons()
+    for folder in (lexicon_path.parent, shared):
+        if folder is not None and (folder / GAMES_LIST).is_file():
+            return folder / GAMES_LIST
+    return None
+
+
+def _load_games(
+    api: Client, state: dict[str, Any], state_path: Path, tokens: Path, words: bytes
+) -> list[str]:
+    """The Crosstiles contest, its clubs and their game logs, made once; the logs' ids."""
+    lexicon = _upload_lexicon(api, words, GAMES_LIST_NAME)
+    created = _ensure_contest(api, GAMES_CONTEST, "Demo Crosstiles games", lexicon, "crosstiles")
+    games: dict[str, Any] = state.get("crosstiles", {})
+    if created or not games:
+        games = state["crosstiles"] = {"contest": GAMES_CONTEST, "teams": {}}
+    _ensure_teams(api, state, games, state_path, tokens, GAMES_CONTEST, CLUBS, uploads_logs=True)
+    if games.get("submissions"):
+        print(f"demo: contest {GAMES_CONTEST!r} and its clubs already exist", flush=True)
+        return list(games["submissions"])
+    games["submissions"] = _upload_games(api, games["teams"], tokens, Lexicon.from_bytes(words))
+    _write_private(state_path, json.dumps(state, indent=2) + "\n")
+    return list(games["submissions"])
+
+
+def _upload_games(api: Client, clubs: dict[str, str], tokens: Path, lexicon: Lexicon) -> list[str]:
+    """Each club's games, two to four players each, a few spoilt on one line."""
+    board = default_board()
+    uploaded = []
+    for club_number, club in enumerate(CLUBS):
+        if club not in clubs:
+            continue
+        token = (tokens / club).read_text().strip()
+        for number in range(GAMES):
+            seed = f"demo-{club_number}-{number}"
+            log = play_game(
+                2 + number % 3, seed, lexicon, board,
+                exchanges=number % 2 == 0, passes=number % 3 == 1, timeouts=number % 4 == 3,
+                rng_seed=number,
+            )  # fmt: skip
+            rng = random.Random(seed)
+            log = with_players(log, rng.sample(PLAYERS, 2 + number % 3))
+            if number in SPOILT:
+                log = corrupt(log, SPOILT[number], rng)
+            with step(f"uploading a game log for {club}", DemoError):
+                receipt = _submit(api, token, log, GAMES_CONTEST)
+            uploaded.append(str(receipt["id"]))
+        print(f"demo: {club} uploaded {GAMES} game logs", flush=True)
+    return uploaded
+
+
+def with_players(log: bytes, nicks: Sequence[str]) -> bytes:
+    """A log the bot wrote (its players are always ann, bob, cy and dee, with made-up full
+    names) with `nicks` in their seats instead, and no full names."""
+    renamed: dict[str, str] = {}
+    lines = []
+    for line in log.decode().split("\n"):
+        if line.startswith("#player"):
+            pragma, nick = line.split(" ")[:2]
+            renamed[nick] = nicks[int(pragma.removeprefix("#player")) - 1]
+            line = f"{pragma} {renamed[nick]}"
+        elif line.startswith(">"):
+            nick, rest = line[1:].split(":", 1)
+            line = f">{renamed[nick]}:{rest}"
+        lines.append(line)
+    return "\n".join(lines).encode()
+
+
+def _upload_lexicon(api: Client, words: bytes, name: str) -> str:
+    with step(f"uploading the word list {name}", DemoError):
         answer = api.request(
-            "POST", "/v1/lexicons", params={"name": LEXICON_NAME}, content=words, accept=(409,)
+            "POST", "/v1/lexicons", params={"name": name}, content=words, accept=(409,)
         )
         # Already stored: contests may name a lexicon instead of giving its id.
-        return LEXICON_NAME if answer.status == 409 else str(answer.json()["id"])
+        return name if answer.status == 409 else str(answer.json()["id"])
 
 
-def _ensure_contest(api: Client, lexicon: str) -> bool:
+def _ensure_contest(
+    api: Client, contest: str, title: str, lexicon: str, game: str = "wordytaire"
+) -> bool:
     """True if the contest was created now, False if it already existed."""
     now = datetime.now(UTC).replace(microsecond=0)
     body = {
-        "id": CONTEST,
-        "title": "Demo contest",
+        "id": contest,
+        "title": title,
         "opens_at": _iso(now - timedelta(hours=1)),
         "closes_at": _iso(now + timedelta(days=7)),
         "lexicon": lexicon,
+        "game": game,
     }
-    with step("creating the contest", DemoError):
+    with step(f"creating the contest {contest}", DemoError):
         return api.request("POST", "/v1/contests", json_body=body, accept=(409,)).status != 409
 
 
-def _ensure_teams(api: Client, state: dict[str, Any], state_path: Path, tokens: Path) -> None:
-    teams: dict[str, str] = state.setdefault("teams", {})  # name -> id
-    for name in TEAMS:
+def _ensure_teams(
+    api: Client,
+    state: dict[str, Any],
+    part: dict[str, Any],
+    state_path: Path,
+    tokens: Path,
+    contest: str,
+    names: tuple[str, ...],
+    uploads_logs: bool = False,
+) -> None:
+    """The teams `names` of `contest`, recorded in `part` (of `state`, written each time)."""
+    teams: dict[str, str] = part.setdefault("teams", {})  # name -> id
+    for name in names:
         if name in teams and (tokens / name).is_file():
             continue
         with step(f"creating {name}", DemoError):
             answer = api.request(
-                "POST", f"/v1/contests/{CONTEST}/teams", json_body={"name": name}, accept=(409,)
+                "POST",
+                f"/v1/contests/{contest}/teams",
+                json_body={"name": name, "uploads_logs": uploads_logs},
+                accept=(409,),
             )
             body = answer.json() if answer.status != 409 else None
         if body is None:
@@ -254,12 +378,12 @@ def _moved(line: bytes, shift: tuple[int, int]) -> bytes:
     return b"".join(parts)
 
 
-def _submit(api: Client, token: str, data: bytes) -> dict[str, Any]:
+def _submit(api: Client, token: str, data: bytes, contest: str = CONTEST) -> dict[str, Any]:
     """An upload, sent again by the client's retry policy after no answer or a busy server."""
-    return Retry().run(lambda: api.submit(CONTEST, data, token=token).json())
+    return Retry().run(lambda: api.submit(contest, data, token=token).json())
 
 
-def _wait_judged(api: Client, submissions: list[str]) -> None:
+def _wait_judged(api: Client, submissions: list[str], what: str = "submissions") -> None:
     deadline = time.monotonic() + JUDGED_WITHIN_S
     waiting = list(submissions)
     while waiting:
@@ -268,11 +392,11 @@ def _wait_judged(api: Client, submissions: list[str]) -> None:
         if state in (SubmissionState.JUDGED, SubmissionState.FAILED):
             waiting.pop(0)
         elif time.monotonic() > deadline:
-            print(f"demo: {len(waiting)} submissions not judged yet; the workers go on", flush=True)
+            print(f"demo: {len(waiting)} {what} not judged yet; the workers go on", flush=True)
             return
         else:
             time.sleep(POLL_S)
-    print(f"demo: {len(submissions)} submissions judged", flush=True)
+    print(f"demo: {len(submissions)} {what} judged", flush=True)
 
 
 def _read_state(path: Path) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Lexicons and layouts by id for the workers: memory first, then a local file cache, then S3.
+"""Lexicons, layouts and Crosstiles boards by id for the workers: memory first, then a local
+file cache, then S3 (layouts and boards: SQL).
 
 The worker parent preloads the live lexicons before it forks its pool, so the children share
 one copy (see workers/celery_app.py); anything else is loaded lazily, at most `capacity` at once.
@@ -12,9 +13,11 @@ from pathlib import Path
 
 from core import tuning
 from core.errors import UnknownRuleset
+from core.games import Game
 from core.ports import BlobStore
 from infra.sql.store import SqlStore
 from judge import Layout, Lexicon
+from judge.crosstiles import Board
 
 
 class RulesetCache:
@@ -28,6 +31,7 @@ class RulesetCache:
         self._lexicons: OrderedDict[str, Lexicon] = OrderedDict()
         self._pinned: set[str] = set()
         self._layouts: dict[str, Layout] = {}
+        self._boards: dict[str, Board] = {}
         self._diffs: OrderedDict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = (
             OrderedDict()
         )
@@ -86,10 +90,23 @@ class RulesetCache:
     def layout(self, layout_id: str) -> Layout:
         found = self._layouts.get(layout_id)
         if found is None:
-            row = self._store.find_layout(layout_id)
+            row = self._store.find_layout(layout_id, Game.WORDYTAIRE)
             if row is None:
                 raise UnknownRuleset(f"no layout {layout_id}")
             found = self._layouts[layout_id] = Layout.from_json(row["content"])
+        return found
+
+    def board(self, board_id: str) -> Board:
+        """A Crosstiles board, registered like a layout (same table, its game marked)."""
+        found = self._boards.get(board_id)
+        if found is None:
+            row = self._store.find_layout(board_id, Game.CROSSTILES)
+            if row is None:
+                raise UnknownRuleset(f"no board {board_id}")
+            found = Board.from_json(row["content"])
+            if found.id != board_id:
+                raise UnknownRuleset(f"board stored for {board_id} has id {found.id}")
+            self._boards[board_id] = found
         return found
 
     def _word_list_bytes(self, lexicon_id: str) -> bytes:

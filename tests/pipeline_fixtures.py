@@ -83,13 +83,14 @@ class Pipeline:
         opens_in: float = -3600,
         closes_in: float = 3600,
         lexicon: str = "tiny",
+        game: str = "wordytaire",
     ) -> dict[str, Any]:
         """A contest opening/closing that many seconds from now (negative: in the past)."""
         if lexicon == "tiny" and self.store.find_lexicon("tiny") is None:
             self.add_lexicon()
         now = datetime.now(UTC)
         body = {
-            "id": contest_id, "title": f"Contest {contest_id}", "lexicon": lexicon,
+            "id": contest_id, "title": f"Contest {contest_id}", "lexicon": lexicon, "game": game,
             "opens_at": clock.format_time(now + timedelta(seconds=opens_in)),
             "closes_at": clock.format_time(now + timedelta(seconds=closes_in)),
         }  # fmt: skip
@@ -97,9 +98,11 @@ class Pipeline:
         assert response.status_code == 201, response.text
         return dict(response.json())
 
-    def add_team(self, name: str, contest: str = "open") -> TeamLogin:
+    def add_team(self, name: str, contest: str = "open", uploads_logs: bool = False) -> TeamLogin:
         response = self.client.post(
-            f"/v1/contests/{contest}/teams", json={"name": name}, headers=ADMIN
+            f"/v1/contests/{contest}/teams",
+            json={"name": name, "uploads_logs": uploads_logs},
+            headers=ADMIN,
         )
         assert response.status_code == 201, response.text
         body = response.json()

@@ -1,5 +1,5 @@
-"""Contests and their teams: create, list, read and close a contest; create, list and delete
-teams."""
+"""Contests and their teams: create, list, read and close a contest; create, list, change (the
+right to upload game logs) and delete teams."""
 
 from __future__ import annotations
 
@@ -15,9 +15,11 @@ from api.lookups import ID, known_contest
 from api.services import Admin, Services, Svc, token_hash
 from core import clock
 from core.errors import Invalid, NotFound, PublishFailed
+from core.games import Game, board_json
 from core.records import Contest, Team
 from infra import broker_copies
 from judge import default_layout
+from judge.crosstiles import default_board
 
 router = APIRouter()
 
@@ -31,14 +33,16 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
     lexicon = svc.store.find_lexicon(body.lexicon)
     if lexicon is None:
         raise Invalid(f"no lexicon with id or name {body.lexicon!r}; POST /v1/lexicons first")
+    game = Game(body.game)
     contest = Contest(
         id=body.id,
         title=body.title,
         opens_at=clock.format_time(opens),
         closes_at=clock.format_time(closes),
         lexicon_id=lexicon["id"],
-        layout_id=_layout_id(svc, body.layout),
+        layout_id=_layout_id(svc, body.layout, game),
         created_at=clock.now(),
+        game=game,
     )
     svc.store.create_contest(contest)
     with contextlib.suppress(PublishFailed):  # best effort: workers load it on demand anyway
@@ -76,6 +80,8 @@ def close_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestClosed:
     "/v1/contests/{contest}/teams", status_code=201, response_model=schemas.TeamOut, tags=["admin"]
 )
 def create_team(contest: str, body: schemas.TeamIn, svc: Svc, who: Admin) -> schemas.TeamOut:
+    """A team and its token (shown this once). `uploads_logs` grants it the right to upload
+    game logs, which a Crosstiles contest takes only from teams that have it."""
     known_contest(svc, contest)
     token = "tj_" + secrets.token_urlsafe(32)  # never starts with "-", which CLIs misread
     team = Team(
@@ -84,21 +90,37 @@ def create_team(contest: str, body: schemas.TeamIn, svc: Svc, who: Admin) -> sch
         name=body.name,
         token_hash=token_hash(token),
         created_at=clock.now(),
+        uploads_logs=body.uploads_logs,
     )
     svc.store.create_team(team)
-    return schemas.TeamOut(id=team.id, name=team.name, token=token)
+    return schemas.TeamOut(id=team.id, name=team.name, token=token, uploads_logs=team.uploads_logs)
 
 
 @router.get("/v1/contests/{contest}/teams", tags=["admin"])
 def list_teams(contest: str, svc: Svc, who: Admin) -> dict[str, object]:
-    known_contest(svc, contest)
-    names = svc.store.team_names(contest)
+    found = known_contest(svc, contest)
     return {
         "contest": contest,
+        "game": found.game.value,
         "teams": [
-            {"id": tid, "name": name} for tid, name in sorted(names.items(), key=lambda t: t[1])
+            {"id": team.id, "name": team.name, "uploads_logs": team.uploads_logs}
+            for team in svc.store.contest_teams(contest)
         ],
     }
+
+
+@router.patch("/v1/teams/{team_id}", response_model=schemas.TeamShown, tags=["admin"])
+def change_team(team_id: str, body: schemas.TeamChange, svc: Svc, who: Admin) -> schemas.TeamShown:
+    """Grant or take back a team's right to upload game logs. It holds for every upload
+    committed from now on, in every API process."""
+    if not ID.fullmatch(team_id) or (
+        (team := svc.store.allow_logs(team_id, body.uploads_logs, by="admin")) is None
+    ):
+        raise NotFound(f"no team {team_id[:64]!r}")
+    svc.uploaders.forget_team(team_id)
+    return schemas.TeamShown(
+        id=team.id, name=team.name, contest=team.contest_id, uploads_logs=team.uploads_logs
+    )
 
 
 @router.delete("/v1/teams/{team_id}", tags=["admin"])
@@ -114,16 +136,25 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     return {"team": team_id, "deleted_objects": len(keys)}
 
 
-def _layout_id(svc: Services, wanted: str | None) -> str:
+def _layout_id(svc: Services, wanted: str | None, game: Game) -> str:
+    """The layout (Crosstiles: board) named, or the packaged one, registered on first use."""
     if wanted is None:
+        if game is Game.CROSSTILES:
+            board = default_board()
+            svc.store.add_layout(
+                id=board.id, name=board.name, content=board_json(board), created_by="system",
+                game=game,
+            )  # fmt: skip
+            return board.id
         layout = default_layout()
         svc.store.add_layout(
             id=layout.id, name=layout.name, content=layout.to_json().decode(), created_by="system"
         )
         return layout.id
-    row = svc.store.find_layout(wanted)
+    row = svc.store.find_layout(wanted, game)
     if row is None:
-        raise Invalid(f"no layout with id or name {wanted!r}")
+        what = "board" if game is Game.CROSSTILES else "layout"
+        raise Invalid(f"no {what} with id or name {wanted!r} for a {game} contest")
     return str(row["id"])
 
 
@@ -140,5 +171,6 @@ def _contest_out(contest: Contest, now: str | None = None) -> schemas.ContestOut
         closes_at=contest.closes_at,
         lexicon=contest.lexicon_id,
         layout=contest.layout_id,
+        game=contest.game.value,
         status=status,
     )

@@ -31,9 +31,9 @@ def start_rejudge(contest: str, body: schemas.RejudgeIn, svc: Svc, who: Admin) -
         raise Invalid(f"no lexicon with id or name {body.lexicon!r}")
     layout_id = found.layout_id
     if body.layout is not None:
-        row = svc.store.find_layout(body.layout)
+        row = svc.store.find_layout(body.layout, found.game)
         if row is None:
-            raise Invalid(f"no layout with id or name {body.layout!r}")
+            raise Invalid(f"no layout with id or name {body.layout!r} for a {found.game} contest")
         layout_id = row["id"]
     run, created = RejudgeStore(svc.store).start(
         contest, lexicon["id"], layout_id, RejudgeMode(body.mode), by="admin"
@@ -57,8 +57,10 @@ def list_rejudges(contest: str, svc: Svc, who: Admin) -> dict[str, Any]:
 @router.get("/v1/rejudges/{run_id}", tags=["admin"])
 def show_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
     """Progress, and once the run is no longer running its preview: the scores and ranks that
-    change. While it runs, `changed` and `rank_changes` are empty and `preview` is false: ranks
-    over a half-judged contest would mislead, and a progress bar polls this often."""
+    change (a Crosstiles contest: the games whose verdict or winners change, and the players
+    whose standing does). While it runs, `changed` and `rank_changes` are empty and `preview`
+    is false: ranks over a half-judged contest would mislead, and a progress bar polls this
+    often."""
     rejudges = RejudgeStore(svc.store)
     run = _run(rejudges, run_id)
     return {"id": run.id, **_summary(run), **_preview(rejudges, run)}

@@ -1,4 +1,5 @@
-"""Word lists and layouts: register one, list them, and compare two versions."""
+"""Word lists, layouts and Crosstiles boards: register one, list them, and compare two
+versions."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ from api import schemas
 from api.body import read_body
 from api.services import Admin, Services, Svc
 from core.errors import Invalid, NotFound
+from core.games import Game, board_json
 from core.registry import register_lexicon
 from judge import Layout, Lexicon
+from judge.crosstiles import Board
 
 router = APIRouter()
 LEXICON_MAX_BYTES = 64 * 1024 * 1024
@@ -75,9 +78,33 @@ async def add_layout(
 
 @router.get("/v1/layouts", tags=["admin"])
 def list_layouts(svc: Svc, who: Admin) -> dict[str, Any]:
-    rows = svc.store.all_layouts()
+    rows = svc.store.all_layouts(Game.WORDYTAIRE)
     return {
         "layouts": [{k: row[k] for k in ("id", "name", "created_by", "created_at")} for row in rows]
+    }
+
+
+@router.post("/v1/boards", status_code=201, tags=["admin"])
+async def add_board(
+    request: Request,
+    svc: Svc,
+    who: Admin,
+    name: Annotated[str, Query(min_length=1, max_length=200)],
+) -> dict[str, str]:
+    """Register a Crosstiles board (JSON: premium squares, tiles with counts and values), for
+    a Crosstiles contest or a rejudge under a corrected one. Content-addressed."""
+    board = Board.from_json(await read_body(request, limit=LAYOUT_MAX_BYTES))
+    svc.store.add_layout(
+        id=board.id, name=name, content=board_json(board), created_by="admin", game=Game.CROSSTILES
+    )
+    return {"id": board.id, "name": name}
+
+
+@router.get("/v1/boards", tags=["admin"])
+def list_boards(svc: Svc, who: Admin) -> dict[str, Any]:
+    rows = svc.store.all_layouts(Game.CROSSTILES)
+    return {
+        "boards": [{k: row[k] for k in ("id", "name", "created_by", "created_at")} for row in rows]
     }
 
 
@@ -113,7 +140,7 @@ def _load_lexicon(svc: Services, id_or_name: str) -> Lexicon:
 
 
 def _load_layout(svc: Services, id_or_name: str) -> Layout:
-    row = svc.store.find_layout(id_or_name)
+    row = svc.store.find_layout(id_or_name, Game.WORDYTAIRE)
     if row is None:
         raise NotFound(f"no layout {id_or_name[:64]!r}")
     return Layout.from_json(row["content"])

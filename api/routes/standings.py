@@ -17,10 +17,22 @@ RESULTS_PAGE, RESULTS_PAGE_MOST = 1000, 5000
 
 
 @router.get(
-    "/v1/contests/{contest}/leaderboard", response_model=schemas.Leaderboard, tags=["public"]
+    "/v1/contests/{contest}/leaderboard",
+    response_model=schemas.Leaderboard | schemas.GameStandings,
+    tags=["public"],
 )
-def leaderboard(contest: str, svc: Svc) -> schemas.Leaderboard:
-    known_contest(svc, contest)
+def leaderboard(contest: str, svc: Svc) -> schemas.Leaderboard | schemas.GameStandings:
+    """A Wordytaire contest: each team's best judged score, ranked. A Crosstiles contest: the
+    players named in its valid game logs, ranked by wins (a k-way tie for the win counts 1/k),
+    then spread, then nick; and its invalid logs, each with its first failing line and why."""
+    found = known_contest(svc, contest)
+    if found.game.logs:
+        return schemas.GameStandings(
+            contest=contest,
+            game="crosstiles",
+            players=[schemas.PlayerStanding(**p) for p in svc.store.game_standings(contest)],
+            invalid=[schemas.InvalidGame(**g) for g in svc.store.invalid_games(contest)],
+        )
     entries = [schemas.LeaderboardEntry(**e) for e in svc.store.leaderboard(contest)]
     return schemas.Leaderboard(contest=contest, entries=entries)
 

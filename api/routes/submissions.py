@@ -19,7 +19,7 @@ from api.lookups import ID
 from api.services import AnyCaller, BearerToken, Caller, Services, Svc, uploader
 from core import clock, receipts, report_blobs
 from core.errors import NotFound
-from core.intake import check_opened
+from core.intake import check_opened, may_upload, no_log_right
 from core.records import Contest, Submission, Team
 
 router = APIRouter()
@@ -34,10 +34,13 @@ log = structlog.get_logger("tilejudge.api")
     openapi_extra={"requestBody": {"content": {"text/plain": {"schema": {"type": "string"}}}}},
 )
 async def submit(contest: str, request: Request, svc: Svc, token: BearerToken) -> JSONResponse:
-    """Upload a move list: raw text/plain body, or multipart/form-data with a field `file`.
+    """Upload a move list (a Crosstiles contest: a game log): raw text/plain body, or
+    multipart/form-data with a field `file`.
 
     After the contest closes, only a retry of an upload received in time is answered (with
-    that submission, flagged `X-Tilejudge-Duplicate`); anything else is refused with 403."""
+    that submission, flagged `X-Tilejudge-Duplicate`); anything else is refused with 403. A
+    Crosstiles contest takes logs only from teams the organiser allowed (403 otherwise), and a
+    log uploaded again, by any team, is answered with the submission it already is."""
     # Two trips to the thread pool in all, the body read on the event loop between them: the
     # team, the contest, whether it opened and the rate limit before a byte is read, then intake.
     team, found = await run_in_threadpool(_admit, svc, token, contest)
@@ -68,6 +71,13 @@ def _admit(svc: Services, token: str, contest_id: str) -> tuple[Team, Contest]:
     team, found = uploader(svc, token)
     if found.id != contest_id:
         raise NotFound(f"no contest {contest_id[:64]!r} for this team")
+    if not may_upload(team, found):
+        # What this process remembers may predate a grant: the store says (the group commit
+        # checks again in its transaction, in case the right is taken back meanwhile).
+        fresh = svc.store.get_team(team.id)
+        if fresh is None or not may_upload(fresh, found):
+            raise no_log_right(team.id, found.id)
+        svc.uploaders.forget_team(team.id)
     svc.limiter.check(team.id)
     # Whether it came too late is decided once the body is in (a retry of an upload made in
     # time still gets its answer then); too early is decided now.
@@ -174,6 +184,6 @@ def verify_receipt(body: schemas.ReceiptIn, svc: Svc) -> schemas.ReceiptCheck:
 def _readable_submission(svc: Services, who: Caller, submission_id: str) -> Submission:
     sub = svc.store.get_submission(submission_id) if ID.fullmatch(submission_id) else None
     # Another team's submission is reported as missing, not forbidden: ids leak nothing.
-    if sub is None or not who.may_read(sub.team_id):
+    if sub is None or not who.may_read(sub):
         raise NotFound(f"no submission {submission_id[:64]!r}")
     return sub

@@ -110,11 +110,14 @@ function renderContests(s) {
     const name = el("td", "name");
     name.appendChild(document.createTextNode(c.id));
     name.appendChild(el("span", `phase ${c.phase}`, c.phase));
+    name.appendChild(el("span", `game ${c.game}`, c.game));
     name.appendChild(el("span", "title", c.title));
-    name.title = c.title;
+    name.title = `${c.title} (${c.game})`;
     const board = el("a", "board", "leaderboard");
     board.href = c.leaderboard_url;
-    board.title = `${c.title}: each team's best score, ranked (JSON)`;
+    board.title = c.game === "crosstiles"
+      ? `${c.title}: the players of its valid game logs, ranked, and its invalid logs (JSON)`
+      : `${c.title}: each team's best score, ranked (JSON)`;
     name.appendChild(board);
     tr.appendChild(name);
     const counts = c.counts;
@@ -145,12 +148,20 @@ function rulesetChange(r, kind, label) {
   return r.from[kind].id === r.to[kind].id ? `${label} ${to} (unchanged)` : `${label} ${from} → ${to}`;
 }
 
+// What a run's preview counts: scores and team ranks, or (game logs) games and players.
+function changeWords(r) {
+  return r.game === "crosstiles"
+    ? [["game", "games"], ["player's standing", "players' standings"]]
+    : [["score", "scores"], ["rank", "ranks"]];
+}
+
 function changesText(r) {
+  const [first, second] = changeWords(r);
   if (r.changes === null) {
-    return r.state === "running" ? "scores and ranks that change: once every submission is judged" : "";
+    return r.state === "running" ? `${first[1]} and ${second[1]} that change: once every submission is judged` : "";
   }
-  const scores = `${fmtInt(r.changes.scores)} ${r.changes.scores === 1 ? "score" : "scores"}`;
-  const ranks = `${fmtInt(r.changes.ranks)} ${r.changes.ranks === 1 ? "rank" : "ranks"}`;
+  const scores = `${fmtInt(r.changes.scores)} ${r.changes.scores === 1 ? first[0] : first[1]}`;
+  const ranks = `${fmtInt(r.changes.ranks)} ${r.changes.ranks === 1 ? second[0] : second[1]}`;
   return `${scores} and ${ranks} ${r.state === "applied" ? "changed" : "would change"}`;
 }
 
@@ -160,10 +171,11 @@ function renderRejudges(s) {
     box.dataset.run = r.id;
     box.dataset.state = r.state;
     const head = el("div", "run-head");
-    head.appendChild(el("span", "", `${r.contest} · run ${r.id.slice(0, 8)} · ${r.mode}`));
+    head.appendChild(el("span", "", `${r.contest} · ${r.game} · run ${r.id.slice(0, 8)} · ${r.mode}`));
     head.appendChild(el("span", `run-state ${r.state}`, r.state));
     box.appendChild(head);
-    const rules = el("div", "run-rules", `${rulesetChange(r, "lexicon", "word list")} · ${rulesetChange(r, "layout", "layout")}`);
+    const layout = r.game === "crosstiles" ? "board" : "layout";
+    const rules = el("div", "run-rules", `${rulesetChange(r, "lexicon", "word list")} · ${rulesetChange(r, "layout", layout)}`);
     rules.dataset.field = "rules";
     box.appendChild(rules);
     const bar = el("div", r.total > 0 && r.done >= r.total ? "bar done" : "bar");
@@ -187,7 +199,9 @@ function renderRejudges(s) {
     if (counted) changes.appendChild(el("span", r.changes && r.changes.scores ? "warn" : "", counted));
     const preview = el("a", "preview", r.state === "applied" ? "what changed" : "preview");
     preview.href = r.preview_url;
-    preview.title = "the scores and ranks that change, team by team (JSON)";
+    preview.title = r.game === "crosstiles"
+      ? "the games whose verdict or winners change, and the players whose standing moves (JSON)"
+      : "the scores and ranks that change, team by team (JSON)";
     changes.appendChild(preview);
     box.appendChild(changes);
     return box;

@@ -202,7 +202,7 @@ def contests_now(conn: Connection, now: datetime) -> list[dict[str, Any]]:
         phase = "upcoming" if opens_in > 0 else ("open" if closes_in > 0 else "closed")
         by_state = counts.get(c["id"], {})
         rows.append({
-            "id": c["id"], "title": c["title"], "phase": phase,
+            "id": c["id"], "title": c["title"], "game": c["game"], "phase": phase,
             "opens_at": c["opens_at"], "closes_at": c["closes_at"],
             "opens_in_s": round(opens_in), "closes_in_s": round(closes_in),
             "counts": {str(state): by_state.get(state, 0) for state in SubmissionState},
@@ -215,7 +215,8 @@ def contests_now(conn: Connection, now: datetime) -> list[dict[str, Any]]:
 
 def recent_rejudges(conn: Connection, now: datetime, since_s: float) -> list[dict[str, Any]]:
     """Each run's row, with the names of the word lists and layouts it goes from and to
-    (`lexicon_name`, `from_layout_name`...: None for an id no longer registered)."""
+    (`lexicon_name`, `from_layout_name`...: None for an id no longer registered) and its
+    contest's game."""
     R = rejudge_runs.c
     rows = [
         dict(row)
@@ -234,6 +235,15 @@ def recent_rejudges(conn: Connection, now: datetime, since_s: float) -> list[dic
         for row in rows:
             for key in keys:
                 row[key.removesuffix("_id") + "_name"] = named.get(row[key])
+    games = dict(
+        conn.execute(
+            select(contests.c.id, contests.c.game).where(
+                contests.c.id.in_(sorted({row["contest_id"] for row in rows}))
+            )
+        ).all()
+    )
+    for row in rows:
+        row["game"] = games.get(row["contest_id"], "wordytaire")
     return rows
 
 

@@ -5,7 +5,7 @@ the contest in one transaction. History is never overwritten: results are keyed 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from sqlalchemy import and_, func, insert, literal, select, update
@@ -15,7 +15,8 @@ from core.errors import NotFound, RejudgeRefused
 from core.events import EventType
 from core.records import JudgedResult, Run, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
-from infra.sql.results import count_progress, put_new_results
+from infra.sql.games import copy_games, game_changes, standing_changes
+from infra.sql.results import count_progress, keep_words, put_new_results
 from infra.sql.schema import contests, rejudge_runs, results, submissions, word_hashes
 from infra.sql.store import SqlStore
 
@@ -206,19 +207,27 @@ class RejudgeStore:
         ]  # fmt: skip
         with self.store.write() as (conn, pending):
             statement = insert(results).from_select(columns, copied).returning(results.c.id)
-            new = len(conn.execute(statement).all())  # (rowcount is -1 here on psycopg)
-            count_progress(conn, pending, run.id, added=new, carried=new)
-            return new
+            ids = list(conn.execute(statement).scalars())  # (rowcount is -1 here on psycopg)
+            copy_games(conn, ids, run.from_lexicon_id, run.from_layout_id)
+            count_progress(conn, pending, run.id, added=len(ids), carried=len(ids))
+            return len(ids)
 
-    def record_batch(self, run: Run, batch: list[tuple[str, JudgedResult]]) -> int:
+    def record_batch(
+        self,
+        run: Run,
+        batch: list[tuple[str, JudgedResult]],
+        words: Mapping[str, bytes] | None = None,
+    ) -> int:
         """Results judged for a run, in one transaction with its progress; returns how many new.
-        A submission deleted meanwhile (its team was) gets none."""
-        now = clock.now()
+        A submission deleted meanwhile (its team was) gets none. `words`: the word signature
+        each judging made, added to the one recorded (see `keep_words`)."""
+        now, words = clock.now(), words or {}
         with self.store.write() as (conn, pending):
             ids = [sid for sid, _ in batch]
             present = set(conn.scalars(select(submissions.c.id).where(submissions.c.id.in_(ids))))
             batch = [(sid, result) for sid, result in batch if sid in present]
             new = put_new_results(conn, batch, now) if batch else 0
+            keep_words(conn, {sid: words[sid] for sid, _ in batch if sid in words})
             count_progress(conn, pending, run.id, added=new)
             return new
 
@@ -356,7 +365,10 @@ class RejudgeStore:
             return [Run(**row) for row in rows]
 
     def changes(self, run: Run) -> list[dict[str, Any]]:
-        """Submissions whose score differs between the run's ruleset and the one it replaces."""
+        """Submissions whose score differs between the run's ruleset and the one it replaces;
+        for game logs, the games whose verdict or winners differ."""
+        if self._logs(run):
+            return game_changes(self.store, run, self.store.team_names(run.contest_id))
         old, new = results.alias("old"), results.alias("new")
         query = (
             select(
@@ -397,6 +409,10 @@ class RejudgeStore:
             ]
 
     def rank_changes(self, run: Run) -> list[dict[str, Any]]:
+        """Teams whose rank differs between the two rulesets; for game logs, the players whose
+        standing (rank, games, wins or spread) does."""
+        if self._logs(run):
+            return standing_changes(self.store, run)
         before = {
             e["team"]: e["rank"]
             for e in self.store.leaderboard(
@@ -412,3 +428,7 @@ class RejudgeStore:
             for team in sorted(set(before) | set(after), key=lambda t: (after.get(t) or 10**9, t))
             if before.get(team) != after.get(team)
         ]
+
+    def _logs(self, run: Run) -> bool:
+        contest = self.store.get_contest(run.contest_id)
+        return contest is not None and contest.game.logs

@@ -1,4 +1,5 @@
-"""Results under a ruleset, and rejudge progress counted in the same transaction as them."""
+"""Results under a ruleset (with a judged game's players or error), and rejudge progress
+counted in the same transaction as them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from core import clock
 from core.events import EventType
 from core.records import JudgedResult
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
-from infra.sql.schema import rejudge_runs, results, submissions
+from core.word_hashes import union
+from infra.sql.games import drop_games, put_games
+from infra.sql.schema import rejudge_runs, results, submissions, word_hashes
 
 
 def put_result(
@@ -30,12 +33,45 @@ def put_result(
         results.c.layout_id == result.layout_id,
     )
     values = _result_values(result, now, carried)
-    if conn.execute(select(results.c.id).where(key)).first() is not None:
+    found = conn.execute(select(results.c.id).where(key)).first()
+    if found is not None:
         if replace:
             conn.execute(update(results).where(key).values(**values))
+            drop_games(conn, [found.id])
+            put_games(conn, [(found.id, result.game)])
         return False
-    conn.execute(insert(results).values(**_result_row(submission_id, result, now, carried)))
+    inserted = conn.execute(
+        insert(results).values(**_result_row(submission_id, result, now, carried))
+    )
+    put_games(conn, [(inserted.inserted_primary_key[0], result.game)])  # type: ignore[index]
     return True
+
+
+def keep_words(conn: Connection, signatures: dict[str, bytes]) -> None:
+    """Record each submission's word signature, or widen the one recorded to the union: a
+    judging that looked up words the recorded one lacks (a game log that went further under
+    another list) adds them; one that adds none writes nothing."""
+    if not signatures:
+        return
+    kept = dict(
+        conn.execute(
+            select(word_hashes.c.submission_id, word_hashes.c.hashes).where(
+                word_hashes.c.submission_id.in_(list(signatures))
+            )
+        ).all()
+    )
+    fresh = [
+        {"submission_id": sid, "hashes": hashes}
+        for sid, hashes in signatures.items()
+        if sid not in kept
+    ]
+    if fresh:
+        conn.execute(insert(word_hashes), fresh)
+    for sid, hashes in signatures.items():
+        if sid in kept and (widened := union(kept[sid], hashes)) != kept[sid]:
+            conn.execute(
+                update(word_hashes).where(word_hashes.c.submission_id == sid).values(hashes=widened)
+            )
 
 
 def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> int:
@@ -48,6 +84,7 @@ def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now
     if dialect is None or not conn.dialect.insert_returning:  # SQLite before 3.35 too
         return sum(put_result(conn, sid, result, now) for sid, result in batch)
     new = 0
+    games = {sid: result.game for sid, result in batch}
     for start in range(0, len(batch), _RESULTS_PER_STATEMENT):
         rows = [
             _result_row(sid, result, now)
@@ -57,9 +94,11 @@ def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now
             dialect.insert(results)
             .values(rows)
             .on_conflict_do_nothing(index_elements=["submission_id", "lexicon_id", "layout_id"])
-            .returning(results.c.id)
+            .returning(results.c.id, results.c.submission_id)
         )
-        new += len(conn.execute(statement).all())
+        inserted = conn.execute(statement).all()
+        put_games(conn, [(row.id, games[row.submission_id]) for row in inserted])
+        new += len(inserted)
     return new
 
 

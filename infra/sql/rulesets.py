@@ -1,4 +1,5 @@
-"""The results store's word lists (lexicons, with the names they carry) and board layouts."""
+"""The results store's word lists (lexicons, with the names they carry), board layouts and
+Crosstiles boards."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from sqlalchemy import and_, insert, or_, select
 
 from core import clock
 from core.events import EventType
+from core.games import Game
 from infra.sql.base import StoreBase
 from infra.sql.schema import layouts, lexicon_names, lexicons
 
@@ -103,7 +105,11 @@ class RulesetsMixin(StoreBase):
             rows = conn.execute(select(lexicons).order_by(lexicons.c.created_at)).mappings()
             return [{**r, "names": names.get(r["id"], [r["name"]])} for r in rows]
 
-    def add_layout(self, *, id: str, name: str, content: str, created_by: str) -> dict[str, Any]:
+    def add_layout(
+        self, *, id: str, name: str, content: str, created_by: str, game: Game = Game.WORDYTAIRE
+    ) -> dict[str, Any]:
+        """Register a layout, or with `game` Crosstiles a board (content-addressed: the same
+        content again returns the row there)."""
         with self.write() as (conn, pending):
             existing = conn.execute(select(layouts).where(layouts.c.id == id)).mappings().first()
             if existing is not None:
@@ -114,29 +120,31 @@ class RulesetsMixin(StoreBase):
                 "content": content,
                 "created_by": created_by,
                 "created_at": clock.now(),
+                "game": game,
             }
             conn.execute(insert(layouts).values(**row))
-            pending.append(
-                {"type": EventType.LAYOUT_ADDED, "layout": id, "name": name, "by": created_by}
-            )
+            event = {"type": EventType.LAYOUT_ADDED, "layout": id, "name": name, "by": created_by}
+            if game is not Game.WORDYTAIRE:
+                event["game"] = game
+            pending.append(event)
             return row
 
-    def all_layouts(self) -> list[dict[str, Any]]:
+    def all_layouts(self, game: Game | None = None) -> list[dict[str, Any]]:
+        """Every layout and board (or those of one game), oldest first."""
+        query = select(layouts).order_by(layouts.c.created_at)
+        if game is not None:
+            query = query.where(layouts.c.game == game)
         with self.read() as conn:
-            return [
-                dict(r)
-                for r in conn.execute(select(layouts).order_by(layouts.c.created_at)).mappings()
-            ]
+            return [dict(r) for r in conn.execute(query).mappings()]
 
-    def find_layout(self, id_or_name: str) -> dict[str, Any] | None:
+    def find_layout(self, id_or_name: str, game: Game | None = None) -> dict[str, Any] | None:
+        """By id or name (the newest of that name), among one game's rules data if given."""
+        query = select(layouts).where(or_(layouts.c.id == id_or_name, layouts.c.name == id_or_name))
+        if game is not None:
+            query = query.where(layouts.c.game == game)
         with self.read() as conn:
             row = (
-                conn.execute(
-                    select(layouts)
-                    .where(or_(layouts.c.id == id_or_name, layouts.c.name == id_or_name))
-                    .order_by(layouts.c.created_at.desc())
-                    .limit(1)
-                )
+                conn.execute(query.order_by(layouts.c.created_at.desc()).limit(1))
                 .mappings()
                 .first()
             )

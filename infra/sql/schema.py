@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import (
     BigInteger,
+    Boolean,
     Column,
     ForeignKey,
     Index,
@@ -14,6 +15,7 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    false,
 )
 
 metadata = MetaData()
@@ -44,6 +46,8 @@ lexicon_names = Table(
     Column("created_at", TIME, nullable=False),
 )
 
+# Wordytaire layouts and Crosstiles boards alike: the rules data a contest is judged with
+# beside its word list, content-addressed; `game` says which game's data a row holds.
 layouts = Table(
     "layouts",
     metadata,
@@ -52,6 +56,7 @@ layouts = Table(
     Column("content", Text, nullable=False),
     Column("created_by", String(100), nullable=False),
     Column("created_at", TIME, nullable=False),
+    Column("game", String(16), nullable=False, server_default="wordytaire"),
 )
 
 contests = Table(
@@ -64,6 +69,7 @@ contests = Table(
     Column("lexicon_id", ID, ForeignKey("lexicons.id"), nullable=False),
     Column("layout_id", ID, ForeignKey("layouts.id"), nullable=False),
     Column("created_at", TIME, nullable=False),
+    Column("game", String(16), nullable=False, server_default="wordytaire"),  # fixed at creation
 )
 
 teams = Table(
@@ -74,6 +80,8 @@ teams = Table(
     Column("name", String(200), nullable=False),
     Column("token_hash", String(64), nullable=False, unique=True),
     Column("created_at", TIME, nullable=False),
+    # A right the organiser grants: upload game logs, which name other players.
+    Column("uploads_logs", Boolean, nullable=False, server_default=false()),
     UniqueConstraint("contest_id", "name", name="uq_teams_contest_name"),
 )
 
@@ -93,7 +101,11 @@ submissions = Table(
     Column("attempts", Integer, nullable=False, default=0),
     Column("judged_at", TIME),
     Column("failure", Text),
+    # The SHA-256 again where the same bytes from any team are one submission (game logs);
+    # NULL otherwise, and NULLs never clash: uniqueness per contest holds for game logs only.
+    Column("shared_sha256", String(64)),
     UniqueConstraint("contest_id", "team_id", "sha256", name="uq_submissions_same_bytes"),
+    Index("uq_submissions_shared", "contest_id", "shared_sha256", unique=True),
     Index("ix_submissions_state", "state", "state_at"),
     Index("ix_submissions_contest", "contest_id", "team_id"),
     # A rejudge pages through a contest in id order: read in index order, no sort, so the
@@ -120,9 +132,34 @@ results = Table(
     UniqueConstraint("submission_id", "lexicon_id", "layout_id", name="uq_results_ruleset"),
 )
 
-# The distinct words a submission looks up in the lexicon, as a signature (core.word_hashes):
-# the same under every ruleset (they depend on checks 1-5 only), so a word-list fix can only
-# change submissions that use its words.
+# A judged game log's players (valid games) or its error (invalid ones), hung off the result
+# row, so that a rejudge's results and their standings switch with `apply`, in one update.
+game_players = Table(
+    "game_players",
+    metadata,
+    Column("result_id", Integer, ForeignKey("results.id"), primary_key=True),
+    Column("seat", Integer, primary_key=True),
+    Column("nick", String(32), nullable=False),
+    Column("score", BigInteger, nullable=False),
+    Column("removed", Boolean, nullable=False),
+    Column("win_twelfths", Integer, nullable=False),  # 12 a sole win, 12/k a k-way tie, else 0
+    Column("spread", BigInteger, nullable=False),  # score minus the best other player's
+)
+
+game_errors = Table(
+    "game_errors",
+    metadata,
+    Column("result_id", Integer, ForeignKey("results.id"), primary_key=True),
+    Column("line", Integer, nullable=False),
+    Column("reason", String(32), nullable=False),
+    Column("detail", Text, nullable=False),
+)
+
+# The distinct words a submission looks up in the lexicon, as a signature (core.word_hashes),
+# so a word-list fix can only change submissions that use its words. A Wordytaire
+# submission's are the same under every ruleset (they depend on checks 1-5 only); a game log
+# stops at its first failing line, so its words grow with a list that lets it go further:
+# the signature is the union over every judging.
 word_hashes = Table(
     "word_hashes",
     metadata,

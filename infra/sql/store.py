@@ -1,8 +1,8 @@
 """The results store: every state change and its event are written in one transaction.
 
 `SqlStore` composes its parts: the plumbing and event ordering (`infra.sql.base`), word lists and
-layouts (`infra.sql.rulesets`), submissions (`infra.sql.submissions`) and reads across them
-(`infra.sql.standings`); contests and teams live here.
+layouts (`infra.sql.rulesets`), submissions (`infra.sql.submissions`), reads across them
+(`infra.sql.standings`) and judged game logs (`infra.sql.games`); contests and teams live here.
 """
 
 from __future__ import annotations
@@ -16,9 +16,18 @@ from core.errors import Duplicate
 from core.events import EventType
 from core.records import Contest, Team
 from infra.sql.engine import make_engine
+from infra.sql.games import GamesMixin
 from infra.sql.results import recount_open_runs
 from infra.sql.rulesets import RulesetsMixin
-from infra.sql.schema import contests, results, submissions, teams, word_hashes
+from infra.sql.schema import (
+    contests,
+    game_errors,
+    game_players,
+    results,
+    submissions,
+    teams,
+    word_hashes,
+)
 from infra.sql.sessions import SessionsMixin
 from infra.sql.standings import StandingsMixin
 from infra.sql.submissions import SubmissionsMixin
@@ -31,7 +40,7 @@ _TEAM_WITH_CONTEST = (
 )
 
 
-class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
+class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, GamesMixin, SessionsMixin):
     @classmethod
     def from_url(cls, url: str) -> SqlStore:
         return cls(make_engine(url))
@@ -51,6 +60,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
                         "closes_at": contest.closes_at,
                         "lexicon": contest.lexicon_id,
                         "layout": contest.layout_id,
+                        "game": contest.game,
                     }
                 )
         except Duplicate as exc:
@@ -119,6 +129,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
                         "contest": team.contest_id,
                         "team": team.id,
                         "name": team.name,
+                        "uploads_logs": team.uploads_logs,
                     }
                 )
         except Duplicate as exc:
@@ -126,6 +137,33 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
                 f"team {team.name!r} exists already in contest {team.contest_id!r}"
             ) from exc
         return team
+
+    def allow_logs(self, team_id: str, allowed: bool, by: str) -> Team | None:
+        """Grant or take back a team's right to upload game logs; the team as it is now, or None
+        if there is no such team. Intake's group commit reads the right in its transaction, so
+        the change holds for every upload committed after this one, in every API process."""
+        with self.write() as (conn, pending):
+            row = (
+                conn.execute(select(teams).where(teams.c.id == team_id).with_for_update())
+                .mappings()
+                .first()
+            )
+            if row is None:
+                return None
+            team = Team(**row)
+            if team.uploads_logs == allowed:
+                return team
+            conn.execute(update(teams).where(teams.c.id == team_id).values(uploads_logs=allowed))
+            pending.append(
+                {
+                    "type": EventType.TEAM_UPDATED,
+                    "contest": team.contest_id,
+                    "team": team_id,
+                    "uploads_logs": allowed,
+                    "by": by,
+                }
+            )
+            return replace(team, uploads_logs=allowed)
 
     def team_by_token_hash(self, token_hash: str) -> Team | None:
         with self.read() as conn:
@@ -158,6 +196,14 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
             )
             return {r.id: r.name for r in rows}
 
+    def contest_teams(self, contest_id: str) -> list[Team]:
+        """The contest's teams, by name."""
+        with self.read() as conn:
+            rows = conn.execute(
+                select(teams).where(teams.c.contest_id == contest_id).order_by(teams.c.name)
+            ).mappings()
+            return [Team(**row) for row in rows]
+
     def delete_team(self, team_id: str, by: str) -> list[str]:
         """Delete a team, its submissions and results; return the blob keys to remove."""
         with self.write() as (conn, pending):
@@ -178,6 +224,9 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
                 )
             ]
             count = len(conn.execute(own).all())
+            judged = select(results.c.id).where(results.c.submission_id.in_(own))
+            conn.execute(game_players.delete().where(game_players.c.result_id.in_(judged)))
+            conn.execute(game_errors.delete().where(game_errors.c.result_id.in_(judged)))
             conn.execute(results.delete().where(results.c.submission_id.in_(own)))
             conn.execute(word_hashes.delete().where(word_hashes.c.submission_id.in_(own)))
             conn.execute(submissions.delete().where(submissions.c.team_id == team_id))

@@ -11,35 +11,35 @@ from sqlalchemy import Connection, and_, insert, select, tuple_, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
-from core.errors import Closed, Duplicate
+from core.errors import Duplicate, NotAllowed
 from core.events import EventType
-from core.intake import closed
+from core.intake import closed, no_log_right
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.base import StoreBase, insert_rows
-from infra.sql.results import put_result
-from infra.sql.schema import contests, rejudge_runs, submissions, word_hashes
+from infra.sql.results import keep_words, put_result
+from infra.sql.schema import contests, rejudge_runs, submissions, teams
 
 
 class SubmissionsMixin(StoreBase):
     # -- submissions ------------------------------------------------------------------------
 
     def find_same_bytes(self, contest_id: str, team_id: str, sha256: str) -> Submission | None:
+        """The submission these bytes are for this team: its own upload of them, or a game
+        log of the same bytes whichever team sent it (`Submission.shared_sha256`). Two
+        lookups, each along a unique index."""
+        own = and_(
+            submissions.c.contest_id == contest_id,
+            submissions.c.team_id == team_id,
+            submissions.c.sha256 == sha256,
+        )
+        shared = and_(submissions.c.contest_id == contest_id, submissions.c.shared_sha256 == sha256)
         with self.read() as conn:
-            row = (
-                conn.execute(
-                    select(submissions).where(
-                        and_(
-                            submissions.c.contest_id == contest_id,
-                            submissions.c.team_id == team_id,
-                            submissions.c.sha256 == sha256,
-                        )
-                    )
-                )
-                .mappings()
-                .first()
-            )
-            return Submission(**row) if row is not None else None
+            for where in (own, shared):
+                row = conn.execute(select(submissions).where(where)).mappings().first()
+                if row is not None:
+                    return Submission(**row)
+        return None
 
     def get_submission(self, submission_id: str) -> Submission | None:
         with self.read() as conn:
@@ -53,7 +53,7 @@ class SubmissionsMixin(StoreBase):
     def store_submission(self, submission: Submission) -> Submission:
         """Record an upload whose bytes are already in blob storage (state `stored`)."""
         row = self.store_submissions([submission])[0]
-        if isinstance(row, Closed):
+        if isinstance(row, NotAllowed):
             raise row
         if row is None:
             raise Duplicate("the same bytes were uploaded already")
@@ -61,14 +61,15 @@ class SubmissionsMixin(StoreBase):
 
     def store_submissions(
         self, batch: Sequence[Submission], queued: Sequence[Submission] = ()
-    ) -> list[Submission | Closed | None]:
+    ) -> list[Submission | NotAllowed | None]:
         """Record uploads whose bytes are in blob storage, all in one transaction (one commit,
         one fsync, for a burst of them: intake's group commit), and mark the `queued` ones
         published since stored -> queued in it too. Each upload comes back as stored, None
-        where its team sent the same bytes already (earlier, or earlier in this batch), or the
-        Closed error refusing it where its contest closed before it was received.
+        where its team sent the same bytes already (earlier, or earlier in this batch; for a
+        game log, any team did), or the error refusing it: Closed where its contest closed
+        before it was received, NotAllowed where its team may no longer upload game logs.
         A concurrent writer of the same bytes makes it raise Duplicate, and nothing is written."""
-        answers: dict[int, Submission | Closed] = {}
+        answers: dict[int, Submission | NotAllowed] = {}
         try:
             with self.write() as (conn, pending):
                 if batch:
@@ -81,19 +82,15 @@ class SubmissionsMixin(StoreBase):
 
     def _insert_fresh(
         self, conn: Connection, pending: list[dict[str, Any]], batch: Sequence[Submission]
-    ) -> dict[int, Submission | Closed]:
-        """Insert the uploads of `batch` whose bytes are new and whose contest was open when
-        they were received; by id() of each upload, what became of it (absent: same bytes)."""
-        same = tuple_(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
-        keys = [(s.contest_id, s.team_id, s.sha256) for s in batch]
-        found = conn.execute(
-            select(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256).where(
-                same.in_(keys)
-            )
-        )
-        seen: set[tuple[str, str, str]] = {(r[0], r[1], r[2]) for r in found}
+    ) -> dict[int, Submission | NotAllowed]:
+        """Insert the uploads of `batch` whose bytes are new, whose contest was open when they
+        were received and whose team may upload them; by id() of each upload, what became of
+        it (absent: same bytes)."""
+        keys = [_same_bytes_key(s) for s in batch]
+        seen = _stored_keys(conn, batch)
         closes = _closing_times(conn, {s.contest_id for s in batch})
-        answers: dict[int, Submission | Closed] = {}
+        refused = _without_log_right(conn, batch)
+        answers: dict[int, Submission | NotAllowed] = {}
         fresh: list[Submission] = []
         for key, submission in zip(keys, batch):
             if key in seen:
@@ -103,6 +100,9 @@ class SubmissionsMixin(StoreBase):
                 answers[id(submission)] = closed(
                     submission.contest_id, closes_at, submission.received_at
                 )
+                continue
+            if submission.team_id in refused:
+                answers[id(submission)] = no_log_right(submission.team_id, submission.contest_id)
                 continue
             seen.add(key)
             fresh.append(submission)
@@ -309,17 +309,7 @@ class SubmissionsMixin(StoreBase):
                 if not changed:
                     continue
                 put_result(conn, sub.id, result, now, replace=True)
-                if (
-                    conn.execute(
-                        select(word_hashes.c.submission_id).where(
-                            word_hashes.c.submission_id == sub.id
-                        )
-                    ).first()
-                    is None
-                ):
-                    conn.execute(
-                        insert(word_hashes).values(submission_id=sub.id, hashes=word_signature)
-                    )
+                keep_words(conn, {sub.id: word_signature})
                 pending.append(
                     {
                         "type": EventType.SUBMISSION_JUDGED,
@@ -351,6 +341,42 @@ class SubmissionsMixin(StoreBase):
                 pending.append(
                     {"type": kind, **_about(sub), "attempt": claim.attempt, "reason": error[:500]}
                 )
+
+
+def _same_bytes_key(submission: Submission) -> tuple[str, str, str]:
+    """Uploads with the same key are one submission: a team's own bytes, or a game log's
+    bytes whoever sent them (no team in the key)."""
+    team = "" if submission.shared_sha256 is not None else submission.team_id
+    return submission.contest_id, team, submission.sha256
+
+
+def _stored_keys(conn: Connection, batch: Sequence[Submission]) -> set[tuple[str, str, str]]:
+    """The keys (`_same_bytes_key`) of the batch that stored submissions hold already."""
+    own = [(s.contest_id, s.team_id, s.sha256) for s in batch if s.shared_sha256 is None]
+    shared = [(s.contest_id, s.sha256) for s in batch if s.shared_sha256 is not None]
+    seen: set[tuple[str, str, str]] = set()
+    if own:
+        same = tuple_(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
+        query = select(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
+        seen |= {(r[0], r[1], r[2]) for r in conn.execute(query.where(same.in_(own)))}
+    if shared:
+        same = tuple_(submissions.c.contest_id, submissions.c.shared_sha256)
+        query = select(submissions.c.contest_id, submissions.c.shared_sha256)
+        seen |= {(r[0], "", r[1]) for r in conn.execute(query.where(same.in_(shared)))}
+    return seen
+
+
+def _without_log_right(conn: Connection, batch: Sequence[Submission]) -> set[str]:
+    """The teams among the batch's game-log uploaders that may not upload game logs, read in
+    the writing transaction: a right the organiser takes back holds from the next commit in
+    every API process, whatever a process remembers of the team. Share-locked on PostgreSQL,
+    as the contests' closing times are, so a concurrent change waits for this group."""
+    uploaders = {s.team_id for s in batch if s.shared_sha256 is not None}
+    if not uploaders:
+        return set()
+    query = select(teams.c.id).where(and_(teams.c.id.in_(uploaders), teams.c.uploads_logs))
+    allowed = set(conn.execute(query.with_for_update(read=True)).scalars())
+    return uploaders - allowed
 
 
 def _closing_times(conn: Connection, contest_ids: set[str]) -> dict[str, str]:

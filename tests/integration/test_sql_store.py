@@ -20,12 +20,14 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import func, inspect, select, text
+from sqlalchemy import Connection, func, inspect, select, text
+from sqlalchemy.exc import IntegrityError
 
 from core import clock
-from core.errors import Closed, Duplicate
+from core.errors import Closed, Duplicate, NotAllowed
 from core.events import EventType
 from core.fakes import InMemoryBlobStore
+from core.games import Game, GameError, GameOutcome, GamePlayer
 from core.judging import Outcome, WorkerDeps, judge_group
 from core.records import Claim, Contest, JudgedResult, Submission, Team
 from core.states import SubmissionState
@@ -176,6 +178,29 @@ def test_migrations_build_the_declared_schema_from_empty_and_running_them_again_
         engine.dispose()
 
 
+def rows_at_0003(connection: Connection) -> str:
+    """A word list, layout, contest, team and submission written as the schema stood from 0003
+    to 0006 (plain SQL: a migration test must not lean on the store's current code); the
+    submission's id."""
+    now = clock.now()
+    statements = (
+        "INSERT INTO lexicons (id, name, words, size, blob_key, source, created_by, created_at)"
+        " VALUES ('lex-1', 'tiny', 3, 12, 'lexicons/lex-1.txt', 'test', 'admin', :now)",
+        "INSERT INTO layouts (id, name, content, created_by, created_at)"
+        " VALUES ('layout-1', 'default', '{}', 'admin', :now)",
+        "INSERT INTO contests (id, title, opens_at, closes_at, lexicon_id, layout_id, created_at)"
+        " VALUES ('c1', 'Contest c1', :now, :now, 'lex-1', 'layout-1', :now)",
+        "INSERT INTO teams (id, contest_id, name, token_hash, created_at)"
+        " VALUES ('team-1', 'c1', 'alpha', 'hash-1', :now)",
+        "INSERT INTO submissions (id, contest_id, team_id, sha256, size, blob_key, received_at,"
+        " receipt, state, state_at, attempts) VALUES ('sub-1', 'c1', 'team-1', 'sha-1', 10,"
+        " 'uploads/c1/team-1/sub-1', :now, 'r', 'stored', :now, 0)",
+    )
+    for statement in statements:
+        connection.execute(text(statement), {"now": now})
+    return "sub-1"
+
+
 def test_the_words_recorded_as_text_before_0004_become_their_signature(sql_url: str) -> None:
     engine = make_engine(sql_url)
     config = alembic_config()
@@ -183,13 +208,11 @@ def test_the_words_recorded_as_text_before_0004_become_their_signature(sql_url: 
         with engine.begin() as connection:
             config.attributes["connection"] = connection
             command.upgrade(config, "0003")
-        store = SqlStore(engine)
-        add_contest(store)
-        sub = store_submission(store, add_team(store, "alpha"))
         with engine.begin() as connection:
+            sub_id = rows_at_0003(connection)
             connection.execute(
                 text("INSERT INTO submission_words (submission_id, words) VALUES (:s, :w)"),
-                {"s": sub.id, "w": "cat tab zebra"},
+                {"s": sub_id, "w": "cat tab zebra"},
             )
 
         upgrade(engine)
@@ -197,9 +220,60 @@ def test_the_words_recorded_as_text_before_0004_become_their_signature(sql_url: 
         with engine.connect() as connection:
             rows = connection.execute(select(word_hashes)).all()
         assert [(row.submission_id, row.hashes) for row in rows] == [
-            (sub.id, signature(["zebra", "cat", "tab"]))
+            (sub_id, signature(["zebra", "cat", "tab"]))
         ]
         assert "submission_words" not in inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+
+
+def test_rows_from_before_0007_are_wordytaire_contests_teams_without_the_log_right_and_own_uploads(
+    sql_url: str,
+) -> None:
+    engine = make_engine(sql_url)
+    config = alembic_config()
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0006")
+        with engine.begin() as connection:
+            sub_id = rows_at_0003(connection)
+            connection.execute(
+                text(
+                    "INSERT INTO results (submission_id, lexicon_id, layout_id, judge_version,"
+                    " score, legal, illegal, tiles, report_key, judged_at) VALUES"
+                    " (:s, 'lex-1', 'layout-1', '1', 9, 1, 0, 3, 'reports/x', :now)"
+                ),
+                {"s": sub_id, "now": clock.now()},
+            )
+
+        upgrade(engine)
+
+        store = SqlStore(engine)
+        contest, team = store.get_contest("c1"), store.get_team("team-1")
+        assert contest is not None and contest.game is Game.WORDYTAIRE
+        assert team is not None and team.uploads_logs is False
+        submission = store.get_submission(sub_id)
+        assert submission is not None and submission.shared_sha256 is None
+        assert [row["game"] for row in store.all_layouts()] == ["wordytaire"]
+        assert store.current_result(sub_id) is not None  # the result still points at its row
+        # Two game logs of the same bytes in one contest cannot both be stored, whoever sent them.
+        insert = text(
+            "INSERT INTO submissions (id, contest_id, team_id, sha256, size, blob_key,"
+            " received_at, receipt, state, state_at, attempts, shared_sha256) VALUES (:id, 'c1',"
+            " :team, 'same', 1, 'k', :now, 'r', 'stored', :now, 0, 'same')"
+        )
+        with engine.begin() as connection:
+            connection.execute(
+                text(
+                    "INSERT INTO teams (id, contest_id, name, token_hash, created_at)"
+                    " VALUES ('team-2', 'c1', 'beta', 'hash-2', :now)"
+                ),
+                {"now": clock.now()},
+            )
+            connection.execute(insert, {"id": "sub-2", "team": "team-1", "now": clock.now()})
+        with pytest.raises(IntegrityError), engine.begin() as connection:
+            connection.execute(insert, {"id": "sub-3", "team": "team-2", "now": clock.now()})
     finally:
         engine.dispose()
 
@@ -930,6 +1004,109 @@ def test_a_contest_closed_before_it_opened_opens_and_closes_at_the_same_moment(
     closing = store.close_contest(later.id, by="admin")
     assert closing is not None
     assert closing[0].opens_at == closing[0].closes_at < later.opens_at
+
+
+# -- game logs (Crosstiles) ------------------------------------------------------------------------
+
+
+def add_game_contest(store: SqlStore) -> tuple[Team, Team, Team]:
+    """A Crosstiles contest `g1` with two teams allowed to upload logs and one not."""
+    add_contest(store)  # the word list and layout
+    store.create_contest(
+        Contest(
+            id="g1", title="Games", opens_at=at(-HOUR), closes_at=at(HOUR), lexicon_id=LEXICON,
+            layout_id=LAYOUT, created_at=clock.now(), game=Game.CROSSTILES,
+        )
+    )  # fmt: skip
+    allowed = [replace(add_team(store, name, "g1"), uploads_logs=True) for name in ("a", "b")]
+    for team in allowed:
+        assert store.allow_logs(team.id, True, by="admin") == team
+    return allowed[0], allowed[1], add_team(store, "c", "g1")
+
+
+def game_log(team: Team, sha256: str) -> Submission:
+    return replace(new_submission(team, sha256=sha256), shared_sha256=sha256)
+
+
+def test_a_game_log_is_one_submission_whoever_sends_it_and_only_allowed_teams_may(
+    store: SqlStore,
+) -> None:
+    first, second, barred = add_game_contest(store)
+    original = store.store_submission(game_log(first, "a" * 64))
+
+    stored = store.store_submissions(
+        [game_log(second, "a" * 64), game_log(barred, "b" * 64), game_log(second, "c" * 64),
+         game_log(first, "c" * 64)]
+    )  # fmt: skip
+
+    assert stored[0] is None  # the same game: intake answers with `original`
+    assert isinstance(stored[1], NotAllowed) and "may not upload game logs" in str(stored[1])
+    assert stored[2] is not None and stored[3] is None  # the same game twice in one group
+    assert store.find_same_bytes("g1", second.id, "a" * 64) == original
+    assert store.find_same_bytes("g1", barred.id, "a" * 64) == original
+    assert store.allow_logs(second.id, False, by="admin") == replace(second, uploads_logs=False)
+    assert isinstance(store.store_submissions([game_log(second, "d" * 64)])[0], NotAllowed)
+
+
+def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the_standings(
+    store: SqlStore,
+) -> None:
+    first, _, _ = add_game_contest(store)
+    add_fixed_lexicon(store)
+    ann_wins = GameOutcome(
+        (GamePlayer(1, "ann", 300, False, 12, 40), GamePlayer(2, "bob", 260, False, 0, -40)), None
+    )
+    level = GameOutcome(
+        (GamePlayer(1, "bob", 200, False, 6, 0), GamePlayer(2, "ann", 200, False, 6, 0)), None
+    )
+    broken = GameOutcome((), GameError(7, "not_in_dictionary", "'colour' is not in the list"))
+    games = [ann_wins, level, broken]
+    subs = [store.store_submission(game_log(first, str(n) * 64)) for n in range(3)]
+    for sub, game in zip(subs, games, strict=True):
+        (claim,) = store.claim_many([sub.id], stale_after=HOUR)
+        result = JudgedResult(LEXICON, LAYOUT, "x", 0, 1, int(not game.valid), 0, "k", game)
+        assert store.record_results([(claim, result, signature(["colour"]))]) == {sub.id}
+
+    standings = store.game_standings("g1")
+    assert standings == [
+        {"rank": 1, "nick": "ann", "games": 2, "wins": 1.5, "spread": 40},
+        {"rank": 2, "nick": "bob", "games": 2, "wins": 0.5, "spread": -40},
+    ]
+    assert store.invalid_games("g1") == [
+        {"submission": subs[2].id, "team": "a", "line": 7, "reason": "not_in_dictionary",
+         "detail": "'colour' is not in the list"}
+    ]  # fmt: skip
+
+    rejudges = RejudgeStore(store)
+    run, _ = rejudges.start("g1", "lex-2", LAYOUT, "affected", by="admin")
+    assert rejudges.carry(run, [subs[0].id, subs[1].id]) == 2
+    valid = GameOutcome(
+        (GamePlayer(1, "cy", 90, False, 12, 10), GamePlayer(2, "dee", 80, True, 0, -10)), None
+    )
+    rejudged = JudgedResult("lex-2", LAYOUT, "x", 90, 9, 0, 0, "k2", valid)
+    wider = signature(["colour", "neighbour"])
+    assert rejudges.record_batch(run, [(subs[2].id, rejudged)], {subs[2].id: wider}) == 1
+
+    assert store.game_standings("g1", ("lex-2", LAYOUT)) == [
+        standings[0],
+        {"rank": 2, "nick": "cy", "games": 1, "wins": 1.0, "spread": 10},
+        {**standings[1], "rank": 3},
+        {"rank": 4, "nick": "dee", "games": 1, "wins": 0.0, "spread": -10},
+    ]
+    assert store.invalid_games("g1", ("lex-2", LAYOUT)) == []
+    assert store.game_standings("g1") == standings  # nothing visible moves before apply
+    assert [(c["submission"], c["new_valid"]) for c in rejudges.changes(run)] == [
+        (subs[2].id, True)
+    ]
+    with store.engine.connect() as conn:
+        kept = conn.execute(
+            select(word_hashes.c.hashes).where(word_hashes.c.submission_id == subs[2].id)
+        ).scalar_one()
+    assert kept == wider  # the words the game reached under the new list are added
+    rejudges.apply(run.id, by="admin")
+    assert [row["nick"] for row in store.game_standings("g1")] == ["ann", "cy", "bob", "dee"]
+    keys = store.delete_team(first.id, by="admin")
+    assert "k2" in keys and store.game_standings("g1") == []
 
 
 # -- the results export ----------------------------------------------------------------------------
