@@ -77,6 +77,7 @@ test-fast: $(TOOLS)
 
 bench: install lexicon
 	$(BIN)/python -m benchmarks.judge_bench
+	$(BIN)/python -m benchmarks.crosstiles_speed
 
 # The whole stack, several minutes each: figures for BENCHMARKS.md.
 bench-pipeline: $(BENCH_TOOLS) lexicon
@@ -85,6 +86,8 @@ bench-pipeline: $(BENCH_TOOLS) lexicon
 	$(BIN)/python -m benchmarks.dashboard_bench
 	$(BIN)/python -m benchmarks.spike_bench
 	$(BIN)/python -m benchmarks.intake_cpu
+	$(BIN)/python -m benchmarks.hostile_bench
+	$(BIN)/python -m benchmarks.crosstiles_rejudge
 
 clean:
 	rm -rf $(VENV) build *.egg-info judge/*.so judge/crosstiles/*.so *__mypyc*.so
