@@ -22,6 +22,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     transport = {
         "visibility_timeout": settings.visibility_timeout,
         "queue_order_strategy": "priority",
+        # kombu looks for messages past their visibility timeout every interval times throttle
+        # seconds (by default 10 times 10): a quarter of the timeout, so a message whose worker
+        # died is handed on within 1.25 timeouts rather than up to 100 s after it expired.
+        "unacked_restore_interval": max(1, settings.visibility_timeout // 4),
+        "unacked_restore_throttle": 1,
     }
     url = settings.required_redis_url()
     config: dict[str, Any] = {
@@ -40,7 +45,10 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # The preload control command reforks the pool so new children share new word lists.
         "worker_pool_restarts": True,
         "task_time_limit": settings.task_time_limit,
-        "task_soft_time_limit": max(1, settings.task_time_limit - 10),
+        # The soft limit leaves the task time to release its claims before the hard one: 10 s,
+        # or a quarter of a short limit (a 13 s limit gets a 10 s soft one, not 3 s).
+        "task_soft_time_limit": settings.task_time_limit
+        - min(10, max(1, settings.task_time_limit // 4)),
         "task_default_queue": LIVE_QUEUE,
         "task_routes": {
             JUDGE_GROUP_TASK: {"queue": LIVE_QUEUE},

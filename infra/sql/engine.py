@@ -14,6 +14,7 @@ from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
 
 WRITE_LOCK_WAIT_S = 30.0  # as long as SQLite's own busy timeout; then SQLite decides
+IDLE_IN_TRANSACTION_MS = 30_000
 
 
 def make_engine(url: str, durable: bool = True) -> Engine:
@@ -21,7 +22,18 @@ def make_engine(url: str, durable: bool = True) -> Engine:
         return _sqlite(url, durable)
     if url.startswith("postgresql://"):
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    # A session idle inside a transaction (its host cut off between a statement and COMMIT) is
+    # ended after IDLE_IN_TRANSACTION_MS, so the locks it holds (the event log's advisory lock
+    # among them) do not wait for TCP keepalive, which takes hours; every transaction of the
+    # store runs its statements back to back.
+    options = f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}"
+    return create_engine(
+        url,
+        pool_pre_ping=True,
+        pool_size=10,
+        max_overflow=20,
+        connect_args={"options": options},
+    )
 
 
 def _sqlite(url: str, durable: bool) -> Engine:
