@@ -1,0 +1,262 @@
+"""Failover figures of the stack on several hosts: the cluster of tests/cluster/netns.py
+(network namespaces on a private bridge: the services host, two API hosts, two worker hosts
+judging with one process each, or --concurrency), in one run:
+
+- worker efficiency: judged/s of a queue drained by the worker hosts, against the offline
+  judge's rate on as many processes (the same cores), same corpus, same run; goal >= 0.7;
+- a worker host cut off the network (link down) mid-batch -> its claims judged by another host;
+- the API host whose sweeper holds the lock killed whole -> another API host's sweeper holds it;
+- a third worker host started during a backlog -> its first task.
+
+    python -m benchmarks.cluster_failover [--uploads 300] [--moves 3000] [--repeats 2]
+        [--concurrency 1] [--efficiency-only]
+
+Needs root (ip netns). Prints the figures; exits 1 if an upload was lost or judged twice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from benchmarks.fixtures import shared_lexicon
+from benchmarks.pipeline_bench import judge_only
+from judge import Lexicon
+from tests.cluster.netns import (
+    JUDGE_TASK,
+    TIMINGS,
+    Cluster,
+    Corpus,
+    Uploads,
+    cluster,
+    judged_once_problems,
+    make_corpus,
+    wait_for,
+)
+
+GOAL = 0.7
+WORKER_HOSTS = ("worker1", "worker2")
+BACKLOG_UPLOADS, BACKLOG_MOVES = 300, 1500  # enough for a host to be caught judging
+
+
+class Run:
+    """The cluster, the word list, and every contest made, for the exactly-once check."""
+
+    def __init__(self, made: Cluster, lexicon: Lexicon) -> None:
+        self.cluster, self.lexicon = made, lexicon
+        self.contests: list[tuple[str, Uploads, Corpus]] = []
+
+    def queued_backlog(
+        self,
+        contest: str,
+        uploads: int,
+        moves: int,
+        seed: int,
+        before_thaw: Callable[[], None] = lambda: None,
+    ) -> Uploads:
+        """A contest whose corpus is stored and queued while the worker hosts stand still;
+        `before_thaw` runs last before they resume."""
+        tokens = self.cluster.open_contest(contest, self.cluster.judge_list_id, 8)
+        corpus = make_corpus(self.lexicon, uploads, teams=8, moves=moves, seed=seed)
+        urls = {name: self.cluster.api_url(name) for name in self.cluster.apis}
+        sent = Uploads(urls, contest, tokens, corpus, concurrency=8, timeout=600)
+        with self.cluster.frozen(*WORKER_HOSTS):
+            sent.run()
+            before_thaw()
+        if sent.failure is not None:
+            raise sent.failure
+        self.contests.append((contest, sent, corpus))
+        return sent
+
+    def problems(self) -> list[str]:
+        found = []
+        for contest, sent, corpus in self.contests:
+            stored = sum(self.cluster.states(contest).values())
+            self.cluster.wait_judged(contest, stored, 300)
+            found += [
+                f"{contest}: {p}"
+                for p in judged_once_problems(self.cluster, contest, sent.sent, corpus)
+            ]
+        return found
+
+
+def efficiency(run: Run, uploads: int, moves: int) -> tuple[float, float, str]:
+    """Judged/s of a queue drained by the worker hosts, the offline judge's rate on as many
+    processes on the same corpus, and where the machine's CPU went during the drain."""
+    made = run.cluster
+    before: dict[str, dict[int, tuple[str, float]]] = {}
+
+    def snapshot() -> None:
+        before.update({name: host.cpu_seconds() for name, host in made.network.hosts.items()})
+
+    sent = run.queued_backlog("drain", uploads, moves, seed=100, before_thaw=snapshot)
+    thawed = datetime.now(UTC)
+    ids = [s.submission for s in sent.acknowledged() if s.submission]
+    made.wait_judged("drain", len(ids), 600)
+    spent = cpu_spent(made, before)
+    last = max(made.judged_at(ids).values())
+    drained = len(ids) / (last - thawed).total_seconds()
+    corpus = run.contests[-1][2]
+    offline = judge_only(corpus.data, run.lexicon, processes=len(WORKER_HOSTS))
+    return drained, offline, spent
+
+
+def cpu_spent(made: Cluster, before: dict[str, dict[int, tuple[str, float]]]) -> str:
+    """CPU seconds since `before`, by role: the worker hosts' pool processes and Celery parents,
+    each service, the API hosts."""
+    parents = {host.processes["worker"].popen.pid for host in made.workers.values()}
+    spent: dict[str, float] = {}
+    for name, host in made.network.hosts.items():
+        for pid, (command, seconds) in host.cpu_seconds().items():
+            was = before.get(name, {}).get(pid)
+            used = seconds - (was[1] if was and was[0] == command else 0.0)
+            if name in made.workers:
+                role = "Celery parents" if pid in parents else "pool processes"
+            elif name in made.apis:
+                role = "API hosts"
+            else:
+                role = command
+            spent[role] = spent.get(role, 0.0) + used
+    return ", ".join(
+        f"{role} {seconds:.1f}" for role, seconds in sorted(spent.items(), key=lambda kv: -kv[1])
+    )
+
+
+def cut_off(run: Run, repeat: int) -> float:
+    """Seconds from a worker host's link going down mid-batch to its claims judged elsewhere."""
+    made = run.cluster
+    run.queued_backlog(f"cut-{repeat}", BACKLOG_UPLOADS, BACKLOG_MOVES, seed=200 + repeat)
+    victim = made.workers["worker1"]
+    in_flight, at = made.cut_mid_task("worker1", victim.link_down, victim.link_up)
+    try:
+        wait_for(lambda: len(made.judged_at(in_flight)) == len(in_flight), 120, "judged elsewhere")
+    finally:
+        victim.link_up()
+    seconds = max((t - at).total_seconds() for t in made.judged_at(in_flight).values())
+    wait_for(lambda: made.worker_answers("worker1") and not made.active("worker1"), 60, "worker1")
+    return seconds
+
+
+def sweeper_takeover(run: Run) -> tuple[str, float]:
+    """Kill the API host whose sweeper holds the lock; seconds until another one holds it."""
+    made = run.cluster
+    holder = made.sweeper_holder()
+    if holder not in made.apis:
+        wait_for(lambda: made.sweeper_holder() in made.apis, 30, "a sweeper holding the lock")
+        holder = made.sweeper_holder()
+    assert holder is not None
+    made.apis[holder].kill()
+    seconds = wait_for(
+        lambda: made.sweeper_holder() not in (None, holder), 60, "the takeover", interval=0.02
+    )
+    made.start_api(holder)
+    made.wait_api(holder)
+    return holder, seconds
+
+
+def added_host(run: Run, repeat: int) -> tuple[float, float, int | None]:
+    """A third worker host started as the other two resume on a backlog: seconds from its start
+    to its first ping answered, from then to its first task, and the backlog then."""
+    made = run.cluster
+    if "worker3" not in made.workers:
+        made.add_worker("worker3")
+    made.workers["worker3"].kill()
+    launched = 0.0
+
+    def start() -> None:
+        nonlocal launched
+        launched = time.monotonic()
+        made.start_worker("worker3")
+
+    run.queued_backlog(
+        f"added-{repeat}", 2 * BACKLOG_UPLOADS, BACKLOG_MOVES, seed=300 + repeat, before_thaw=start
+    )
+    made.wait_worker("worker3")
+    ready = time.monotonic() - launched
+    backlog = made.live_backlog()
+    first = wait_for(
+        lambda: made.task_totals(["worker3"]).get("worker3", {}).get(JUDGE_TASK, 0) > 0,
+        60,
+        "worker3's first task",
+        interval=0.05,
+    )
+    made.workers["worker3"].kill()
+    return ready, first, backlog
+
+
+def figures(seconds: list[float]) -> str:
+    shown = ", ".join(f"{s:.1f}" for s in seconds)
+    return f"{statistics.median(seconds):.1f} s median ({shown})"
+
+
+def failovers(run: Run, repeats: int) -> None:
+    cuts = [cut_off(run, n) for n in range(repeats)]
+    print(
+        f"cut-off worker host -> its claims judged elsewhere: {figures(cuts)} (visibility "
+        f"timeout {TIMINGS['TILEJUDGE_VISIBILITY_TIMEOUT']} s, hard time limit "
+        f"{TIMINGS['TILEJUDGE_TASK_TIME_LIMIT']} s)",
+        flush=True,
+    )
+    takeovers = [sweeper_takeover(run) for _ in range(repeats)]
+    print(
+        f"sweeper takeover after its API host was killed: {figures([s for _, s in takeovers])} "
+        f"(lock TTL {TIMINGS['TILEJUDGE_SWEEPER_LOCK_TTL']} s; killed "
+        f"{', '.join(h for h, _ in takeovers)})",
+        flush=True,
+    )
+    added = [added_host(run, n) for n in range(repeats)]
+    print(
+        f"added worker host: start -> ready {figures([a[0] for a in added])}; ready -> first "
+        f"task {figures([a[1] for a in added])} (backlog then {[a[2] for a in added]} messages)",
+        flush=True,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--uploads", type=int, default=300, help="the drain's corpus")
+    parser.add_argument("--moves", type=int, default=3000, help="moves per upload of the drain")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each failover (>= 1)")
+    parser.add_argument(
+        "--concurrency", type=int, default=1, help="judging processes per worker host"
+    )
+    parser.add_argument("--efficiency-only", action="store_true", help="no failover figures")
+    args = parser.parse_args()
+    lexicon = shared_lexicon()
+    with tempfile.TemporaryDirectory(prefix="tj-cluster-") as work:
+        began = time.monotonic()
+        with cluster(Path(work), concurrency=args.concurrency) as made:
+            print(f"cluster up in {time.monotonic() - began:.1f} s on {made.network.subnet}: "
+                  f"{', '.join(made.network.hosts)}", flush=True)  # fmt: skip
+            run = Run(made, lexicon)
+            drained, offline, spent = efficiency(run, args.uploads, args.moves)
+            ratio = drained / offline
+            print(
+                f"worker efficiency: drain {drained:.1f} submissions/s on {len(WORKER_HOSTS)} "
+                f"worker hosts ({args.concurrency} judging process(es) each), offline judge "
+                f"{offline:.1f}/s on "
+                f"{len(WORKER_HOSTS)} processes, {args.uploads} uploads of {args.moves} moves: "
+                f"ratio {ratio:.2f} (goal >= {GOAL})",
+                flush=True,
+            )
+            print(f"  CPU seconds during the drain: {spent}", flush=True)
+            if not args.efficiency_only:
+                failovers(run, args.repeats)
+            problems = run.problems()
+            print(
+                f"exactly once: {sum(len(s.acknowledged()) for _, s, _ in run.contests)} "
+                f"acknowledged uploads: {'OK' if not problems else f'{len(problems)} PROBLEMS'}"
+            )
+            for problem in problems[:30]:
+                print(f"  {problem}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
