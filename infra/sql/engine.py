@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Engine, make_url
 
 WRITE_LOCK_WAIT_S = 30.0  # as long as SQLite's own busy timeout; then SQLite decides
 IDLE_IN_TRANSACTION_MS = 30_000
@@ -26,7 +26,10 @@ def make_engine(url: str, durable: bool = True) -> Engine:
     # ended after IDLE_IN_TRANSACTION_MS, so the locks it holds (the event log's advisory lock
     # among them) do not wait for TCP keepalive, which takes hours; every transaction of the
     # store runs its statements back to back.
-    options = f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}"
+    # (Added to the URL's own `options`, which connect_args would otherwise replace.)
+    given = make_url(url).query.get("options", "")
+    given = given if isinstance(given, str) else " ".join(given)
+    options = f"{given} -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}".strip()
     return create_engine(
         url,
         pool_pre_ping=True,

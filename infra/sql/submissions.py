@@ -267,19 +267,22 @@ class SubmissionsMixin(StoreBase):
                 current = rows.get(submission_id)
                 if current is None:
                     continue
-                free = current.state in (SubmissionState.STORED, SubmissionState.QUEUED)
+                free = current.state in _FREE
                 abandoned = current.state == SubmissionState.JUDGING and current.state_at < stale
                 if not (free or abandoned):
                     continue
                 attempt = current.attempts + 1
                 # Conditional on what was read: under PostgreSQL's read committed, two workers
-                # can read the same free row; only the first update matches.
+                # can read the same free row; only the first update matches. A free row may
+                # have gone from stored to queued since (intake marks it once published): still
+                # free, so either matches.
+                states = list(_FREE) if free else [current.state]
                 taken = conn.execute(
                     update(submissions)
                     .where(
                         and_(
                             submissions.c.id == submission_id,
-                            submissions.c.state == current.state,
+                            submissions.c.state.in_(states),
                             submissions.c.attempts == current.attempts,
                         )
                     )
@@ -402,3 +405,6 @@ def _still_held(claim: Claim) -> ColumnElement[bool]:
         submissions.c.state == SubmissionState.JUDGING,
         submissions.c.attempts == claim.attempt,
     )
+
+
+_FREE = (SubmissionState.STORED, SubmissionState.QUEUED)  # waiting for a worker

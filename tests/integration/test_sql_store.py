@@ -21,6 +21,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from sqlalchemy import Connection, func, inspect, select, text
+from sqlalchemy import event as sql_event
 from sqlalchemy.exc import IntegrityError
 
 from core import clock
@@ -345,6 +346,39 @@ def test_two_workers_claiming_the_same_submission_at_once_never_both_get_it(
 
     judging = [e for e in all_events(store) if e["type"] == EventType.SUBMISSION_JUDGING]
     assert sorted(e["submission"] for e in judging) == sorted(ids)
+
+
+def test_a_claim_takes_a_submission_marked_queued_between_its_read_and_its_update(
+    store: SqlStore, second_store: SqlStore, team: Team
+) -> None:
+    if store.engine.dialect.name == "sqlite":
+        pytest.skip("SQLite lets one writer at a time: intake cannot commit inside the claim")
+    submission = store_submission(store, team)
+    marked: list[bool] = []
+
+    def mark_queued_after_the_read(conn: Any, _cursor: Any, statement: str, *_: Any) -> None:
+        if (
+            not marked
+            and statement.lstrip().upper().startswith("SELECT")
+            and "FROM submissions" in statement
+        ):
+            # Intake commits stored -> queued from another connection, as it does once the
+            # upload is published, while the worker's claim transaction is open.
+            worker = threading.Thread(
+                target=lambda: marked.append(second_store.mark_queued(submission.id))
+            )
+            worker.start()
+            worker.join(10)
+
+    sql_event.listen(store.engine, "after_cursor_execute", mark_queued_after_the_read)
+    try:
+        claims = store.claim_many([submission.id], stale_after=HOUR)
+    finally:
+        sql_event.remove(store.engine, "after_cursor_execute", mark_queued_after_the_read)
+
+    assert marked == [True]
+    assert [claim.submission.id for claim in claims] == [submission.id]
+    assert store.get_submission(submission.id).state == SubmissionState.JUDGING  # type: ignore[union-attr]
 
 
 def test_a_judged_submission_cannot_be_claimed_again(store: SqlStore, team: Team) -> None:
