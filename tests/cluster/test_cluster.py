@@ -170,10 +170,13 @@ def test_a_worker_host_cut_off_mid_batch_has_its_work_judged_elsewhere_and_never
 ) -> None:
     tokens, corpus = contest_with_corpus(hosts, lexicon, "cut", 250, moves=1500, seed=2)
     victim = hosts.workers["worker1"]
-    with hosts.frozen("worker1", "worker2"):  # a backlog, so the cut lands mid-batch
-        uploads = send(hosts, "cut", tokens, corpus)
-    log_offset = len(victim.log("worker"))
-    in_flight, cut_at = hosts.cut_mid_task("worker1", victim.link_down, victim.link_up)
+    # A backlog, so the cut lands mid-batch; the other worker host stays frozen until the cut, so
+    # the backlog lasts however many tries the cut takes.
+    with hosts.frozen("worker2"):
+        with hosts.frozen("worker1"):
+            uploads = send(hosts, "cut", tokens, corpus)
+        log_offset = len(victim.log("worker"))
+        in_flight, cut_at = hosts.cut_mid_task("worker1", victim.link_down, victim.link_up)
     try:
         elsewhere_s = wait_judged_elsewhere(hosts, in_flight, cut_at)
         trail = trails(hosts, in_flight)
@@ -220,9 +223,10 @@ def test_a_worker_host_killed_whole_mid_batch_has_its_work_judged_elsewhere_and_
         hosts.start_worker("worker2")
         hosts.wait_worker("worker2")
 
-    with hosts.frozen("worker1", "worker2"):
-        uploads = send(hosts, "kill", tokens, corpus)
-    in_flight, killed_at = hosts.cut_mid_task("worker2", kill, restart)
+    with hosts.frozen("worker1"):  # until the kill, so the backlog lasts however many tries
+        with hosts.frozen("worker2"):
+            uploads = send(hosts, "kill", tokens, corpus)
+        in_flight, killed_at = hosts.cut_mid_task("worker2", kill, restart)
     elsewhere_s = wait_judged_elsewhere(hosts, in_flight, killed_at)
     trail = trails(hosts, in_flight)
     began = time.monotonic()
