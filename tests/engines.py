@@ -6,6 +6,7 @@ import importlib.util
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import judge.engine
 from judge import Layout, Lexicon, Report
@@ -13,17 +14,18 @@ from judge import Layout, Lexicon, Report
 JudgeFn = Callable[[bytes, Lexicon, Layout], Report]
 
 
-def _load_pure() -> JudgeFn:
-    source = Path(__file__).resolve().parents[1] / "judge" / "engine.py"
-    spec = importlib.util.spec_from_file_location("judge_engine_pure_source", source)
+def load_source(relative: str, name: str) -> ModuleType:
+    """A module of the project loaded from its .py source, whether or not it is compiled."""
+    source = Path(__file__).resolve().parents[1] / relative
+    spec = importlib.util.spec_from_file_location(name, source)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)
-    return module.judge  # type: ignore[no-any-return]
+    return module
 
 
-pure_judge: JudgeFn = _load_pure()
+pure_judge: JudgeFn = load_source("judge/engine.py", "judge_engine_pure_source").judge
 installed_judge: JudgeFn = judge.engine.judge
 COMPILED = not str(judge.engine.__file__).endswith(".py")
 ENGINES = {"installed": installed_judge, "pure": pure_judge}

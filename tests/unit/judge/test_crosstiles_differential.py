@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judge import Lexicon
-from judge.crosstiles import Board, default_board, generate
+from judge.crosstiles import Board, generate
 from judge.crosstiles.generator import CORRUPTIONS, corrupt
 from tests.plain_crosstiles import plain_verify
 from tests.unit.judge.test_crosstiles_engine import (
@@ -22,9 +22,7 @@ from tests.unit.judge.test_crosstiles_engine import (
     PENALTIES,
     REMOVAL_GAME,
     SIX_PASSES,
-    VERIFIERS,
     VerifyFn,
-    crosstiles_lexicon,
 )
 
 examples = settings(
@@ -32,21 +30,6 @@ examples = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
-
-
-@pytest.fixture(scope="module")
-def lexicon() -> Lexicon:
-    return crosstiles_lexicon()
-
-
-@pytest.fixture(scope="module")
-def board() -> Board:
-    return default_board()
-
-
-@pytest.fixture(params=sorted(VERIFIERS))
-def verifier(request: pytest.FixtureRequest) -> VerifyFn:
-    return VERIFIERS[request.param]
 
 
 @pytest.fixture(scope="module")

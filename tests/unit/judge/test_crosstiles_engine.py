@@ -7,59 +7,11 @@ The scores in the comments are worked out by hand from the spec's premium table.
 
 from __future__ import annotations
 
-import functools
-import importlib.util
-import sys
-from collections.abc import Callable
-from pathlib import Path
-
 import pytest
 
-import judge.crosstiles.engine
 from judge import Lexicon
-from judge.crosstiles import Board, CrosstilesReport, Reason, default_board, generate, verify
-from tests.conftest import shared_list
-
-VerifyFn = Callable[[bytes, Lexicon, Board], CrosstilesReport]
-
-
-@functools.cache
-def crosstiles_lexicon() -> Lexicon:
-    """The Crosstiles word list, read once per test session."""
-    return Lexicon.from_bytes(shared_list("crosstiles.txt").read_bytes())
-
-
-def _load_pure() -> VerifyFn:
-    source = Path(__file__).resolve().parents[3] / "judge" / "crosstiles" / "engine.py"
-    spec = importlib.util.spec_from_file_location("crosstiles_engine_pure_source", source)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module.verify  # type: ignore[no-any-return]
-
-
-COMPILED = not str(judge.crosstiles.engine.__file__).endswith(".py")
-# The installed verifier (mypyc-compiled when built) and, when that is compiled, the source.
-VERIFIERS: dict[str, VerifyFn] = {"installed": verify}
-if COMPILED:
-    VERIFIERS["pure"] = _load_pure()
-
-
-@pytest.fixture(scope="module")
-def lexicon() -> Lexicon:
-    return crosstiles_lexicon()
-
-
-@pytest.fixture(scope="module")
-def board() -> Board:
-    return default_board()
-
-
-@pytest.fixture(params=sorted(VERIFIERS))
-def verifier(request: pytest.FixtureRequest) -> VerifyFn:
-    return VERIFIERS[request.param]
-
+from judge.crosstiles import Board, CrosstilesReport, Reason, generate
+from tests.crosstiles_verifiers import VerifyFn
 
 HEADER = ["#crosstiles 1", "#seed demo", "#player1 ann Ann Example", "#player2 bob"]
 HEADER3 = ["#crosstiles 1", "#seed demo", "#player1 ann", "#player2 bob", "#player3 cy"]

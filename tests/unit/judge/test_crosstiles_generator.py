@@ -8,9 +8,8 @@ import random
 import pytest
 
 from judge import Lexicon
-from judge.crosstiles import Board, Reason, corrupt, default_board, generate, verify
+from judge.crosstiles import Board, Reason, corrupt, generate, verify
 from judge.crosstiles.generator import CORRUPTIONS
-from tests.unit.judge.test_crosstiles_engine import crosstiles_lexicon
 
 OPTIONS = {
     "plain": {},
@@ -19,16 +18,6 @@ OPTIONS = {
     "timeouts": {"timeouts": True},
     "everything": {"exchanges": True, "passes": True, "timeouts": True},
 }
-
-
-@pytest.fixture(scope="module")
-def lexicon() -> Lexicon:
-    return crosstiles_lexicon()
-
-
-@pytest.fixture(scope="module")
-def board() -> Board:
-    return default_board()
 
 
 @pytest.fixture(scope="module")
