@@ -32,17 +32,16 @@ from typing import Any
 
 from sqlalchemy import and_, delete, select
 
+from benchmarks.machine import cpu_model
 from core.judging import WorkerDeps
 from core.rejudging import judge_batch, produce
 from core.states import RejudgeState
 from devstack.demo import with_players
-from infra.rulesets import RulesetCache
-from infra.sql.rejudges import RejudgeStore
 from infra.sql.schema import game_errors, game_players, results
 from judge import Lexicon
 from judge.crosstiles import default_board, generate
 from tests.conftest import shared_list
-from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline
+from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline, worker_deps
 
 CONTEST = "club"
 BEFORE, AFTER = "enable_2-16", "crosstiles"
@@ -60,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m benchmarks.crosstiles_rejudge {shown}".rstrip())
-    print(f"python {platform.python_version()} on {_cpu()}; in process, one thread")
+    print(f"python {platform.python_version()} on {cpu_model()}; in process, one thread")
 
     words = {name: shared_list(f"{name}.txt").read_bytes() for name in (BEFORE, AFTER)}
     started = time.perf_counter()
@@ -119,7 +118,7 @@ def measure(
     started = time.perf_counter()
     drain(pipe.services)
     live = time.perf_counter() - started
-    deps = _deps(pipe)
+    deps = worker_deps(pipe.services)
     ids = [pipe.store.find_lexicon(name)["id"] for name in (BEFORE, AFTER)]  # type: ignore[index]
     deps.rulesets.diff(ids[0], ids[1])  # loads both lists too
 
@@ -218,26 +217,6 @@ def forget(pipe: Pipeline, run: dict[str, Any]) -> None:
         conn.execute(delete(game_players).where(game_players.c.result_id.in_(ids)))
         conn.execute(delete(game_errors).where(game_errors.c.result_id.in_(ids)))
         conn.execute(delete(results).where(under))
-
-
-def _deps(pipe: Pipeline) -> WorkerDeps:
-    services = pipe.services
-    return WorkerDeps(
-        services.store, RejudgeStore(services.store), services.blobs,
-        RulesetCache(services.store, services.blobs, services.settings.home / "rulesets"),
-        services.settings.max_attempts, float(services.settings.visibility_timeout),
-        pipe.publisher.publish_batch,
-    )  # fmt: skip
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib.util
 import platform
 import statistics
 import sys
@@ -22,9 +21,11 @@ from pathlib import Path
 from typing import Any
 
 import judge.crosstiles.engine
+from benchmarks.machine import cpu_model
 from infra import lexicon_files
 from judge import Lexicon
 from judge.crosstiles import Board, CrosstilesReport, default_board, generate, verify
+from tests.engines import load_source
 from tests.plain_crosstiles import plain_verify
 
 Verify = Callable[[bytes, Lexicon, Board], CrosstilesReport]
@@ -42,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
 
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m benchmarks.crosstiles_speed {shown}".rstrip())
-    print(f"python {platform.python_version()} on {_cpu()}; one process (one core)")
+    print(f"python {platform.python_version()} on {cpu_model()}; one process (one core)")
     path = _lexicon_path(args.lexicon)
     if path is None:
         print("crosstiles_speed: no crosstiles.txt; pass --lexicon PATH", file=sys.stderr)
@@ -120,13 +121,9 @@ def _timing(corpus: list[bytes], lexicon: Lexicon, board: Board, repeat: int) ->
 
 
 def _pure_verify() -> Verify:
-    source = Path(__file__).resolve().parents[1] / "judge" / "crosstiles" / "engine.py"
-    spec = importlib.util.spec_from_file_location("crosstiles_engine_pure_source", source)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    found: Verify = module.verify
+    found: Verify = load_source(
+        "judge/crosstiles/engine.py", "crosstiles_engine_pure_source"
+    ).verify
     return found
 
 
@@ -154,16 +151,6 @@ def _time_corpus(run: Callable[[bytes], object], corpus: list[bytes]) -> float:
     for data in corpus:
         run(data)
     return time.perf_counter() - start
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
+from benchmarks.machine import cpu_model
 from infra import lexicon_files
 from infra.settings import ClientSettings
 from judge import Layout, Lexicon, default_layout
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
 
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m benchmarks.judge_bench {shown}".rstrip())
-    print(f"python {platform.python_version()} on {_cpu()}; one process (one core)")
+    print(f"python {platform.python_version()} on {cpu_model()}; one process (one core)")
     try:
         path = lexicon_files.resolve(args.lexicon, ClientSettings.from_env())
     except lexicon_files.LexiconNotFound as exc:
@@ -154,16 +155,6 @@ def _rss() -> int:
     except OSError:
         return 0
     return int(fields[1]) * resource.getpagesize()
-
-
-def _cpu() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.machine()
 
 
 if __name__ == "__main__":
