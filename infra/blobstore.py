@@ -82,28 +82,30 @@ class S3BlobStore:
             raise BlobStoreUnavailable(f"S3 put {key}: {exc}") from exc
 
     def get(self, key: str) -> bytes:
+        body = self._body(key)
         try:
-            response = self._client.get_object(Bucket=self._bucket, Key=key)
-            return response["Body"].read()
-        except ClientError as exc:
-            if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
-                raise BlobNotFound(key) from exc
-            raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
+            data: bytes = body.read()
+            return data
         except BotoCoreError as exc:
             raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
+        finally:
+            body.close()
 
     def stream(self, key: str, piece: int = 64 * 1024) -> Iterator[bytes]:
         """The object in pieces of up to `piece` bytes, found on the call (BlobNotFound) and
         read from S3 as they are taken; a read that breaks off is BlobStoreUnavailable."""
+        return _pieces(self._body(key), key, piece)
+
+    def _body(self, key: str) -> Any:
+        """The object's body, not yet read: BlobNotFound, or BlobStoreUnavailable for an outage."""
         try:
-            body = self._client.get_object(Bucket=self._bucket, Key=key)["Body"]
+            return self._client.get_object(Bucket=self._bucket, Key=key)["Body"]
         except ClientError as exc:
             if exc.response.get("Error", {}).get("Code") in {"NoSuchKey", "404"}:
                 raise BlobNotFound(key) from exc
             raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
         except BotoCoreError as exc:
             raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
-        return _pieces(body, key, piece)
 
     def delete(self, key: str) -> None:
         try:
