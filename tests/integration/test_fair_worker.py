@@ -3,10 +3,7 @@ upload sent after a team's flood of heavy ones is judged while the first heavy o
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +20,7 @@ from tests.integration.test_worker_real import (  # noqa: F401 (fixtures)
     Worker,
     celery_app,
     prepare_contest,
+    running_worker,
     store_upload,
     wait_until_settled,
     words,
@@ -37,27 +35,9 @@ HEAVY_LINES = 400_000  # about a second of judging each
 @pytest.fixture
 def prefork_worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Worker]:  # noqa: F811
     """Two pool processes: one heavy slot, one standby (as `tilejudge up` runs them, smaller)."""
-    log_path = tmp_path / "worker.log"
     env = worker_env | {"TILEJUDGE_WORKERS": "1", "TILEJUDGE_STANDBY_WORKERS": "1"}
-    argv = [
-        sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
-        "-Q", "live", "-c", "2", "--pool", "prefork", "-n", f"fair-{uuid.uuid4().hex[:8]}@%h",
-        "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO",
-    ]  # fmt: skip
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
-        yield Worker(process, log_path)
-    finally:
-        process.terminate()
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with running_worker(env, tmp_path / "worker.log", "prefork", 2, "fair", stop_s=30) as started:
+        yield started
 
 
 def test_a_light_upload_is_judged_while_a_flood_of_heavy_ones_runs(

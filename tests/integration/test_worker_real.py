@@ -15,6 +15,7 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -87,15 +88,24 @@ class Worker:
 
 @pytest.fixture
 def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Worker]:
-    log_path = tmp_path / "worker.log"
+    with running_worker(worker_env, tmp_path / "worker.log", "solo", 1, "it") as started:
+        yield started
+
+
+@contextmanager
+def running_worker(
+    env: dict[str, str], log_path: Path, pool: str, concurrency: int, name: str, stop_s: float = 15
+) -> Iterator[Worker]:
+    """A Celery worker on the live queue, as a subprocess logging to `log_path`."""
     argv = [
         sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
-        "-Q", "live", "-c", "1", "--pool", "solo", "-n", f"it-{uuid.uuid4().hex[:8]}@%h",
+        "-Q", "live", "-c", str(concurrency), "--pool", pool,
+        "-n", f"{name}-{uuid.uuid4().hex[:8]}@%h",
         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO",
     ]  # fmt: skip
     with log_path.open("wb") as log:
         process = subprocess.Popen(
-            argv, cwd=ROOT, env=worker_env, stdin=subprocess.DEVNULL, stdout=log,
+            argv, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=log,
             stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
@@ -103,7 +113,7 @@ def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Worker]:
     finally:
         process.terminate()  # warm shutdown: finish the current task, then exit
         try:
-            process.wait(15)
+            process.wait(stop_s)
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
