@@ -78,10 +78,7 @@ async def add_layout(
 
 @router.get("/v1/layouts", tags=["admin"])
 def list_layouts(svc: Svc, who: Admin) -> dict[str, Any]:
-    rows = svc.store.all_layouts(Game.WORDYTAIRE)
-    return {
-        "layouts": [{k: row[k] for k in ("id", "name", "created_by", "created_at")} for row in rows]
-    }
+    return {"layouts": _listed(svc.store.all_layouts(Game.WORDYTAIRE))}
 
 
 @router.post("/v1/boards", status_code=201, tags=["admin"])
@@ -102,10 +99,7 @@ async def add_board(
 
 @router.get("/v1/boards", tags=["admin"])
 def list_boards(svc: Svc, who: Admin) -> dict[str, Any]:
-    rows = svc.store.all_layouts(Game.CROSSTILES)
-    return {
-        "boards": [{k: row[k] for k in ("id", "name", "created_by", "created_at")} for row in rows]
-    }
+    return {"boards": _listed(svc.store.all_layouts(Game.CROSSTILES))}
 
 
 @router.get("/v1/layouts/{a}/diff/{b}", tags=["admin"])
@@ -144,3 +138,8 @@ def _load_layout(svc: Services, id_or_name: str) -> Layout:
     if row is None:
         raise NotFound(f"no layout {id_or_name[:64]!r}")
     return Layout.from_json(row["content"])
+
+
+def _listed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Registered layouts or boards as listed: without their content."""
+    return [{k: row[k] for k in ("id", "name", "created_by", "created_at")} for row in rows]
