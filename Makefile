@@ -19,7 +19,7 @@ $(BIN)/python:
 		exit 1; }
 
 # The judge is compiled with mypyc unless TILEJUDGE_PURE=1; say what is missing before pip does.
-$(RUNTIME): pyproject.toml setup.py judge/engine.py $(wildcard judge/crosstiles/*.py) | $(BIN)/python
+$(RUNTIME): pyproject.toml setup.py $(wildcard judge/wordytaire/*.py judge/crosstiles/*.py) | $(BIN)/python
 	@[ "$$TILEJUDGE_PURE" = 1 ] || $(BIN)/python -c 'import os, shlex, shutil, sys, sysconfig; \
 		cc = shlex.split(sysconfig.get_config_var("CC") or "cc")[0]; \
 		headers = os.path.join(sysconfig.get_paths()["include"], "Python.h"); \
@@ -90,4 +90,4 @@ bench-pipeline: $(BENCH_TOOLS) lexicon
 	$(BIN)/python -m benchmarks.crosstiles_rejudge
 
 clean:
-	rm -rf $(VENV) build *.egg-info judge/*.so judge/crosstiles/*.so *__mypyc*.so
+	rm -rf $(VENV) build *.egg-info judge/*.so judge/wordytaire/*.so judge/crosstiles/*.so *__mypyc*.so

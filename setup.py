@@ -13,7 +13,7 @@ if os.environ.get("TILEJUDGE_PURE") != "1":
 
     ext_modules = mypycify(
         [
-            "judge/engine.py",
+            "judge/wordytaire/engine.py",
             "judge/crosstiles/engine.py",
             "judge/crosstiles/bag.py",
             "judge/crosstiles/grid.py",

@@ -21,8 +21,9 @@ from core.errors import (
     Throttled,
     Unavailable,
 )
-from judge import LayoutError, LexiconError
+from judge import LexiconError
 from judge.crosstiles import BoardError
+from judge.wordytaire import LayoutError
 
 
 class ApiError(Exception):

@@ -30,12 +30,12 @@ import psycopg
 import redis
 from psycopg import sql
 
-import judge.engine
+import judge.wordytaire.engine
 from benchmarks.fixtures import bench_stack, burst_plan, shared_lexicon
 from devstack.burst import Burst, run_burst
 from devstack.load import prepare
 from devstack.plan import Corpus, Plan, build_corpus
-from judge import default_layout
+from judge.wordytaire import default_layout
 from tests.stack_process import RunningStack
 
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -461,7 +461,7 @@ def report(measured: Measured, commits: dict[int, Figures]) -> None:
         ms, kernel = 1000 * net.get(f"cpu:{role}", 0.0), 1000 * net.get(f"kernel:{role}", 0.0)
         print(f"  {name:36s} {ms:7.2f} {kernel:7.2f}")
     print(f"  {'load client (this process)':36s} {1000 * net['client']:7.2f}")
-    engine = "pure source" if str(judge.engine.__file__).endswith(".py") else "compiled"
+    engine = "pure source" if str(judge.wordytaire.engine.__file__).endswith(".py") else "compiled"
     print(f"  {'judging alone, offline, one core':36s} {offline:7.2f}  ({engine}, median of 3)")
     rest = 1000 * net.get("cpu:worker children", 0.0) - offline
     print(f"  {'worker children - judging alone':36s} {rest:7.2f}  (claim, S3, record, broker)")

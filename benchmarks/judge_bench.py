@@ -23,8 +23,9 @@ from pathlib import Path
 from benchmarks.machine import cpu_model
 from infra import lexicon_files
 from infra.settings import ClientSettings
-from judge import Layout, Lexicon, default_layout
-from judge.generator import WordIndex, generate
+from judge import Lexicon
+from judge.wordytaire import Layout, default_layout
+from judge.wordytaire.generator import WordIndex, generate
 from tests.engines import COMPILED, installed_judge, pure_judge
 from tests.plain_judge import plain_judge
 

@@ -24,8 +24,9 @@ from benchmarks.fixtures import open_contest
 from core import clock
 from devstack.burst import send_all
 from devstack.plan import Plan
-from judge import Lexicon, default_layout, judge
-from judge.generator import WordIndex, generate
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
+from judge.wordytaire.generator import WordIndex, generate
 from tests.conftest import shared_list
 from tests.stack_process import RunningStack, running_stack
 

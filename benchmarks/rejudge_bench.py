@@ -24,8 +24,9 @@ import httpx
 from benchmarks.fixtures import BEFORE_FIX, JUDGE_LIST, open_contest
 from benchmarks.pipeline_bench import drain_rate, pct, seconds, upload_all, wait_judged
 from core.states import OPEN_REJUDGE_STATES, RejudgeMode, RejudgeState
-from judge import Lexicon, default_layout
-from judge.generator import WordIndex, generate
+from judge import Lexicon
+from judge.wordytaire import default_layout
+from judge.wordytaire.generator import WordIndex, generate
 from tests.conftest import shared_list
 from tests.stack_process import RunningStack, running_stack
 

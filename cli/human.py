@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TextIO
 
-from judge import Report
-from judge.report import Reason, Verdict
+from judge.wordytaire import Report
+from judge.wordytaire.report import Reason, Verdict
 
 
 def print_human(name: str, data: bytes | None, report: Report, out: TextIO) -> None:

@@ -29,9 +29,10 @@ from cli.options import (
 )
 from infra import lexicon_files
 from infra.settings import DEFAULT_URL, ClientSettings, Settings, SettingsError
-from judge import Layout, LayoutError, Lexicon, LexiconError, default_layout, judge
+from judge import Lexicon, LexiconError
 from judge.crosstiles import BoardError
-from judge.generator import WordIndex, generate
+from judge.wordytaire import Layout, LayoutError, default_layout, judge
+from judge.wordytaire.generator import WordIndex, generate
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:

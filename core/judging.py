@@ -22,8 +22,8 @@ from core.games import CROSSTILES_JUDGE_VERSION, Game, outcome, winning_score
 from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore
 from core.records import Claim, Contest, JudgedResult, Run, Submission
 from core.word_hashes import signature
-from judge import JUDGE_VERSION, LayoutError, Report, judge
 from judge.crosstiles import BoardError, CrosstilesReport, verify
+from judge.wordytaire import JUDGE_VERSION, LayoutError, Report, judge
 
 log = structlog.get_logger("tilejudge.worker")
 

@@ -12,8 +12,9 @@ from typing import Any, Protocol
 from core.errors import NotAllowed
 from core.messages import Upload
 from core.records import Claim, Contest, JudgedResult, Run, Submission, Team
-from judge import Layout, Lexicon
+from judge import Lexicon
 from judge.crosstiles import Board
+from judge.wordytaire import Layout
 
 
 class BlobStore(Protocol):

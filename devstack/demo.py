@@ -38,10 +38,11 @@ from core.states import SubmissionState
 from infra import api_client, lexicon_files
 from infra.api_client import Client, Retry, step
 from infra.settings import ClientSettings
-from judge import Layout, Lexicon, default_layout, judge
+from judge import Lexicon
 from judge.crosstiles import corrupt, default_board
 from judge.crosstiles import generate as play_game
-from judge.generator import WordIndex, generate
+from judge.wordytaire import Layout, default_layout, judge
+from judge.wordytaire.generator import WordIndex, generate
 
 CONTEST = "demo"
 LEXICON_FILE = lexicon_files.BEFORE_FIX.file

@@ -22,7 +22,8 @@ from devstack.burst import Burst, run_burst
 from devstack.plan import REQUEST_TIMEOUT_S, LoadError, Plan, build_corpus
 from devstack.proof import event_mark, follow_events, last_result_after, verify
 from infra.api_client import Client, describe, step
-from judge import Lexicon, default_layout
+from judge import Lexicon
+from judge.wordytaire import default_layout
 
 LEXICON_NAME = "words_alpha"
 

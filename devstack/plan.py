@@ -9,8 +9,9 @@ from urllib.parse import urlsplit
 import httpx
 
 from infra.api_client import Client, HttpxTransport, Retry
-from judge import Lexicon, default_layout, judge
-from judge.generator import WordIndex, generate
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
+from judge.wordytaire.generator import WordIndex, generate
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 REQUEST_TIMEOUT_S = 60.0  # the API's own read deadline for an upload

@@ -17,7 +17,7 @@ from core.states import SubmissionState
 from devstack.burst import Burst, Upload
 from devstack.plan import Corpus, Plan
 from infra.api_client import ApiError, Client, Retry
-from judge import default_layout
+from judge.wordytaire import default_layout
 
 FINAL_EVENTS = frozenset({"submission.judged", "submission.failed"})
 EVENT_PAGE = 1000

@@ -16,8 +16,9 @@ from core.errors import UnknownRuleset
 from core.games import Game
 from core.ports import BlobStore
 from infra.sql.store import SqlStore
-from judge import Layout, Lexicon
+from judge import Lexicon
 from judge.crosstiles import Board
+from judge.wordytaire import Layout
 
 
 class RulesetCache:

@@ -1,22 +1,6 @@
-"""Wordytaire rules engine: pure, standard library only.
+"""The rules engines, pure and standard library only: one package per game
+(`judge.wordytaire`, `judge.crosstiles`) and the word list both read (`judge.lexicon`)."""
 
-The one interface the pipeline uses: ``judge(submission_bytes, lexicon, layout) -> Report``.
-"""
-
-from judge.engine import judge
-from judge.layout import Layout, LayoutError, default_layout
 from judge.lexicon import Lexicon, LexiconError
-from judge.report import JUDGE_VERSION, Reason, Report, Verdict
 
-__all__ = [
-    "JUDGE_VERSION",
-    "Layout",
-    "LayoutError",
-    "Lexicon",
-    "LexiconError",
-    "Reason",
-    "Report",
-    "Verdict",
-    "default_layout",
-    "judge",
-]
+__all__ = ["Lexicon", "LexiconError"]

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from judge import Layout, Lexicon, default_layout
-from judge.generator import WordIndex
+from judge import Lexicon
+from judge.wordytaire import Layout, default_layout
+from judge.wordytaire.generator import WordIndex
 from tests.engines import ENGINES, JudgeFn
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "lexicons"

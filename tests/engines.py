@@ -8,8 +8,9 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-import judge.engine
-from judge import Layout, Lexicon, Report
+import judge.wordytaire.engine
+from judge import Lexicon
+from judge.wordytaire import Layout, Report
 
 JudgeFn = Callable[[bytes, Lexicon, Layout], Report]
 
@@ -25,7 +26,7 @@ def load_source(relative: str, name: str) -> ModuleType:
     return module
 
 
-pure_judge: JudgeFn = load_source("judge/engine.py", "judge_engine_pure_source").judge
-installed_judge: JudgeFn = judge.engine.judge
-COMPILED = not str(judge.engine.__file__).endswith(".py")
+pure_judge: JudgeFn = load_source("judge/wordytaire/engine.py", "judge_engine_pure_source").judge
+installed_judge: JudgeFn = judge.wordytaire.engine.judge
+COMPILED = not str(judge.wordytaire.engine.__file__).endswith(".py")
 ENGINES = {"installed": installed_judge, "pure": pure_judge}

@@ -18,8 +18,8 @@ from core.errors import Invalid, NotFound, PublishFailed
 from core.games import Game, board_json
 from core.records import Contest, Team
 from infra import broker_copies
-from judge import default_layout
 from judge.crosstiles import default_board
+from judge.wordytaire import default_layout
 
 router = APIRouter()
 

@@ -14,8 +14,9 @@ from api.services import Admin, Services, Svc
 from core.errors import Invalid, NotFound
 from core.games import Game, board_json
 from core.registry import register_lexicon
-from judge import Layout, Lexicon
+from judge import Lexicon
 from judge.crosstiles import Board
+from judge.wordytaire import Layout
 
 router = APIRouter()
 LEXICON_MAX_BYTES = 64 * 1024 * 1024

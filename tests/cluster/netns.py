@@ -58,8 +58,9 @@ from infra.compose import make_celery
 from infra.leader import SWEEPER_LOCK
 from infra.queues import live_backlog
 from infra.settings import Settings
-from judge import Lexicon, default_layout, judge
-from judge.generator import WordIndex, generate
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
+from judge.wordytaire.generator import WordIndex, generate
 from tests.conftest import shared_list
 
 PREFIX = "tjc"  # every namespace this harness makes: tjc<run>-<host>

@@ -20,7 +20,8 @@ import pytest
 
 from devstack import http1
 from infra.api_client import Client
-from judge import Lexicon, default_layout, judge
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
 from tests.cluster.netns import (
     JUDGE_TASK,
     TIMINGS,

@@ -10,8 +10,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from judge import Lexicon, default_layout, judge
-from judge.generator import WordIndex, generate
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
+from judge.wordytaire.generator import WordIndex, generate
 from tests.conftest import shared_list
 from tests.stack_process import RunningStack, running_stack
 

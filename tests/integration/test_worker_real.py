@@ -34,8 +34,9 @@ from infra.compose import make_celery
 from infra.publisher import CeleryPublisher
 from infra.settings import Settings
 from infra.sql.store import SqlStore
-from judge import Lexicon, default_layout, judge
-from judge.generator import WordIndex, generate
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
+from judge.wordytaire.generator import WordIndex, generate
 from tests.conftest import shared_list
 from tests.integration.conftest import BUCKET
 

@@ -25,11 +25,12 @@ from devstack import demo
 from infra import api_client
 from infra.rulesets import RulesetCache
 from infra.sql.rejudges import RejudgeStore
-from judge import Lexicon, default_layout
+from judge import Lexicon
 from judge.crosstiles import CrosstilesReport, corrupt, default_board, generate, verify
 from judge.crosstiles.bag import Bag
 from judge.crosstiles.board import TILE_NAMES
 from judge.crosstiles.generator import CORRUPTIONS
+from judge.wordytaire import default_layout
 from tests.conftest import shared_list
 from tests.pipeline_fixtures import (
     ADMIN,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from judge import default_layout
+from judge.wordytaire import default_layout
 from tests.pipeline_fixtures import ADMIN, Pipeline
 
 

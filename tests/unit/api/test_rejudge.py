@@ -15,8 +15,9 @@ from core.rejudging import judge_batch, produce
 from core.word_hashes import changed_hashes, signature, touches
 from infra.rulesets import RulesetCache
 from infra.sql.rejudges import RejudgeStore
-from judge import Lexicon, default_layout, judge
-from judge.generator import WordIndex, generate
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
+from judge.wordytaire.generator import WordIndex, generate
 from tests.conftest import shared_list
 from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline
 

@@ -12,7 +12,8 @@ import pytest
 from api.routes.submissions import ReportUnreadable
 from core import report_blobs
 from core.judging import Outcome, judge_group
-from judge import Lexicon, default_layout, judge
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
 from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, TeamLogin, worker_deps
 
 TINY = Lexicon.from_words(list(TINY_WORDS))

@@ -14,7 +14,8 @@ import pytest
 from core.errors import BlobStoreUnavailable
 from core.fakes import InMemoryBlobStore
 from core.judging import Outcome, RetryLater, judge_group
-from judge import Lexicon, default_layout, judge
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
 from tests.pipeline_fixtures import (
     ADMIN,
     TINY_WORDS,

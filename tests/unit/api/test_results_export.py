@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from judge import Lexicon, default_layout, judge
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
 from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, TeamLogin, drain, open_pipeline
 
 TINY = Lexicon.from_words(list(TINY_WORDS))

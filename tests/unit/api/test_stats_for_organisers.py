@@ -11,7 +11,7 @@ import pytest
 from api.stats import StatsSnapshotter
 from core import tuning
 from infra.sql.rejudges import RejudgeStore
-from judge import default_layout
+from judge.wordytaire import default_layout
 from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain
 from tests.unit.api.test_rejudge import run_rejudge_work
 

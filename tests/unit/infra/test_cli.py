@@ -10,9 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 from cli.main import main
-from judge import Lexicon, default_layout
-from judge.generator import WordIndex, generate
-from judge.layout import LETTERS
+from judge import Lexicon
+from judge.wordytaire import default_layout
+from judge.wordytaire.generator import WordIndex, generate
+from judge.wordytaire.layout import LETTERS
 from tests.conftest import SHARED
 
 WORDS = str(SHARED / "words_alpha.txt")

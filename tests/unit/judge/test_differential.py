@@ -9,9 +9,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judge import Layout, Lexicon, Report
-from judge.generator import WordIndex, generate
-from judge.layout import BONUSES, LETTERS
+from judge import Lexicon
+from judge.wordytaire import Layout, Report
+from judge.wordytaire.generator import WordIndex, generate
+from judge.wordytaire.layout import BONUSES, LETTERS
 from tests.engines import ENGINES, JudgeFn
 from tests.plain_judge import plain_judge
 from tests.strategies import any_bytes, submissions

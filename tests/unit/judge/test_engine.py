@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from judge import Layout, Lexicon, Reason
+from judge import Lexicon
+from judge.wordytaire import Layout, Reason
 from tests.engines import JudgeFn
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from judge import Layout, Lexicon, Reason, judge
-from judge.generator import WordIndex, generate
+from judge import Lexicon
+from judge.wordytaire import Layout, Reason, judge
+from judge.wordytaire.generator import WordIndex, generate
 
 BAG_SIZE = 10_000
 

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from judge import Layout, LayoutError, Lexicon, default_layout, judge
-from judge.layout import (
+from judge import Lexicon
+from judge.wordytaire import Layout, LayoutError, default_layout, judge
+from judge.wordytaire.layout import (
     MOST_LETTER_POINTS,
     MOST_LETTER_TILES,
     SCORE_COLUMN_MOST,

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from judge import Layout, LayoutError, Lexicon, LexiconError, Reason, default_layout
-from judge.layout import BONUSES, LETTERS
+from judge import Lexicon, LexiconError
+from judge.wordytaire import Layout, LayoutError, Reason, default_layout
+from judge.wordytaire.layout import BONUSES, LETTERS
 from tests.conftest import SHARED, shared_list
 from tests.engines import JudgeFn
 from tests.plain_judge import BAG_COUNTS, LETTER_POINTS, SPEC_BONUS_ROWS

@@ -7,8 +7,9 @@ import json
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from judge import Layout, Lexicon, Report, Verdict
-from judge.layout import LETTERS
+from judge import Lexicon
+from judge.wordytaire import Layout, Report, Verdict
+from judge.wordytaire.layout import LETTERS
 from tests import strategies
 from tests.conftest import TINY_WORDS
 from tests.engines import JudgeFn

@@ -10,8 +10,8 @@ import random
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from judge.layout import Layout
-from judge.report import Reason
+from judge.wordytaire.layout import Layout
+from judge.wordytaire.report import Reason
 
 _SHORTEST, _LONGEST = 2, 8
 _TRIES_PER_MOVE = 200

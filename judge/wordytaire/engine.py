@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from judge.layout import BONUSES, LETTERS, Layout
 from judge.lexicon import Lexicon
-from judge.report import Reason, Report, Verdict
+from judge.wordytaire.layout import BONUSES, LETTERS, Layout
+from judge.wordytaire.report import Reason, Report, Verdict
 
 _BOM = b"\xef\xbb\xbf"
 _NUMBER = rb"(-?[0-9]{1,18})"
