@@ -21,6 +21,7 @@ from api.routes import (
     rulesets,
     standings,
     submissions,
+    wordytaire,
 )
 from api.services import Services
 from infra import compose
@@ -32,6 +33,7 @@ from infra.settings import Settings
 SWEEPER_STOP_S = 5.0
 ROUTERS = (
     rulesets.router,
+    wordytaire.router,
     contests.router,
     submissions.router,
     standings.router,
@@ -73,9 +75,10 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         docs_url=None,
         redoc_url=None,
     )
-    app.add_middleware(RequestLimits, routes=[r for router in ROUTERS for r in router.routes])
+    routers = (*ROUTERS, rulesets.rules_router())
+    app.add_middleware(RequestLimits, routes=[r for router in routers for r in router.routes])
     errors.install(app)
     document_errors(app)
-    for router in ROUTERS:
+    for router in routers:
         app.include_router(router)
     return app

@@ -4,6 +4,7 @@ looked up at all."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from api.services import Services
 from core.errors import NotFound
@@ -18,3 +19,15 @@ def known_contest(svc: Services, contest_id: str) -> Contest:
     if found is None:
         raise NotFound(f"no contest {contest_id[:64]!r}")
     return found
+
+
+def shown(row: dict[str, Any], fields: dict[str, Any] | None) -> dict[str, Any]:
+    """A result as the API shows it: its game's own fields, and those of them that are the
+    shared score and line counts (null where its game has none, or before it is judged)."""
+    return {
+        **row,
+        "score": fields.get("score") if fields else None,
+        "legal": fields.get("legal") if fields else None,
+        "illegal": fields.get("illegal") if fields else None,
+        "result": fields,
+    }

@@ -7,6 +7,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from core import clock
+from core.games import DEFAULT as DEFAULT_GAME
 
 CONTEST_ID = r"^[a-z0-9][a-z0-9_-]{0,62}$"
 # Contest times are kept as fixed-width text with a four-digit year, and one before 2000 is
@@ -50,11 +51,10 @@ class ContestIn(Body):
         description="layout id or name (default: the SPEC layout); for a Crosstiles contest, "
         "its board's (default: the packaged classic board)",
     )
-    # The wire values of `core.games.Game`, spelled out so the schema lists them inline.
-    game: Literal["wordytaire", "crosstiles"] = Field(
-        default="wordytaire",
-        description="what uploads are, fixed at creation: Wordytaire move lists, or Crosstiles "
-        "game logs",
+    game: str = Field(
+        default=DEFAULT_GAME,
+        max_length=64,
+        description="what uploads are, fixed at creation: a game's name (GET /v1/games lists them)",
     )
 
     @field_validator("opens_at", "closes_at")
@@ -74,7 +74,7 @@ class ContestOut(BaseModel):
     closes_at: str
     lexicon: str
     layout: str = Field(description="the layout's id; for a Crosstiles contest, its board's")
-    game: Literal["wordytaire", "crosstiles"]
+    game: str
     status: Literal["upcoming", "open", "closed"] = Field(
         description="by the server's clock: not yet open, taking uploads, or closed"
     )
@@ -138,6 +138,11 @@ class SubmissionOut(BaseModel):
     lexicon: str | None
     layout: str | None
     failure: str | None = None
+    result: dict[str, Any] | None = Field(
+        default=None,
+        description="the result in its game's own fields (Wordytaire: score, legal, illegal; "
+        "Crosstiles: valid, turns, winning_score, winners, error); null until judged",
+    )
 
 
 class LeaderboardEntry(BaseModel):
@@ -149,9 +154,10 @@ class LeaderboardEntry(BaseModel):
 
 
 class Leaderboard(BaseModel):
-    """A Wordytaire contest's ranking: each team's best judged score."""
+    """A contest's ranking of teams, each by its best judged score (Wordytaire's)."""
 
     contest: str
+    game: str = Field(default="", description="the contest's game")
     entries: list[LeaderboardEntry]
 
 
@@ -178,7 +184,7 @@ class GameStandings(BaseModel):
     then spread, then nick; and its invalid logs, with why."""
 
     contest: str
-    game: Literal["crosstiles"]
+    game: str
     players: list[PlayerStanding]
     invalid: list[InvalidGame]
 
@@ -197,6 +203,9 @@ class ResultRow(BaseModel):
     judged_at: str | None
     lexicon: str | None
     layout: str | None
+    result: dict[str, Any] | None = Field(
+        default=None, description="the result in its game's own fields; null until judged"
+    )
 
 
 class ResultsPage(BaseModel):

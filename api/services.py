@@ -177,7 +177,7 @@ class Caller:
             return True
         if self.team is None:
             return False
-        if submission.shared_sha256 is not None:
+        if submission.shared:
             return self.team.contest_id == submission.contest_id
         return self.team.id == submission.team_id
 

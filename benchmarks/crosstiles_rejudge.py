@@ -37,7 +37,9 @@ from core.judging import WorkerDeps
 from core.rejudging import judge_batch, produce
 from core.states import RejudgeState
 from devstack.demo import with_players
-from infra.sql.schema import game_errors, game_players, results
+from infra.sql.games import crosstiles as crosstiles_sql
+from infra.sql.games import drop_details
+from infra.sql.schema import results
 from judge import Lexicon
 from judge.crosstiles import default_board, generate
 from tests.conftest import shared_list
@@ -196,13 +198,13 @@ def _results(pipe: Pipeline, run: dict[str, Any]) -> dict[str, Any]:
     the standings under the corrected list."""
     new, old = (run["lexicon"], run["layout"]), (run["from_lexicon"], run["from_layout"])
     return {
-        "before": pipe.store.game_verdicts(CONTEST, old),
-        "after": pipe.store.game_verdicts(CONTEST, new),
+        "before": crosstiles_sql.game_verdicts(pipe.store, CONTEST, old),
+        "after": crosstiles_sql.game_verdicts(pipe.store, CONTEST, new),
         "changed": run["changed"],
         "moves": run["rank_changes"],
         "standings": (
-            pipe.store.game_standings(CONTEST, new),
-            pipe.store.invalid_games(CONTEST, new),
+            crosstiles_sql.game_standings(pipe.store, CONTEST, new),
+            crosstiles_sql.invalid_games(pipe.store, CONTEST, new),
         ),
     }
 
@@ -214,8 +216,7 @@ def forget(pipe: Pipeline, run: dict[str, Any]) -> None:
     under = and_(results.c.lexicon_id == run["lexicon"], results.c.layout_id == run["layout"])
     with pipe.store.engine.begin() as conn:
         ids = select(results.c.id).where(under)
-        conn.execute(delete(game_players).where(game_players.c.result_id.in_(ids)))
-        conn.execute(delete(game_errors).where(game_errors.c.result_id.in_(ids)))
+        drop_details(conn, ids)
         conn.execute(delete(results).where(under))
 
 

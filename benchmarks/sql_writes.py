@@ -43,8 +43,7 @@ def new_store(home: Path) -> tuple[SqlStore, Team]:
     store.create_contest(
         Contest(
             id="bench", title="bench", opens_at=now, closes_at="9999-12-31T00:00:00.000000Z",
-            lexicon_id="lex", layout_id="layout", created_at=now,
-        )
+            lexicon_id="lex", layout_id="layout", created_at=now, game="wordytaire",)
     )  # fmt: skip
     team = store.create_team(
         Team(id="team", contest_id="bench", name="bench", token_hash="x" * 64, created_at=now)

@@ -21,6 +21,8 @@ class EventType(StrEnum):
     SUBMISSION_RETRYING = "submission.retrying"
     SUBMISSION_JUDGED = "submission.judged"
     SUBMISSION_FAILED = "submission.failed"
+    SUBMISSION_COPIED = "submission.copied"  # another team sent a shared submission too
+    SUBMISSION_HANDED_ON = "submission.handed_on"  # its first uploader deleted, another owns it
     REJUDGE_STARTED = "rejudge.started"
     REJUDGE_PROGRESS = "rejudge.progress"
     REJUDGE_READY = "rejudge.ready"

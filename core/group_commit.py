@@ -20,7 +20,7 @@ from typing import Generic, TypeVar
 import structlog
 
 from core import tuning
-from core.errors import Duplicate, NotAllowed, PublishFailed
+from core.errors import CoreError, Duplicate, PublishFailed
 from core.messages import HEAVY_PRIORITIES, LIGHT_PRIORITY, heavy_priority
 from core.ports import Publisher, QueueProbe, SubmissionStore
 from core.records import Submission
@@ -312,10 +312,10 @@ def _sort(
         uploads.append(item)
 
 
-def _answer(done: Future[bool], row: Submission | NotAllowed | None) -> None:
-    """Stored (True), the same bytes already there (False), or refused: its contest closed,
-    or its team may not upload game logs."""
-    if isinstance(row, NotAllowed):
+def _answer(done: Future[bool], row: Submission | CoreError | None) -> None:
+    """Stored (True), a submission already (False), or refused: its contest closed, its team
+    may not upload game logs, or it conflicts with another game."""
+    if isinstance(row, CoreError):
         done.set_exception(row)
     else:
         done.set_result(row is not None)

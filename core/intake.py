@@ -18,6 +18,7 @@ import structlog
 
 from core import clock, receipts
 from core.errors import Closed, Duplicate, NotAllowed, NotAuthenticated
+from core.games import game
 from core.group_commit import GroupCommit
 from core.ports import BlobStore, Publisher, SubmissionStore
 from core.records import Contest, Submission, Team
@@ -51,9 +52,9 @@ def no_log_right(team_id: str, contest_id: str) -> NotAllowed:
 
 
 def may_upload(team: Team, contest: Contest) -> bool:
-    """Whether the team may upload to its contest, as far as `team` says: a contest of game
-    logs takes them only from teams allowed to upload logs."""
-    return team.uploads_logs or not contest.game.logs
+    """Whether the team may upload to its contest, as far as `team` says: a contest whose
+    uploads name other players takes them only from teams allowed to upload logs."""
+    return team.uploads_logs or not game(contest.game).shared_uploads
 
 
 @dataclass
@@ -69,16 +70,24 @@ class Intake:
         if not self.commits.publishes:
             raise ValueError("intake needs a group commit that publishes what it stores")
 
-    def accept_late(
+    async def accept_late(
         self, team: Team, contest: Contest, data: bytes, received_at: str
     ) -> Submission:
-        """After the deadline only a retry is answered: bytes this team uploaded in time (the
-        answer to them lost, say) get their submission back, as before the deadline; anything
-        new is refused (Closed) and nothing is stored."""
+        """After the deadline only what the contest holds already is answered: bytes this team
+        uploaded in time (the answer to them lost, say) get their submission back, as before
+        the deadline, and so does a game already in the contest, whoever sent it (this team's
+        copy kept, as before the deadline); anything new is refused (Closed) and nothing is
+        stored."""
         sha256 = hashlib.sha256(data).hexdigest()
-        existing = self.store.find_same_bytes(contest.id, team.id, sha256)
+        key = game(contest.game).identity(data).key
+        existing: Submission | None = await self.offload(
+            self.store.find_same, contest.id, team.id, sha256, key
+        )
         if existing is None:
             raise closed(contest.id, contest.closes_at, received_at)
+        if existing.shared and existing.team_id != team.id:
+            copied, _ = await self.accept(team, contest, data, received_at)
+            return copied
         return existing
 
     async def accept(
@@ -107,6 +116,7 @@ class Intake:
     def _write(self, team: Team, contest: Contest, data: bytes, received_at: str) -> Submission:
         """The upload's bytes to S3, and its row-to-be with a signed receipt."""
         sha256 = hashlib.sha256(data).hexdigest()
+        identity = game(contest.game).identity(data)
         # No look for the same bytes first: the insert finds them (a retried upload is rare, a
         # query on every upload is not), and the bytes just written are then deleted again.
         submission_id = uuid.uuid4().hex
@@ -134,16 +144,24 @@ class Intake:
             attempts=0,
             judged_at=None,
             failure=None,
-            shared_sha256=sha256 if contest.game.logs else None,
+            game_key=identity.key,
+            match_key=identity.match,
         )
 
     def _same_bytes(self, team: Team, refused: Submission) -> Submission:
-        """The submission that holds the bytes of `refused`, whose own are deleted again."""
-        try:
-            self.blobs.delete(refused.blob_key)
-        except Exception as exc:  # an orphan object, not a failed upload
-            log.warning("intake.orphan_upload", key=refused.blob_key, error=str(exc))
-        winner = self.store.find_same_bytes(refused.contest_id, team.id, refused.sha256)
+        """The submission `refused` is already, whose bytes are deleted again unless they are
+        kept as the team's copy of a shared one."""
+        winner = self.store.find_same(refused.contest_id, team.id, refused.sha256, refused.game_key)
+        kept = (
+            winner is not None
+            and winner.shared
+            and (self.store.copy_of(winner.id, team.id) == refused.blob_key)
+        )
+        if not kept:
+            try:
+                self.blobs.delete(refused.blob_key)
+            except Exception as exc:  # an orphan object, not a failed upload
+                log.warning("intake.orphan_upload", key=refused.blob_key, error=str(exc))
         if winner is not None:
             return winner
         if self.store.get_team(team.id) is None:  # deleted since its token was checked

@@ -7,8 +7,7 @@ A plain function, called by the Celery task and directly by tests.
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
@@ -18,19 +17,21 @@ import structlog
 
 from core import report_blobs
 from core.errors import BlobNotFound, BlobStoreUnavailable, Unavailable, UnknownRuleset
-from core.games import CROSSTILES_JUDGE_VERSION, Game, outcome, winning_score
+from core.game import Judged
+from core.games import game, names
 from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore
 from core.records import Claim, Contest, JudgedResult, Run, Submission
 from core.word_hashes import signature
-from judge.crosstiles import BoardError, CrosstilesReport, verify
-from judge.wordytaire import JUDGE_VERSION, LayoutError, Report, judge
 
 log = structlog.get_logger("tilejudge.worker")
 
 # Outages: the work is released and retried later. Anything else is a bug or bad data.
 TRANSIENT = (Unavailable, ConnectionError, TimeoutError)
-# Rules data (a layout or board) that does not parse: judging it again cannot help.
-RULES_ERRORS = (LayoutError, BoardError)
+
+
+def rules_errors() -> tuple[type[Exception], ...]:
+    """Rules data (a layout, a board) that does not parse: judging it again cannot help."""
+    return tuple(error for name in names() for error in game(name).rules_errors)
 
 
 class Outcome(StrEnum):
@@ -67,69 +68,28 @@ def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
     return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
 
 
-# What judging an upload returns: a Wordytaire report, or a Crosstiles game log's.
-AnyReport = Report | CrosstilesReport
-
-
 def judge_only(
-    deps: WorkerDeps, sub: Submission, data: bytes, game: Game, lexicon_id: str, layout_id: str
-) -> tuple[JudgedResult, AnyReport]:
-    """Judge the upload with its contest's game's engine, under the given word list and
-    layout (for Crosstiles: board)."""
-    if game is Game.CROSSTILES:
-        return _verify_log(deps, sub, data, lexicon_id, layout_id)
+    deps: WorkerDeps,
+    sub: Submission,
+    data: bytes,
+    game_name: str,
+    lexicon_id: str,
+    rules_id: str,
+) -> Judged:
+    """Judge the upload with its contest's game, under the given word list and rules data."""
+    played = game(game_name)
     lexicon = deps.rulesets.lexicon(lexicon_id)
-    layout = deps.rulesets.layout(layout_id)
-    report = judge(data, lexicon, layout)
-    key = report_key(sub.id, lexicon.id, layout.id)
-    legal = report.legal  # counted once: a pass over every verdict
-    result = JudgedResult(
-        lexicon.id,
-        layout.id,
-        JUDGE_VERSION,
-        report.total,
-        legal,
-        len(report.verdicts) - legal,
-        report.tiles_placed,
-        key,
-    )
-    return result, report
+    rules = deps.rulesets.rules(game_name, rules_id)
+    return played.judge(data, lexicon, rules, report_key(sub.id, lexicon.id, rules.id))
 
 
-def _verify_log(
-    deps: WorkerDeps, sub: Submission, data: bytes, lexicon_id: str, board_id: str
-) -> tuple[JudgedResult, CrosstilesReport]:
-    """A Crosstiles game log, verified whole; its result's columns as `core.games` reads them."""
-    report = verify(data, deps.rulesets.lexicon(lexicon_id), deps.rulesets.board(board_id))
-    invalid = int(report.error is not None)
-    result = JudgedResult(
-        report.lexicon,
-        report.board,
-        CROSSTILES_JUDGE_VERSION,
-        winning_score(report),
-        report.turns - invalid,
-        invalid,
-        0,
-        report_key(sub.id, report.lexicon, report.board),
-        outcome(report),
-    )
-    return result, report
-
-
-def store_report(
-    deps: WorkerDeps, result: JudgedResult, sub: Submission, report: AnyReport
-) -> None:
+def store_report(deps: WorkerDeps, sub: Submission, judged: Judged) -> None:
     """The full report to S3, before any SQL row points at it: packed as it is serialised, so the
-    worker holds the verdicts and the packed bytes, never the whole JSON. (A game log's report
-    is a few KB: serialised whole.)"""
+    worker holds the verdicts and the packed bytes, never the whole JSON."""
     head = {"submission": sub.id, "contest": sub.contest_id}
-    if isinstance(report, CrosstilesReport):
-        pieces: Iterable[bytes] = [json.dumps({**head, **report.to_json()}).encode()]
-    else:
-        pieces = report.json_chunks(head, True)
     deps.blobs.put(
-        result.report_key,
-        report_blobs.pack_pieces(pieces, deps.max_report_bytes),
+        judged.result.report_key,
+        report_blobs.pack_pieces(judged.report(head), deps.max_report_bytes),
         report_blobs.CONTENT_TYPE,
         report_blobs.CONTENT_ENCODING,
     )
@@ -137,13 +97,11 @@ def store_report(
 
 def judge_and_store_report(
     deps: WorkerDeps, sub: Submission, data: bytes, contest: Contest
-) -> tuple[JudgedResult, AnyReport]:
+) -> Judged:
     """Judged under the contest's live ruleset, the report stored."""
-    result, report = judge_only(
-        deps, sub, data, contest.game, contest.lexicon_id, contest.layout_id
-    )
-    store_report(deps, result, sub, report)
-    return result, report
+    judged = judge_only(deps, sub, data, contest.game, contest.lexicon_id, contest.layout_id)
+    store_report(deps, sub, judged)
+    return judged
 
 
 def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None) -> bytes:
@@ -194,6 +152,12 @@ def judge_group(
     runs: dict[str, list[Run]] = {}
     failure: Exception | None = None
     unjudged: list[Claim] = []
+    for_good: tuple[type[Exception], ...] = (
+        BlobNotFound,
+        UnknownRuleset,
+        report_blobs.ReportTooLarge,
+        *rules_errors(),
+    )
     for n, claim in enumerate(claims):
         sub = claim.submission
         try:
@@ -203,17 +167,17 @@ def judge_group(
             if contest is None:
                 raise UnknownRuleset(f"contest {sub.contest_id} is gone")
             data = upload_bytes(deps, sub, (inline or {}).get(sub.id))
-            result, report = judging(partial(judge_and_store_report, deps, sub, data, contest))
+            judged_one = judging(partial(judge_and_store_report, deps, sub, data, contest))
             if sub.contest_id not in runs:
                 runs[sub.contest_id] = deps.rejudges.open_runs(sub.contest_id)
         except TRANSIENT as exc:
             failure, unjudged = exc, claims[n:]
             break
-        except (BlobNotFound, UnknownRuleset, *RULES_ERRORS, report_blobs.ReportTooLarge) as exc:
+        except for_good as exc:
             _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up=True)
             outcomes[sub.id] = Outcome.FAILED
             continue
-        judged.append((claim, result, signature(report.words)))
+        judged.append((claim, judged_one.result, signature(judged_one.words)))
     try:
         _record(deps, judged, outcomes, runs)
     except TRANSIENT as exc:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.games import Game, GameOutcome
 from core.states import RejudgeMode, RejudgeState, SubmissionState
 
 
@@ -21,10 +20,7 @@ class Contest:
     lexicon_id: str
     layout_id: str
     created_at: str
-    game: Game = Game.WORDYTAIRE
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "game", Game(self.game))
+    game: str  # a name in the game registry (`core.games`), fixed at creation
 
 
 @dataclass(frozen=True)
@@ -36,6 +32,15 @@ class Team:
     created_at: str
     # May upload game logs (which name other players) to a contest whose game takes them.
     uploads_logs: bool = False
+
+
+@dataclass(frozen=True)
+class TeamDeleted:
+    """A team's deletion: the blob keys to remove (its uploads, copies and reports), and the
+    shared submissions it sent first that pass to another uploader, to be judged again."""
+
+    keys: list[str]
+    handed_on: list[str]
 
 
 @dataclass(frozen=True)
@@ -53,9 +58,15 @@ class Submission:
     attempts: int
     judged_at: str | None
     failure: str | None
-    # Set (to `sha256`) where the same bytes from any team of the contest are this one
-    # submission: a game log (`Game.logs`). None where each team's uploads are its own.
-    shared_sha256: str | None = None
+    # Set where uploads from any team of the contest are one submission (a game that names
+    # its players): the game's identity and the key no other game may share
+    # (`core.game.Identity`). None where each team's uploads are its own.
+    game_key: str | None = None
+    match_key: str | None = None
+
+    @property
+    def shared(self) -> bool:
+        return self.game_key is not None
 
     def __post_init__(self) -> None:
         # Rows read back carry the state as text; it travels as the enum.
@@ -80,7 +91,8 @@ class JudgedResult:
     illegal: int
     tiles: int
     report_key: str
-    game: GameOutcome | None = None  # a judged game log's players or error
+    # What the game keeps of a result besides these columns (a game log's players or error).
+    game: object | None = None
 
 
 @dataclass(frozen=True)

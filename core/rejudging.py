@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from core import tuning
+from core.games import game
 from core.judging import (
     WorkerDeps,
     drop_reports_of_deleted,
@@ -94,8 +95,9 @@ def judge_batch(
     if contest is None:
         return 0
     todo = rejudges.without_result(run, submission_ids)
-    # A game log stops at its first failing line, so under another list it may look up words
-    # its recorded signature lacks: they are added (a Wordytaire upload's words never change).
+    played = game(contest.game)
+    # An upload judged under another list may look up words its recorded signature lacks (a
+    # game log stops at its first failing line): they are added to it.
     words: dict[str, bytes] = {}
 
     def judge_all() -> list[tuple[str, JudgedResult]]:
@@ -109,13 +111,13 @@ def judge_batch(
                         pending.cancel()
                     hand_back(run.id, [later.id for later in todo[n:]])
                     break
-                result, report = judge_only(
+                judged = judge_only(
                     deps, sub, uploads[n].result(), contest.game, run.lexicon_id, run.layout_id
                 )
-                writes.append(io.submit(store_report, deps, result, sub, report))
-                done.append((sub.id, result))
-                if contest.game.logs:
-                    words[sub.id] = signature(report.words)
+                writes.append(io.submit(store_report, deps, sub, judged))
+                done.append((sub.id, judged.result))
+                if played.words_vary:
+                    words[sub.id] = signature(judged.words)
             for write in writes:
                 write.result()  # a failed report write fails the batch: nothing recorded, retried
         return done

@@ -4,6 +4,8 @@ importing a module connects nothing."""
 
 from __future__ import annotations
 
+import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
@@ -34,6 +36,16 @@ from infra.sql.store import SqlStore
 
 if TYPE_CHECKING:
     from celery import Celery
+
+
+def load_games(settings: Settings) -> None:
+    """Import the modules of the games from outside the project (TILEJUDGE_GAMES), each of
+    which registers its game; SettingsError naming one that cannot be imported."""
+    for name in settings.games:
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise SettingsError(f"TILEJUDGE_GAMES: cannot import {name}: {exc}") from exc
 
 
 def make_store(settings: Settings, durable: bool = True) -> SqlStore:
@@ -83,13 +95,24 @@ class ApiParts:
     backlog: QueueProbe = field(default=lambda: None)
 
 
-def api_parts(settings: Settings) -> ApiParts:
-    store = make_store(settings)
+def api_parts(
+    settings: Settings,
+    *,
+    store: SqlStore | None = None,
+    blobs: BlobStore | None = None,
+    publisher: Publisher | None = None,
+    with_redis: bool = True,
+    limiter: RateLimiter | None = None,
+) -> ApiParts:
+    """An API process's parts. Tests hand in fakes (a store on a file of their own, in-memory
+    S3 and broker, no Redis) and get everything else built as in production."""
+    load_games(settings)
+    store = store or make_store(settings)
     # A hung S3 answers an upload with 503 in seconds rather than holding it.
-    blobs = make_blobs(settings, read_timeout=5.0)
-    publisher = CeleryPublisher(make_celery(settings, publisher_only=True))
-    client = make_redis(settings)
-    backlog = partial(live_backlog, client)
+    blobs = blobs or make_blobs(settings, read_timeout=5.0)
+    publisher = publisher or CeleryPublisher(make_celery(settings, publisher_only=True))
+    client = make_redis(settings) if with_redis else None
+    nothing_waits: QueueProbe = lambda: None  # noqa: E731  (no broker to ask)
     commits = GroupCommit(
         store,
         publisher=publisher,
@@ -97,7 +120,7 @@ def api_parts(settings: Settings) -> ApiParts:
         # machine has judging processes; behind a backlog, GROUP_MOST uploads to a message.
         # Heavy uploads waiting behind no light one do not count: light ones jump them.
         spread=settings.workers,
-        backlog=partial(light_backlog, client),
+        backlog=partial(light_backlog, client) if client else nothing_waits,
     )
     return ApiParts(
         settings=settings,
@@ -107,9 +130,9 @@ def api_parts(settings: Settings) -> ApiParts:
         intake=Intake(
             store, blobs, publisher, settings.receipt_key_value(), commits, run_in_threadpool
         ),
-        limiter=RateLimiter(client, settings.rate_limit_per_minute),
+        limiter=limiter or RateLimiter(client, settings.rate_limit_per_minute),
         admin_token=settings.admin_token_value(),
-        backlog=backlog,
+        backlog=partial(live_backlog, client) if client else nothing_waits,
     )
 
 
@@ -123,6 +146,7 @@ def sweeper(parts: ApiParts) -> SweeperThread | None:
 
 def lone_sweeper(settings: Settings) -> SweeperThread:
     """`tilejudge sweeper`'s: the same elected sweeper, with connections of its own."""
+    load_games(settings)
     client = make_redis(settings)
     return _elected_sweeper(
         settings,
@@ -160,26 +184,70 @@ def _elected_sweeper(
     )
 
 
-def rulesets(settings: Settings) -> RulesetCache:
-    """The worker host's word lists and layouts (loaded by the parent, shared by the pool)."""
+def rulesets(
+    settings: Settings, store: SqlStore | None = None, blobs: BlobStore | None = None
+) -> RulesetCache:
+    """The worker host's word lists and rules data (loaded by the parent, shared by the
+    pool)."""
     return RulesetCache(
-        make_store(settings, durable=False), make_blobs(settings), settings.home / "lexicon-cache"
+        store or make_store(settings, durable=False),
+        blobs or make_blobs(settings),
+        settings.home / "lexicon-cache",
     )
 
 
-def worker_deps(settings: Settings, app: Celery, cache: RulesetCache) -> WorkerDeps:
-    """A pool process's connections (opened after the fork) around the host's shared cache."""
-    store, blobs = make_store(settings, durable=False), make_blobs(settings)
-    cache.rebind(store, blobs)
+@dataclass
+class WorkerHost:
+    """What a worker host's processes share: its settings, the word lists its parent preloads,
+    one publisher and one Redis client; `deps` opens a pool process's own connections."""
+
+    settings: Settings
+    rulesets: RulesetCache
+    publisher: CeleryPublisher
+    redis: redis.Redis
+    pool_size: int = 0  # the prefork pool's, once the worker starts (0 before, or solo)
+
+    def deps(self) -> WorkerDeps:
+        return worker_deps(
+            self.settings, rulesets=self.rulesets, publish_batch=self.publisher.publish_batch
+        )
+
+
+def worker_host(settings: Settings, app: Celery) -> WorkerHost:
+    load_games(settings)
+    return WorkerHost(settings, rulesets(settings), CeleryPublisher(app), make_redis(settings))
+
+
+def worker_deps(
+    settings: Settings,
+    *,
+    rulesets: RulesetCache,
+    publish_batch: Callable[[str, list[str]], None],
+    store: SqlStore | None = None,
+    blobs: BlobStore | None = None,
+    with_redis: bool = True,
+) -> WorkerDeps:
+    """A pool process's connections (opened after the fork) around the host's shared cache.
+    Tests hand in the store and blobs their API uses, and their broker's `publish_batch`."""
+    load_games(settings)
+    store = store or make_store(settings, durable=False)
+    blobs = blobs or make_blobs(settings)
+    rulesets.rebind(store, blobs)
     return WorkerDeps(
         store=store,
         rejudges=RejudgeStore(store),
         blobs=blobs,
-        rulesets=cache,
+        rulesets=rulesets,
         max_attempts=settings.max_attempts,
         # The hard time limit has killed any attempt older than this.
         claim_stale_after=settings.task_time_limit + 5,
-        publish_batch=CeleryPublisher(app).publish_batch,
+        publish_batch=publish_batch,
         max_report_bytes=report_blobs.max_report_bytes(settings.max_upload_bytes),
-        forget_copies=partial(broker_copies.forget_soon, make_redis(settings)),
+        forget_copies=(
+            partial(broker_copies.forget_soon, make_redis(settings)) if with_redis else _no_copies
+        ),
     )
+
+
+def _no_copies() -> None:
+    """No broker holds copies of messages to forget (a test's in-memory one)."""

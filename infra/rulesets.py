@@ -1,5 +1,5 @@
-"""Lexicons, layouts and Crosstiles boards by id for the workers: memory first, then a local
-file cache, then S3 (layouts and boards: SQL).
+"""Word lists and each game's rules data (layouts, boards) by id for the workers: memory first,
+then a local file cache, then S3 (rules data: SQL).
 
 The worker parent preloads the live lexicons before it forks its pool, so the children share
 one copy (see workers/celery_app.py); anything else is loaded lazily, at most `capacity` at once.
@@ -13,12 +13,11 @@ from pathlib import Path
 
 from core import tuning
 from core.errors import UnknownRuleset
-from core.games import Game
+from core.game import Rules
+from core.games import game
 from core.ports import BlobStore
 from infra.sql.store import SqlStore
 from judge import Lexicon
-from judge.crosstiles import Board
-from judge.wordytaire import Layout
 
 
 class RulesetCache:
@@ -31,8 +30,7 @@ class RulesetCache:
         self._capacity = capacity
         self._lexicons: OrderedDict[str, Lexicon] = OrderedDict()
         self._pinned: set[str] = set()
-        self._layouts: dict[str, Layout] = {}
-        self._boards: dict[str, Board] = {}
+        self._rules: dict[tuple[str, str], Rules] = {}
         self._diffs: OrderedDict[tuple[str, str], tuple[frozenset[str], frozenset[str]]] = (
             OrderedDict()
         )
@@ -88,26 +86,19 @@ class RulesetCache:
                 self._diffs.popitem(last=False)
         return found
 
-    def layout(self, layout_id: str) -> Layout:
-        found = self._layouts.get(layout_id)
+    def rules(self, game_name: str, rules_id: str) -> Rules:
+        """A game's rules data (a layout, a board), registered in the layouts table with its
+        game marked; UnknownRuleset if there is none, or if what is stored has another id."""
+        found = self._rules.get((game_name, rules_id))
         if found is None:
-            row = self._store.find_layout(layout_id, Game.WORDYTAIRE)
+            played = game(game_name)
+            row = self._store.find_layout(rules_id, game_name)
             if row is None:
-                raise UnknownRuleset(f"no layout {layout_id}")
-            found = self._layouts[layout_id] = Layout.from_json(row["content"])
-        return found
-
-    def board(self, board_id: str) -> Board:
-        """A Crosstiles board, registered like a layout (same table, its game marked)."""
-        found = self._boards.get(board_id)
-        if found is None:
-            row = self._store.find_layout(board_id, Game.CROSSTILES)
-            if row is None:
-                raise UnknownRuleset(f"no board {board_id}")
-            found = Board.from_json(row["content"])
-            if found.id != board_id:
-                raise UnknownRuleset(f"board stored for {board_id} has id {found.id}")
-            self._boards[board_id] = found
+                raise UnknownRuleset(f"no {played.rules_noun} {rules_id}")
+            found = played.parse_rules(row["content"])
+            if found.id != rules_id:
+                raise UnknownRuleset(f"{played.rules_noun} stored for {rules_id} has id {found.id}")
+            self._rules[(game_name, rules_id)] = found
         return found
 
     def _word_list_bytes(self, lexicon_id: str) -> bytes:

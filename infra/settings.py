@@ -73,6 +73,9 @@ class Settings:
     # The sweeper lock's expiry: how long after its holder dies without letting go another
     # sweeper takes over. The holder renews it every third of that.
     sweeper_lock_ttl: int = 10
+    # Modules of games from outside the project, each registering its game when imported
+    # (`core.games.register`); every process of a deployment must be given the same ones.
+    games: tuple[str, ...] = ()
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -118,6 +121,7 @@ class Settings:
             sweeper_lock_ttl=env.integer(
                 "TILEJUDGE_SWEEPER_LOCK_TTL", cls.sweeper_lock_ttl, low=3, high=600
             ),
+            games=env.modules("TILEJUDGE_GAMES"),
         )
 
     @property
@@ -210,6 +214,14 @@ class Config:
     def optional(self, key: str) -> str | None:
         value = self._environ.get(key, "").strip()
         return value or None
+
+    def modules(self, key: str) -> tuple[str, ...]:
+        """Comma-separated dotted module names."""
+        names = tuple(n.strip() for n in (self.optional(key) or "").split(",") if n.strip())
+        for name in names:
+            if not all(part.isidentifier() for part in name.split(".")):
+                raise SettingsError(f"{key}: {name!r} is not a module name")
+        return names
 
     def text(self, key: str, default: str) -> str:
         return self.optional(key) or default

@@ -24,16 +24,13 @@ from api.app import create_app
 from api.services import Services
 from core import clock
 from core.fakes import InMemoryBlobStore, InMemoryPublisher
-from core.group_commit import GroupCommit
-from core.intake import Intake
 from core.judging import Outcome, WorkerDeps, judge_group
 from core.states import SubmissionState
+from infra import compose
 from infra.ratelimit import RateLimiter
-from infra.rulesets import RulesetCache
 from infra.settings import Settings
 from infra.sql.engine import make_engine
 from infra.sql.migrate import upgrade
-from infra.sql.rejudges import RejudgeStore
 from infra.sql.store import SqlStore
 
 ADMIN_TOKEN = "admin-token"
@@ -170,15 +167,11 @@ def open_pipeline(tmp_path: Path, limiter: RateLimiter | None = None) -> Iterato
     store = SqlStore(engine)
     blobs = InMemoryBlobStore()
     publisher = InMemoryPublisher()
-    settings = settings_for(tmp_path)
-    services = Services(
-        settings=settings, store=store, blobs=blobs, redis=None,
-        intake=Intake(
-            store, blobs, publisher, RECEIPT_KEY, GroupCommit(store, publisher=publisher)
-        ),
-        limiter=limiter or RateLimiter(None, settings.rate_limit_per_minute),
-        admin_token=ADMIN_TOKEN,
+    parts = compose.api_parts(
+        settings_for(tmp_path), store=store, blobs=blobs, publisher=publisher, with_redis=False,
+        limiter=limiter,
     )  # fmt: skip
+    services = Services(**vars(parts))
     try:
         with TestClient(create_app(services, sweeper=False)) as client:
             yield Pipeline(services, client, store, blobs, publisher)
@@ -207,13 +200,10 @@ def worker_deps(services: Services) -> WorkerDeps:
     """What a worker process judges with, over the pipeline's store, blobs and publisher."""
     publisher = services.intake.publisher
     assert isinstance(publisher, InMemoryPublisher)
-    rulesets = RulesetCache(services.store, services.blobs, services.settings.home / "rulesets")
-    return WorkerDeps(
-        store=services.store, rejudges=RejudgeStore(services.store),
-        blobs=services.blobs, rulesets=rulesets,
-        max_attempts=services.settings.max_attempts,
-        claim_stale_after=float(services.settings.visibility_timeout),
-        publish_batch=publisher.publish_batch,
+    settings, store, blobs = services.settings, services.store, services.blobs
+    return compose.worker_deps(
+        settings, rulesets=compose.rulesets(settings, store, blobs),
+        publish_batch=publisher.publish_batch, store=store, blobs=blobs, with_redis=False,
     )  # fmt: skip
 
 

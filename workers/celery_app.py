@@ -1,5 +1,9 @@
 """The Celery app of the judge workers, and the shared preloaded lexicon.
 
+Importing this module reads no setting and connects nothing: the app is configured from the
+environment when Celery first reads its configuration, and the host's parts are built by the
+composition root (`infra.compose.worker_host`) in `worker_init`.
+
 The parent loads the live lexicons in `worker_init`, before the prefork pool exists, then
 `gc.freeze()`s them: children inherit the pages copy-on-write and, since set membership of an
 exact `str` touches no reference count, keep sharing them. Each child opens its own SQL and
@@ -15,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
+from celery import Celery
 from celery.signals import worker_init, worker_process_init
 from celery.worker.control import control_command
 
@@ -31,41 +36,48 @@ from core.messages import (
 )
 from core.rejudging import judge_batch, produce
 from infra import compose
-from infra.compose import make_celery, make_redis, make_store
+from infra.celery_config import celery_config
 from infra.logging import configure_logging
-from infra.publisher import CeleryPublisher
-from infra.rulesets import RulesetCache
 from infra.settings import Settings
 from workers.bulk_slots import BulkSlots
 from workers.scheduling import run_niced
 
-settings = Settings.from_env()
-app = make_celery(settings)
+app = Celery("tilejudge")
+# Read when Celery first reads the app's configuration (the worker starting), not at import.
+app.add_defaults(lambda: celery_config(Settings.from_env()))
 log = structlog.get_logger("tilejudge.worker")
-_state: dict[str, Any] = {}
 
 
-def _rulesets() -> RulesetCache:
-    if "rulesets" not in _state:
-        _state["rulesets"] = compose.rulesets(settings)
-    rulesets: RulesetCache = _state["rulesets"]
-    return rulesets
+class _Host:
+    """This worker host's parts, built once by the composition root in `worker_init` (or on
+    first use, in a process that did not start as a worker), and this process's judging
+    dependencies, opened after the fork."""
+
+    parts: compose.WorkerHost | None = None
+    deps: WorkerDeps | None = None
+
+
+def host() -> compose.WorkerHost:
+    if _Host.parts is None:
+        _Host.parts = compose.worker_host(Settings.from_env(), app)
+    return _Host.parts
 
 
 def deps() -> WorkerDeps:
-    if "deps" not in _state:
-        _state["deps"] = compose.worker_deps(settings, app, _rulesets())
-    worker_deps: WorkerDeps = _state["deps"]
-    return worker_deps
+    if _Host.deps is None:
+        _Host.deps = host().deps()
+    return _Host.deps
 
 
 @worker_init.connect
 def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     configure_logging()
+    parts = host()
+    settings = parts.settings
     _lower_priority(settings.worker_nice)
-    _state["pool_size"] = int(getattr(sender, "concurrency", 0) or 0)  # the children inherit it
-    rulesets = _rulesets()
-    store = make_store(settings)
+    parts.pool_size = int(getattr(sender, "concurrency", 0) or 0)  # the children inherit it
+    rulesets = parts.rulesets
+    store = compose.make_store(settings)
     # The live lexicons, and the newest registered ones (a contest about to be created uses one).
     live = {contest.lexicon_id for contest in store.list_contests()}
     newest = [row["id"] for row in store.all_lexicons()[-2:]]
@@ -94,7 +106,7 @@ def _lower_priority(nice: int) -> None:
 
 @worker_process_init.connect
 def _open_connections(**_: Any) -> None:
-    _state.pop("deps", None)
+    _Host.deps = None
     deps()
 
 
@@ -102,7 +114,7 @@ def _open_connections(**_: Any) -> None:
 def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[str, str]:
     """Runs in the worker parent: load these word lists, then refork the pool (each child
     exits after its current task) so the new children share them copy-on-write."""
-    rulesets = _rulesets()
+    rulesets = host().rulesets
     ids = lexicon_ids or []
     new = [i for i in ids if i not in rulesets.loaded()]
     if not new:
@@ -118,7 +130,7 @@ def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[
     return {"ok": f"loaded {len(new)}"}
 
 
-@app.task(name=JUDGE_GROUP_TASK, bind=True, max_retries=settings.max_attempts)
+@app.task(name=JUDGE_GROUP_TASK, bind=True)
 def judge_group_task(
     self: Any, submission_ids: list[str], inline: list[str | None] | None = None, heavy: int = 0
 ) -> dict[str, str]:
@@ -131,14 +143,14 @@ def judge_group_task(
     carried = inline or [None] * len(submission_ids)
     if not heavy:
         return _judge(self, submission_ids, carried)
-    slots = BulkSlots(settings.home / "heavy-slots", _heavy_slots())
+    slots = BulkSlots(host().settings.home / "heavy-slots", _heavy_slots())
     with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as holding:
         if holding:
             return _judge(self, submission_ids, carried, judging=run_niced)
     try:
-        CeleryPublisher(app).hand_back(submission_ids, carried, heavy)
+        host().publisher.hand_back(submission_ids, carried, heavy)
     except PublishFailed as exc:
-        raise self.retry(exc=exc, countdown=1) from exc
+        raise _retry(self, exc, countdown=1) from exc
     return dict.fromkeys(submission_ids, "handed_back")
 
 
@@ -162,19 +174,19 @@ def _judge(
         by_id = dict(zip(submission_ids, inline, strict=False))
         carry = [by_id.get(sid) for sid in exc.submission_ids]
         args = [exc.submission_ids, carry]
-        raise task.retry(exc=exc, args=args, countdown=_backoff(task.request.retries)) from exc
+        raise _retry(task, exc, args=args, countdown=_backoff(task.request.retries)) from exc
     for sid, outcome in outcomes.items():
         if outcome is not Outcome.JUDGED:
             log.info("worker.outcome", submission=sid, outcome=outcome.value)
     return {sid: outcome.value for sid, outcome in outcomes.items()}
 
 
-@app.task(name=REJUDGE_PRODUCE_TASK, bind=True, max_retries=settings.max_attempts)
+@app.task(name=REJUDGE_PRODUCE_TASK, bind=True)
 def rejudge_produce_task(self: Any, run_id: str) -> int:
     worker_deps = deps()
-    publisher = CeleryPublisher(app)
+    publisher = host().publisher
     run = worker_deps.rejudges.get(run_id)
-    if run is not None and not _rulesets().shares(run.lexicon_id, run.from_lexicon_id):
+    if run is not None and not host().rulesets.shares(run.lexicon_id, run.from_lexicon_id):
         # Before any batch goes out, so the pool shares both word lists from the first batch.
         # Wait for every worker's answer, not for the timeout: a broadcast collects replies
         # until `limit` have come.
@@ -190,16 +202,17 @@ def rejudge_produce_task(self: Any, run_id: str) -> int:
     try:
         return produce(worker_deps, run_id, publisher.publish_batch)
     except TRANSIENT as exc:
-        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
+        raise _retry(self, exc, countdown=_backoff(self.request.retries)) from exc
 
 
-@app.task(name=REJUDGE_BATCH_TASK, bind=True, max_retries=settings.max_attempts)
+@app.task(name=REJUDGE_BATCH_TASK, bind=True)
 def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int:
-    publisher = CeleryPublisher(app)
+    parts = host()
+    publisher, settings = parts.publisher, parts.settings
     slots = BulkSlots(settings.home / "bulk-slots", settings.workers)
     # With a process to spare for live uploads, a bulk one finishes its batch; without, it
     # hands the rest back between submissions when a live upload waits.
-    standby = _state.get("pool_size", 0) > settings.workers
+    standby = parts.pool_size > settings.workers
     try:
         with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as holding:
             if not holding:
@@ -214,21 +227,26 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
                 heavy=run_niced,
             )
     except TRANSIENT as exc:
-        raise self.retry(exc=exc, countdown=_backoff(self.request.retries)) from exc
+        raise _retry(self, exc, countdown=_backoff(self.request.retries)) from exc
+
+
+def _retry(task: Any, exc: Exception, **options: Any) -> Exception:
+    """The task tried again later, at most TILEJUDGE_MAX_ATTEMPTS times in all."""
+    retried: Exception = task.retry(exc=exc, max_retries=host().settings.max_attempts, **options)
+    return retried
 
 
 def _heavy_slots() -> int:
     """All the pool's processes but the standby ones (at least one)."""
-    pool = _state.get("pool_size") or settings.workers + settings.standby_workers
+    settings = host().settings
+    pool = host().pool_size or settings.workers + settings.standby_workers
     return max(1, pool - settings.standby_workers)
 
 
 def _live_waiting() -> bool:
     """A live upload is queued (cheap: one LLEN on the broker)."""
-    if "redis" not in _state:
-        _state["redis"] = make_redis(settings)
     try:
-        return bool(_state["redis"].llen(LIVE_QUEUE))
+        return bool(host().redis.llen(LIVE_QUEUE))
     except Exception:
         return False
 

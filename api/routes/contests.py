@@ -15,11 +15,10 @@ from api.lookups import ID, known_contest
 from api.services import Admin, Services, Svc, token_hash
 from core import clock
 from core.errors import Invalid, NotFound, PublishFailed
-from core.games import Game, board_json
+from core.game import Game
+from core.games import game, names
 from core.records import Contest, Team
 from infra import broker_copies
-from judge.crosstiles import default_board
-from judge.wordytaire import default_layout
 
 router = APIRouter()
 
@@ -33,21 +32,37 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
     lexicon = svc.store.find_lexicon(body.lexicon)
     if lexicon is None:
         raise Invalid(f"no lexicon with id or name {body.lexicon!r}; POST /v1/lexicons first")
-    game = Game(body.game)
+    played = game(body.game)
     contest = Contest(
         id=body.id,
         title=body.title,
         opens_at=clock.format_time(opens),
         closes_at=clock.format_time(closes),
         lexicon_id=lexicon["id"],
-        layout_id=_layout_id(svc, body.layout, game),
+        layout_id=_layout_id(svc, body.layout, played),
         created_at=clock.now(),
-        game=game,
+        game=played.name,
     )
     svc.store.create_contest(contest)
     with contextlib.suppress(PublishFailed):  # best effort: workers load it on demand anyway
         svc.intake.publisher.preload([contest.lexicon_id])
     return _contest_out(contest)
+
+
+@router.get("/v1/games", tags=["public"])
+def list_games() -> dict[str, list[dict[str, object]]]:
+    """The games a contest can be created for: each one's name, what its rules data beside the
+    word list is called, and whether its uploads name players (shared by whoever sends them)."""
+    return {
+        "games": [
+            {
+                "name": name,
+                "rules": game(name).rules_noun,
+                "shared_uploads": game(name).shared_uploads,
+            }
+            for name in names()
+        ]
+    }
 
 
 @router.get("/v1/contests", response_model=schemas.ContestList, tags=["public"])
@@ -101,7 +116,7 @@ def list_teams(contest: str, svc: Svc, who: Admin) -> dict[str, object]:
     found = known_contest(svc, contest)
     return {
         "contest": contest,
-        "game": found.game.value,
+        "game": found.game,
         "teams": [
             {"id": team.id, "name": team.name, "uploads_logs": team.uploads_logs}
             for team in svc.store.contest_teams(contest)
@@ -125,36 +140,44 @@ def change_team(team_id: str, body: schemas.TeamChange, svc: Svc, who: Admin) ->
 
 @router.delete("/v1/teams/{team_id}", tags=["admin"])
 def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
-    """Delete a team with its uploads, results and reports (rows and S3 objects)."""
+    """Delete a team with its uploads, results and reports (rows and S3 objects). A game
+    another team uploaded too stays, passed to the earliest such team and judged again from
+    its copy."""
     if not ID.fullmatch(team_id) or svc.store.get_team(team_id) is None:
         raise NotFound(f"no team {team_id[:64]!r}")
-    keys = svc.store.delete_team(team_id, by="admin")
+    deleted = svc.store.delete_team(team_id, by="admin")
     svc.uploaders.forget_team(team_id)
-    for key in keys:
+    for key in deleted.keys:
         svc.blobs.delete(key)
     broker_copies.forget_soon(svc.redis, delay=0)  # messages it had already taken
-    return {"team": team_id, "deleted_objects": len(keys)}
+    for submission_id in deleted.handed_on:  # else the sweeper publishes it soon
+        with contextlib.suppress(PublishFailed):
+            svc.intake.publisher.publish(submission_id)
+    return {
+        "team": team_id,
+        "deleted_objects": len(deleted.keys),
+        "handed_on": deleted.handed_on,
+    }
 
 
-def _layout_id(svc: Services, wanted: str | None, game: Game) -> str:
-    """The layout (Crosstiles: board) named, or the packaged one, registered on first use."""
+def _layout_id(svc: Services, wanted: str | None, played: Game) -> str:
+    """The game's rules data named (a layout, a board), or its packaged one, registered on
+    first use."""
     if wanted is None:
-        if game is Game.CROSSTILES:
-            board = default_board()
-            svc.store.add_layout(
-                id=board.id, name=board.name, content=board_json(board), created_by="system",
-                game=game,
-            )  # fmt: skip
-            return board.id
-        layout = default_layout()
+        rules = played.default_rules()
         svc.store.add_layout(
-            id=layout.id, name=layout.name, content=layout.to_json().decode(), created_by="system"
+            id=rules.id,
+            name=rules.name,
+            content=played.rules_json(rules),
+            created_by="system",
+            game=played.name,
         )
-        return layout.id
-    row = svc.store.find_layout(wanted, game)
+        return rules.id
+    row = svc.store.find_layout(wanted, played.name)
     if row is None:
-        what = "board" if game is Game.CROSSTILES else "layout"
-        raise Invalid(f"no {what} with id or name {wanted!r} for a {game} contest")
+        raise Invalid(
+            f"no {played.rules_noun} with id or name {wanted!r} for a {played.name} contest"
+        )
     return str(row["id"])
 
 
@@ -171,6 +194,6 @@ def _contest_out(contest: Contest, now: str | None = None) -> schemas.ContestOut
         closes_at=contest.closes_at,
         lexicon=contest.lexicon_id,
         layout=contest.layout_id,
-        game=contest.game.value,
+        game=contest.game,
         status=status,
     )

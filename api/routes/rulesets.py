@@ -1,8 +1,9 @@
-"""Word lists, layouts and Crosstiles boards: register one, list them, and compare two
-versions."""
+"""Word lists and each game's rules data (layouts, boards): register one, list them, and
+compare two word lists."""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -12,11 +13,10 @@ from api import schemas
 from api.body import read_body
 from api.services import Admin, Services, Svc
 from core.errors import Invalid, NotFound
-from core.games import Game, board_json
+from core.game import Game
+from core.games import game, names
 from core.registry import register_lexicon
 from judge import Lexicon
-from judge.crosstiles import Board
-from judge.wordytaire import Layout
 
 router = APIRouter()
 LEXICON_MAX_BYTES = 64 * 1024 * 1024
@@ -62,69 +62,61 @@ def lexicon_diff(a: str, b: str, svc: Svc, who: Admin) -> dict[str, Any]:
     return {"from": old.id, "to": new.id, "added": sorted(added), "removed": sorted(removed)}
 
 
-@router.post("/v1/layouts", status_code=201, tags=["admin"])
-async def add_layout(
-    request: Request,
-    svc: Svc,
-    who: Admin,
-    name: Annotated[str, Query(min_length=1, max_length=200)],
-) -> dict[str, str]:
-    """Register a layout (JSON: period, bonus rows, letters). Content-addressed."""
-    layout = Layout.from_json(await read_body(request, limit=LAYOUT_MAX_BYTES))
-    svc.store.add_layout(
-        id=layout.id, name=name, content=layout.to_json().decode(), created_by="admin"
-    )
-    return {"id": layout.id, "name": name}
+def rules_router() -> APIRouter:
+    """Each registered game's rules data routes, named after it (`POST /v1/layouts`, `GET
+    /v1/boards`...): register one (content-addressed), list them."""
+    made = APIRouter()
+    for name in names():
+        played = game(name)
+        plural = f"{played.rules_noun}s"
+        made.add_api_route(
+            f"/v1/{plural}",
+            _adder(played),
+            methods=["POST"],
+            status_code=201,
+            tags=["admin"],
+            name=f"add_{played.rules_noun}",
+            description=f"Register a {played.rules_noun} of {name} (JSON), for its contests or "
+            "a rejudge under a corrected one. Content-addressed: the same content is the same "
+            f"{played.rules_noun}.",
+        )
+        made.add_api_route(
+            f"/v1/{plural}",
+            _lister(played, plural),
+            methods=["GET"],
+            tags=["admin"],
+            name=f"list_{plural}",
+            description=f"The registered {plural} of {name}, oldest first, without content.",
+        )
+    return made
 
 
-@router.get("/v1/layouts", tags=["admin"])
-def list_layouts(svc: Svc, who: Admin) -> dict[str, Any]:
-    return {"layouts": _listed(svc.store.all_layouts(Game.WORDYTAIRE))}
+def _adder(played: Game) -> Callable[..., Awaitable[dict[str, str]]]:
+    async def add_rules(
+        request: Request,
+        svc: Svc,
+        who: Admin,
+        name: Annotated[str, Query(min_length=1, max_length=200)],
+    ) -> dict[str, str]:
+        body = await read_body(request, limit=LAYOUT_MAX_BYTES)
+        rules = played.parse_rules(body.decode("utf-8", "replace"))
+        svc.store.add_layout(
+            id=rules.id,
+            name=name,
+            content=played.rules_json(rules),
+            created_by="admin",
+            game=played.name,
+        )
+        return {"id": rules.id, "name": name}
+
+    return add_rules
 
 
-@router.post("/v1/boards", status_code=201, tags=["admin"])
-async def add_board(
-    request: Request,
-    svc: Svc,
-    who: Admin,
-    name: Annotated[str, Query(min_length=1, max_length=200)],
-) -> dict[str, str]:
-    """Register a Crosstiles board (JSON: premium squares, tiles with counts and values), for
-    a Crosstiles contest or a rejudge under a corrected one. Content-addressed."""
-    board = Board.from_json(await read_body(request, limit=LAYOUT_MAX_BYTES))
-    svc.store.add_layout(
-        id=board.id, name=name, content=board_json(board), created_by="admin", game=Game.CROSSTILES
-    )
-    return {"id": board.id, "name": name}
+def _lister(played: Game, plural: str) -> Callable[..., dict[str, Any]]:
+    def list_rules(svc: Svc, who: Admin) -> dict[str, Any]:
+        return {plural: _listed(svc.store.all_layouts(played.name))}
 
-
-@router.get("/v1/boards", tags=["admin"])
-def list_boards(svc: Svc, who: Admin) -> dict[str, Any]:
-    return {"boards": _listed(svc.store.all_layouts(Game.CROSSTILES))}
-
-
-@router.get("/v1/layouts/{a}/diff/{b}", tags=["admin"])
-def layout_diff(a: str, b: str, svc: Svc, who: Admin) -> dict[str, Any]:
-    """Squares and letters that differ between two layouts."""
-    old, new = _load_layout(svc, a), _load_layout(svc, b)
-    squares = [
-        {"row": r, "column": c, "from": old.bonus[r][c], "to": new.bonus[r][c]}
-        for r in range(min(old.period, new.period))
-        for c in range(min(old.period, new.period))
-        if old.bonus[r][c] != new.bonus[r][c]
-    ]
-    letters = [
-        {"letter": x, "from": [old.points[x], old.bag[x]], "to": [new.points[x], new.bag[x]]}
-        for x in sorted(old.points)
-        if (old.points[x], old.bag[x]) != (new.points[x], new.bag[x])
-    ]
-    return {
-        "from": old.id,
-        "to": new.id,
-        "period": [old.period, new.period],
-        "squares": squares,
-        "letters": letters,
-    }
+    return list_rules
 
 
 def _load_lexicon(svc: Services, id_or_name: str) -> Lexicon:
@@ -132,13 +124,6 @@ def _load_lexicon(svc: Services, id_or_name: str) -> Lexicon:
     if row is None:
         raise NotFound(f"no lexicon {id_or_name[:64]!r}")
     return Lexicon.from_bytes(svc.blobs.get(row["blob_key"]))
-
-
-def _load_layout(svc: Services, id_or_name: str) -> Layout:
-    row = svc.store.find_layout(id_or_name, Game.WORDYTAIRE)
-    if row is None:
-        raise NotFound(f"no layout {id_or_name[:64]!r}")
-    return Layout.from_json(row["content"])
 
 
 def _listed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -3,13 +3,14 @@ result for an export, and the event log."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 
 from api import schemas
-from api.lookups import known_contest
+from api.lookups import known_contest, shown
 from api.services import Admin, Svc
+from infra.sql.games import rows_of
 
 router = APIRouter()
 # An export's page: a few hundred KB of JSON, so the memory a request holds stays bounded.
@@ -21,20 +22,13 @@ RESULTS_PAGE, RESULTS_PAGE_MOST = 1000, 5000
     response_model=schemas.Leaderboard | schemas.GameStandings,
     tags=["public"],
 )
-def leaderboard(contest: str, svc: Svc) -> schemas.Leaderboard | schemas.GameStandings:
+def leaderboard(contest: str, svc: Svc) -> dict[str, Any]:
     """A Wordytaire contest: each team's best judged score, ranked. A Crosstiles contest: the
     players named in its valid game logs, ranked by wins (a k-way tie for the win counts 1/k),
     then spread, then nick; and its invalid logs, each with its first failing line and why."""
     found = known_contest(svc, contest)
-    if found.game.logs:
-        return schemas.GameStandings(
-            contest=contest,
-            game="crosstiles",
-            players=[schemas.PlayerStanding(**p) for p in svc.store.game_standings(contest)],
-            invalid=[schemas.InvalidGame(**g) for g in svc.store.invalid_games(contest)],
-        )
-    entries = [schemas.LeaderboardEntry(**e) for e in svc.store.leaderboard(contest)]
-    return schemas.Leaderboard(contest=contest, entries=entries)
+    standings = rows_of(found.game).standings(svc.store, contest)
+    return {"contest": contest, "game": found.game, **standings}
 
 
 @router.get("/v1/contests/{contest}/results", response_model=schemas.ResultsPage, tags=["admin"])
@@ -50,11 +44,14 @@ def list_results(
     """Every submission of the contest, in id order, a page at a time, with its team's name
     and its result under the live ruleset (null until judged); follow `next` until it is
     null."""
-    known_contest(svc, contest)
+    found = known_contest(svc, contest)
     rows = svc.store.results_page(contest, after, limit)
+    fields = rows_of(found.game).fields(svc.store, [r["result_id"] for r in rows if r["result_id"]])
     last = rows[-1]["submission"] if len(rows) == limit else None
     return schemas.ResultsPage(
-        contest=contest, results=[schemas.ResultRow(**row) for row in rows], next=last
+        contest=contest,
+        results=[schemas.ResultRow(**shown(row, fields.get(row.pop("result_id")))) for row in rows],
+        next=last,
     )
 
 

@@ -15,12 +15,13 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from api import schemas
 from api.body import upload_bytes
-from api.lookups import ID
+from api.lookups import ID, shown
 from api.services import AnyCaller, BearerToken, Caller, Services, Svc, uploader
 from core import clock, receipts, report_blobs
 from core.errors import NotFound
 from core.intake import check_opened, may_upload, no_log_right
 from core.records import Contest, Submission, Team
+from infra.sql.games import rows_of
 
 router = APIRouter()
 log = structlog.get_logger("tilejudge.api")
@@ -39,15 +40,17 @@ async def submit(contest: str, request: Request, svc: Svc, token: BearerToken) -
 
     After the contest closes, only a retry of an upload received in time is answered (with
     that submission, flagged `X-Tilejudge-Duplicate`); anything else is refused with 403. A
-    Crosstiles contest takes logs only from teams the organiser allowed (403 otherwise), and a
-    log uploaded again, by any team, is answered with the submission it already is."""
+    Crosstiles contest takes logs only from teams the organiser allowed (403 otherwise); a
+    game already in the contest, uploaded again by any team in any bytes (line endings, notes,
+    spacing), is answered with the submission it already is, even after the close; a game with
+    the seed and players of another but other turns is refused (409, naming the first)."""
     # Two trips to the thread pool in all, the body read on the event loop between them: the
     # team, the contest, whether it opened and the rate limit before a byte is read, then intake.
     team, found = await run_in_threadpool(_admit, svc, token, contest)
     data = await upload_bytes(request, svc.settings.max_upload_bytes)
     received_at = clock.now()
     if received_at > found.closes_at:
-        late = await run_in_threadpool(svc.intake.accept_late, team, found, data, received_at)
+        late = await svc.intake.accept_late(team, found, data, received_at)
         submission, created = late, False
     else:
         submission, created = await svc.intake.accept(team, found, data, received_at)
@@ -89,20 +92,21 @@ def _admit(svc: Services, token: str, contest_id: str) -> tuple[Team, Contest]:
 def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.SubmissionOut:
     sub = _readable_submission(svc, who, submission_id)
     result = svc.store.current_result(sub.id)
-    return schemas.SubmissionOut(
-        id=sub.id,
-        contest=sub.contest_id,
-        team=sub.team_id,
-        state=sub.state,
-        score=result["score"] if result else None,
-        legal=result["legal"] if result else None,
-        illegal=result["illegal"] if result else None,
-        received_at=sub.received_at,
-        judged_at=result["judged_at"] if result else None,
-        lexicon=result["lexicon_id"] if result else None,
-        layout=result["layout_id"] if result else None,
-        failure=sub.failure,
-    )
+    fields = None
+    if result is not None and (contest := svc.store.get_contest(sub.contest_id)) is not None:
+        fields = rows_of(contest.game).fields(svc.store, [result["id"]]).get(result["id"])
+    row = {
+        "id": sub.id,
+        "contest": sub.contest_id,
+        "team": sub.team_id,
+        "state": sub.state,
+        "received_at": sub.received_at,
+        "judged_at": result["judged_at"] if result else None,
+        "lexicon": result["lexicon_id"] if result else None,
+        "layout": result["layout_id"] if result else None,
+        "failure": sub.failure,
+    }
+    return schemas.SubmissionOut(**shown(row, fields))
 
 
 @router.get("/v1/submissions/{submission_id}/report", tags=["teams"])

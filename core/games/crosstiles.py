@@ -1,26 +1,30 @@
-"""The games a contest can judge, and what a judged Crosstiles game log keeps besides its report.
+"""Crosstiles as a game of the pipeline, and what a judged game log keeps besides its report.
 
-A contest's game is fixed when it is created. Wordytaire uploads are a team's own moves; a
-Crosstiles upload is the log of a whole game between named players (CROSSTILES.md), so it is
-judged whole: valid, or invalid at its first failing line. Its result row's columns read:
+A Crosstiles upload is the log of a whole game between named players (docs/rules/crosstiles.md),
+so it is judged whole: valid, or invalid at its first failing line. One game is one submission
+whichever club uploads it and in whatever bytes: its identity is what the verifier reads
+(`judge.crosstiles.identity`).
 
-- `score`: the winning score (the highest final score among players not removed) of a valid
-  game, 0 for an invalid one;
-- `legal`: the lines judged after the header that passed (every one, for a valid game);
-- `illegal`: 1 for an invalid game (its failing line), 0 for a valid one;
-- `tiles`: 0 (the report does not count the tiles a game placed).
-
-Each player of a valid game gets a row (`GamePlayer`): its seat, nick, final score, whether it
-was removed, its share of the win and its spread; an invalid game gets its error instead.
+A judged game's result is its own (`GameOutcome`): whether it is valid, the turns judged, an
+invalid game's error (first failing line, reason code, detail), and each player of a valid game
+(`GamePlayer`): its seat, nick, final score, whether it was removed, its share of the win and
+its spread. The result row shared by every game carries only the winning score (the highest
+final score among players not removed; 0 for an invalid game) as its `score`; the columns
+Wordytaire fills (`legal`, `illegal`, `tiles`) are 0.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from enum import StrEnum
+from typing import Any
 
-from judge.crosstiles import Board, CrosstilesReport
+from core.game import Identity, Judged
+from core.records import JudgedResult
+from judge import Lexicon
+from judge.crosstiles import Board, BoardError, CrosstilesReport, default_board, verify
+from judge.crosstiles import identity as game_identity
 from judge.crosstiles.board import TILE_NAMES
 
 # Recorded as `judge_version` with every Crosstiles result.
@@ -28,17 +32,6 @@ CROSSTILES_JUDGE_VERSION = "crosstiles-1"
 # A win's share is kept in twelfths: a game has at most four players, so a k-way tie among the
 # winners gives each a whole 12/k, and sums stay exact (a third would not, as a float).
 WIN_TWELFTHS = 12
-
-
-class Game(StrEnum):
-    WORDYTAIRE = "wordytaire"
-    CROSSTILES = "crosstiles"
-
-    @property
-    def logs(self) -> bool:
-        """Uploads are game logs that name players besides the uploading team: the same bytes
-        from any team are one game, and only teams the organiser allows may upload."""
-        return self is Game.CROSSTILES
 
 
 @dataclass(frozen=True)
@@ -65,10 +58,12 @@ class GameError:
 
 @dataclass(frozen=True)
 class GameOutcome:
-    """What the standings read of a judged game: its players if valid, else its error."""
+    """A judged game's own result: the turns judged (after the header, a failing one too),
+    and its players if valid, else its error."""
 
     players: tuple[GamePlayer, ...]
     error: GameError | None
+    turns: int = 0
 
     @property
     def valid(self) -> bool:
@@ -82,7 +77,9 @@ class GameOutcome:
 def outcome(report: CrosstilesReport) -> GameOutcome:
     if report.error is not None:
         error = report.error
-        return GameOutcome((), GameError(error.line, error.reason.value, error.detail))
+        return GameOutcome(
+            (), GameError(error.line, error.reason.value, error.detail), report.turns
+        )
     winners = set(report.winners)
     scores = [player.score for player in report.players]
     players = []
@@ -99,7 +96,7 @@ def outcome(report: CrosstilesReport) -> GameOutcome:
                 spread=player.score - max(others),
             )
         )
-    return GameOutcome(tuple(players), None)
+    return GameOutcome(tuple(players), None, report.turns)
 
 
 def winning_score(report: CrosstilesReport) -> int:
@@ -120,3 +117,46 @@ def board_json(board: Board) -> str:
         "tiles": tiles,
     }
     return json.dumps(doc, indent=1)
+
+
+class Crosstiles:
+    name = "crosstiles"
+    rules_noun = "board"
+    shared_uploads = True
+    words_vary = True
+    rules_errors: tuple[type[Exception], ...] = (BoardError,)
+
+    def identity(self, data: bytes) -> Identity:
+        found = game_identity.identity(data)
+        return Identity(found.key, found.match)
+
+    def default_rules(self) -> Board:
+        return default_board()
+
+    def parse_rules(self, content: str) -> Board:
+        return Board.from_json(content)
+
+    def rules_json(self, rules: Any) -> str:
+        board: Board = rules
+        return board_json(board)
+
+    def judge(self, data: bytes, lexicon: Lexicon, rules: Any, report_key: str) -> Judged:
+        """The log verified whole, its result its own (`GameOutcome`). (A game log's report is
+        a few KB: serialised whole.)"""
+        report = verify(data, lexicon, rules)
+        result = JudgedResult(
+            report.lexicon,
+            report.board,
+            CROSSTILES_JUDGE_VERSION,
+            winning_score(report),
+            0,
+            0,
+            0,
+            report_key,
+            outcome(report),
+        )
+
+        def pieces(head: Mapping[str, Any]) -> Iterable[bytes]:
+            return [json.dumps({**head, **report.to_json()}).encode()]
+
+        return Judged(result, report.words, pieces)

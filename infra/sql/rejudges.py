@@ -15,7 +15,7 @@ from core.errors import NotFound, RejudgeRefused
 from core.events import EventType
 from core.records import JudgedResult, Run, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
-from infra.sql.games import copy_games, game_changes, standing_changes
+from infra.sql.games import GameRows, copy_details, rows_of
 from infra.sql.results import count_progress, keep_words, put_new_results
 from infra.sql.schema import contests, rejudge_runs, results, submissions, word_hashes
 from infra.sql.store import SqlStore
@@ -208,7 +208,7 @@ class RejudgeStore:
         with self.store.write() as (conn, pending):
             statement = insert(results).from_select(columns, copied).returning(results.c.id)
             ids = list(conn.execute(statement).scalars())  # (rowcount is -1 here on psycopg)
-            copy_games(conn, ids, run.from_lexicon_id, run.from_layout_id)
+            copy_details(conn, ids, run.from_lexicon_id, run.from_layout_id)
             count_progress(conn, pending, run.id, added=len(ids), carried=len(ids))
             return len(ids)
 
@@ -365,70 +365,18 @@ class RejudgeStore:
             return [Run(**row) for row in rows]
 
     def changes(self, run: Run) -> list[dict[str, Any]]:
-        """Submissions whose score differs between the run's ruleset and the one it replaces;
-        for game logs, the games whose verdict or winners differ."""
-        if self._logs(run):
-            return game_changes(self.store, run, self.store.team_names(run.contest_id))
-        old, new = results.alias("old"), results.alias("new")
-        query = (
-            select(
-                submissions.c.id,
-                submissions.c.team_id,
-                old.c.score.label("old_score"),
-                new.c.score.label("new_score"),
-            )
-            .join(
-                old,
-                and_(
-                    old.c.submission_id == submissions.c.id,
-                    old.c.lexicon_id == run.from_lexicon_id,
-                    old.c.layout_id == run.from_layout_id,
-                ),
-            )
-            .join(
-                new,
-                and_(
-                    new.c.submission_id == submissions.c.id,
-                    new.c.lexicon_id == run.lexicon_id,
-                    new.c.layout_id == run.layout_id,
-                ),
-            )
-            .where(and_(submissions.c.contest_id == run.contest_id, old.c.score != new.c.score))
-            .order_by(submissions.c.id)
-        )
-        names = self.store.team_names(run.contest_id)
-        with self.store.read() as conn:
-            return [
-                {
-                    "submission": r.id,
-                    "team": names.get(r.team_id, r.team_id),
-                    "old_score": r.old_score,
-                    "new_score": r.new_score,
-                }
-                for r in conn.execute(query)
-            ]
+        """What a preview lists as changed between the run's ruleset and the one it replaces,
+        by the contest's game: the submissions whose score differs, or (game logs) the games
+        whose verdict or winners do."""
+        return self._rows(run).changes(self.store, run)
 
     def rank_changes(self, run: Run) -> list[dict[str, Any]]:
-        """Teams whose rank differs between the two rulesets; for game logs, the players whose
-        standing (rank, games, wins or spread) does."""
-        if self._logs(run):
-            return standing_changes(self.store, run)
-        before = {
-            e["team"]: e["rank"]
-            for e in self.store.leaderboard(
-                run.contest_id, (run.from_lexicon_id, run.from_layout_id)
-            )
-        }
-        after = {
-            e["team"]: e["rank"]
-            for e in self.store.leaderboard(run.contest_id, (run.lexicon_id, run.layout_id))
-        }
-        return [
-            {"team": team, "old_rank": before.get(team), "new_rank": after.get(team)}
-            for team in sorted(set(before) | set(after), key=lambda t: (after.get(t) or 10**9, t))
-            if before.get(team) != after.get(team)
-        ]
+        """Who moves between the two rulesets, by the contest's game: the teams whose rank
+        differs, or (game logs) the players whose standing does."""
+        return self._rows(run).rank_changes(self.store, run)
 
-    def _logs(self, run: Run) -> bool:
+    def _rows(self, run: Run) -> GameRows:
         contest = self.store.get_contest(run.contest_id)
-        return contest is not None and contest.game.logs
+        if contest is None:
+            raise NotFound(f"no contest {run.contest_id}")
+        return rows_of(contest.game)

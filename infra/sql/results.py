@@ -13,7 +13,7 @@ from core.events import EventType
 from core.records import JudgedResult
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from core.word_hashes import union
-from infra.sql.games import drop_games, put_games
+from infra.sql.games import drop_details, put_details
 from infra.sql.schema import rejudge_runs, results, submissions, word_hashes
 
 
@@ -37,13 +37,13 @@ def put_result(
     if found is not None:
         if replace:
             conn.execute(update(results).where(key).values(**values))
-            drop_games(conn, [found.id])
-            put_games(conn, [(found.id, result.game)])
+            drop_details(conn, [found.id])
+            put_details(conn, [(found.id, result.game)])
         return False
     inserted = conn.execute(
         insert(results).values(**_result_row(submission_id, result, now, carried))
     )
-    put_games(conn, [(inserted.inserted_primary_key[0], result.game)])  # type: ignore[index]
+    put_details(conn, [(inserted.inserted_primary_key[0], result.game)])  # type: ignore[index]
     return True
 
 
@@ -97,7 +97,7 @@ def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now
             .returning(results.c.id, results.c.submission_id)
         )
         inserted = conn.execute(statement).all()
-        put_games(conn, [(row.id, games[row.submission_id]) for row in inserted])
+        put_details(conn, [(row.id, games[row.submission_id]) for row in inserted])
         new += len(inserted)
     return new
 

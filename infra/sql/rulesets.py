@@ -9,7 +9,7 @@ from sqlalchemy import and_, insert, or_, select
 
 from core import clock
 from core.events import EventType
-from core.games import Game
+from core.games import DEFAULT as DEFAULT_GAME
 from infra.sql.base import StoreBase
 from infra.sql.schema import layouts, lexicon_names, lexicons
 
@@ -106,9 +106,9 @@ class RulesetsMixin(StoreBase):
             return [{**r, "names": names.get(r["id"], [r["name"]])} for r in rows]
 
     def add_layout(
-        self, *, id: str, name: str, content: str, created_by: str, game: Game = Game.WORDYTAIRE
+        self, *, id: str, name: str, content: str, created_by: str, game: str = DEFAULT_GAME
     ) -> dict[str, Any]:
-        """Register a layout, or with `game` Crosstiles a board (content-addressed: the same
+        """Register a game's rules data: a layout, a board (content-addressed: the same
         content again returns the row there)."""
         with self.write() as (conn, pending):
             existing = conn.execute(select(layouts).where(layouts.c.id == id)).mappings().first()
@@ -123,13 +123,18 @@ class RulesetsMixin(StoreBase):
                 "game": game,
             }
             conn.execute(insert(layouts).values(**row))
-            event = {"type": EventType.LAYOUT_ADDED, "layout": id, "name": name, "by": created_by}
-            if game is not Game.WORDYTAIRE:
-                event["game"] = game
-            pending.append(event)
+            pending.append(
+                {
+                    "type": EventType.LAYOUT_ADDED,
+                    "layout": id,
+                    "name": name,
+                    "by": created_by,
+                    "game": game,
+                }
+            )
             return row
 
-    def all_layouts(self, game: Game | None = None) -> list[dict[str, Any]]:
+    def all_layouts(self, game: str | None = None) -> list[dict[str, Any]]:
         """Every layout and board (or those of one game), oldest first."""
         query = select(layouts).order_by(layouts.c.created_at)
         if game is not None:
@@ -137,7 +142,7 @@ class RulesetsMixin(StoreBase):
         with self.read() as conn:
             return [dict(r) for r in conn.execute(query).mappings()]
 
-    def find_layout(self, id_or_name: str, game: Game | None = None) -> dict[str, Any] | None:
+    def find_layout(self, id_or_name: str, game: str | None = None) -> dict[str, Any] | None:
         """By id or name (the newest of that name), among one game's rules data if given."""
         query = select(layouts).where(or_(layouts.c.id == id_or_name, layouts.c.name == id_or_name))
         if game is not None:

@@ -101,16 +101,34 @@ submissions = Table(
     Column("attempts", Integer, nullable=False, default=0),
     Column("judged_at", TIME),
     Column("failure", Text),
-    # The SHA-256 again where the same bytes from any team are one submission (game logs);
-    # NULL otherwise, and NULLs never clash: uniqueness per contest holds for game logs only.
-    Column("shared_sha256", String(64)),
+    # Where uploads from any team are one submission (a game that names its players): the
+    # game's identity (`core.game.Identity.key`), and the key no other game of the contest may
+    # share (`match`). NULL otherwise, and NULLs never clash.
+    Column("game_key", String(64)),
+    Column("match_key", String(64)),
     UniqueConstraint("contest_id", "team_id", "sha256", name="uq_submissions_same_bytes"),
-    Index("uq_submissions_shared", "contest_id", "shared_sha256", unique=True),
+    Index("uq_submissions_game", "contest_id", "game_key", unique=True),
+    Index("uq_submissions_match", "contest_id", "match_key", unique=True),
     Index("ix_submissions_state", "state", "state_at"),
     Index("ix_submissions_contest", "contest_id", "team_id"),
     # A rejudge pages through a contest in id order: read in index order, no sort, so the
     # first batch goes out after a few rows instead of after the whole page.
     Index("ix_submissions_contest_id", "contest_id", "id"),
+)
+
+# Every other team's upload of a shared submission (a game another club uploaded first), with
+# its own bytes: deleting a team removes its copies, and a game whose first uploader is deleted
+# passes to the earliest copy left.
+submission_copies = Table(
+    "submission_copies",
+    metadata,
+    Column("submission_id", ID, ForeignKey("submissions.id"), primary_key=True),
+    Column("team_id", ID, ForeignKey("teams.id"), primary_key=True),
+    Column("sha256", String(64), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("blob_key", String(300), nullable=False),
+    Column("received_at", TIME, nullable=False),
+    Index("ix_submission_copies_team", "team_id"),
 )
 
 results = Table(
@@ -130,29 +148,6 @@ results = Table(
     # 1 when an affected-only rejudge copied the result over instead of judging again
     Column("carried", Integer, nullable=False, server_default="0"),
     UniqueConstraint("submission_id", "lexicon_id", "layout_id", name="uq_results_ruleset"),
-)
-
-# A judged game log's players (valid games) or its error (invalid ones), hung off the result
-# row, so that a rejudge's results and their standings switch with `apply`, in one update.
-game_players = Table(
-    "game_players",
-    metadata,
-    Column("result_id", Integer, ForeignKey("results.id"), primary_key=True),
-    Column("seat", Integer, primary_key=True),
-    Column("nick", String(32), nullable=False),
-    Column("score", BigInteger, nullable=False),
-    Column("removed", Boolean, nullable=False),
-    Column("win_twelfths", Integer, nullable=False),  # 12 a sole win, 12/k a k-way tie, else 0
-    Column("spread", BigInteger, nullable=False),  # score minus the best other player's
-)
-
-game_errors = Table(
-    "game_errors",
-    metadata,
-    Column("result_id", Integer, ForeignKey("results.id"), primary_key=True),
-    Column("line", Integer, nullable=False),
-    Column("reason", String(32), nullable=False),
-    Column("detail", Text, nullable=False),
 )
 
 # The distinct words a submission looks up in the lexicon, as a signature (core.word_hashes),

@@ -157,6 +157,7 @@ class StandingsMixin(StoreBase):
                 results.c.judged_at,
                 results.c.lexicon_id,
                 results.c.layout_id,
+                results.c.id.label("result_id"),
             )
             .join(contests, contests.c.id == submissions.c.contest_id)
             .join(teams, teams.c.id == submissions.c.team_id)
@@ -179,6 +180,7 @@ class StandingsMixin(StoreBase):
                     "judged_at": r.judged_at,
                     "lexicon": r.lexicon_id,
                     "layout": r.layout_id,
+                    "result_id": r.result_id,
                 }
                 for r in conn.execute(query)
             ]

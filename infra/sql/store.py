@@ -2,7 +2,8 @@
 
 `SqlStore` composes its parts: the plumbing and event ordering (`infra.sql.base`), word lists and
 layouts (`infra.sql.rulesets`), submissions (`infra.sql.submissions`), reads across them
-(`infra.sql.standings`) and judged game logs (`infra.sql.games`); contests and teams live here.
+(`infra.sql.standings`); contests and teams live here. What a game keeps beyond the result row
+every game has is its own (`infra.sql.games`).
 """
 
 from __future__ import annotations
@@ -14,15 +15,14 @@ from sqlalchemy import bindparam, insert, select, update
 from core import clock
 from core.errors import Duplicate
 from core.events import EventType
-from core.records import Contest, Team
+from core.records import Contest, Team, TeamDeleted
+from infra.sql.copies import drop_team_copies, hand_on
 from infra.sql.engine import make_engine
-from infra.sql.games import GamesMixin
+from infra.sql.games import drop_details
 from infra.sql.results import recount_open_runs
 from infra.sql.rulesets import RulesetsMixin
 from infra.sql.schema import (
     contests,
-    game_errors,
-    game_players,
     results,
     submissions,
     teams,
@@ -40,7 +40,7 @@ _TEAM_WITH_CONTEST = (
 )
 
 
-class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, GamesMixin, SessionsMixin):
+class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
     @classmethod
     def from_url(cls, url: str) -> SqlStore:
         return cls(make_engine(url))
@@ -204,14 +204,19 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, GamesMixin, Sess
             ).mappings()
             return [Team(**row) for row in rows]
 
-    def delete_team(self, team_id: str, by: str) -> list[str]:
-        """Delete a team, its submissions and results; return the blob keys to remove."""
+    def delete_team(self, team_id: str, by: str) -> TeamDeleted:
+        """Delete a team, its submissions, results and copies of shared ones; a shared
+        submission another team sent too passes to the earliest of them instead (`hand_on`).
+        Returns the blob keys to remove and what was handed on, to be judged again."""
         with self.write() as (conn, pending):
             team = conn.execute(select(teams).where(teams.c.id == team_id)).mappings().first()
             if team is None:
-                return []
+                return TeamDeleted([], [])
+            keys = drop_team_copies(conn, team_id)
+            handed, handed_keys = hand_on(conn, pending, team_id)
+            keys += handed_keys
             own = select(submissions.c.id).where(submissions.c.team_id == team_id)
-            keys = [
+            keys += [
                 r.blob_key
                 for r in conn.execute(
                     select(submissions.c.blob_key).where(submissions.c.team_id == team_id)
@@ -225,8 +230,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, GamesMixin, Sess
             ]
             count = len(conn.execute(own).all())
             judged = select(results.c.id).where(results.c.submission_id.in_(own))
-            conn.execute(game_players.delete().where(game_players.c.result_id.in_(judged)))
-            conn.execute(game_errors.delete().where(game_errors.c.result_id.in_(judged)))
+            drop_details(conn, judged)
             conn.execute(results.delete().where(results.c.submission_id.in_(own)))
             conn.execute(word_hashes.delete().where(word_hashes.c.submission_id.in_(own)))
             conn.execute(submissions.delete().where(submissions.c.team_id == team_id))
@@ -238,7 +242,8 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, GamesMixin, Sess
                     "contest": team["contest_id"],
                     "team": team_id,
                     "submissions_deleted": count,
+                    "submissions_handed_on": len(handed),
                     "by": by,
                 }
             )
-            return keys
+            return TeamDeleted(keys, [h.submission_id for h in handed])

@@ -11,35 +11,55 @@ from sqlalchemy import Connection, and_, insert, select, tuple_, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
-from core.errors import Duplicate, NotAllowed
+from core.errors import Conflict, CoreError, Duplicate
 from core.events import EventType
 from core.intake import closed, no_log_right
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.base import StoreBase, insert_rows
+from infra.sql.copies import keep_copies
 from infra.sql.results import keep_words, put_result
-from infra.sql.schema import contests, rejudge_runs, submissions, teams
+from infra.sql.schema import contests, rejudge_runs, submission_copies, submissions, teams
 
 
 class SubmissionsMixin(StoreBase):
     # -- submissions ------------------------------------------------------------------------
 
-    def find_same_bytes(self, contest_id: str, team_id: str, sha256: str) -> Submission | None:
-        """The submission these bytes are for this team: its own upload of them, or a game
-        log of the same bytes whichever team sent it (`Submission.shared_sha256`). Two
-        lookups, each along a unique index."""
-        own = and_(
-            submissions.c.contest_id == contest_id,
-            submissions.c.team_id == team_id,
-            submissions.c.sha256 == sha256,
-        )
-        shared = and_(submissions.c.contest_id == contest_id, submissions.c.shared_sha256 == sha256)
+    def find_same(
+        self, contest_id: str, team_id: str, sha256: str, game_key: str | None = None
+    ) -> Submission | None:
+        """The submission an upload is already: the team's own upload of these bytes, or the
+        shared submission (a game whoever sent it) with this game key. Each lookup along a
+        unique index."""
+        wheres = [
+            and_(
+                submissions.c.contest_id == contest_id,
+                submissions.c.team_id == team_id,
+                submissions.c.sha256 == sha256,
+            )
+        ]
+        if game_key is not None:
+            wheres.append(
+                and_(submissions.c.contest_id == contest_id, submissions.c.game_key == game_key)
+            )
         with self.read() as conn:
-            for where in (own, shared):
+            for where in wheres:
                 row = conn.execute(select(submissions).where(where)).mappings().first()
                 if row is not None:
                     return Submission(**row)
         return None
+
+    def copy_of(self, submission_id: str, team_id: str) -> str | None:
+        """The blob key of the team's own copy of a shared submission it did not send first."""
+        with self.read() as conn:
+            return conn.execute(
+                select(submission_copies.c.blob_key).where(
+                    and_(
+                        submission_copies.c.submission_id == submission_id,
+                        submission_copies.c.team_id == team_id,
+                    )
+                )
+            ).scalar_one_or_none()
 
     def get_submission(self, submission_id: str) -> Submission | None:
         with self.read() as conn:
@@ -53,7 +73,7 @@ class SubmissionsMixin(StoreBase):
     def store_submission(self, submission: Submission) -> Submission:
         """Record an upload whose bytes are already in blob storage (state `stored`)."""
         row = self.store_submissions([submission])[0]
-        if isinstance(row, NotAllowed):
+        if isinstance(row, CoreError):
             raise row
         if row is None:
             raise Duplicate("the same bytes were uploaded already")
@@ -61,15 +81,17 @@ class SubmissionsMixin(StoreBase):
 
     def store_submissions(
         self, batch: Sequence[Submission], queued: Sequence[Submission] = ()
-    ) -> list[Submission | NotAllowed | None]:
+    ) -> list[Submission | CoreError | None]:
         """Record uploads whose bytes are in blob storage, all in one transaction (one commit,
         one fsync, for a burst of them: intake's group commit), and mark the `queued` ones
         published since stored -> queued in it too. Each upload comes back as stored, None
         where its team sent the same bytes already (earlier, or earlier in this batch; for a
-        game log, any team did), or the error refusing it: Closed where its contest closed
-        before it was received, NotAllowed where its team may no longer upload game logs.
+        game log, any team did: that team's copy is kept if it sent none before), or the error
+        refusing it: Closed where its contest closed before it was received, NotAllowed where
+        its team may no longer upload game logs, Conflict where another game of the contest has
+        its seed and players (`Submission.match_key`).
         A concurrent writer of the same bytes makes it raise Duplicate, and nothing is written."""
-        answers: dict[int, Submission | NotAllowed] = {}
+        answers: dict[int, Submission | CoreError] = {}
         try:
             with self.write() as (conn, pending):
                 if batch:
@@ -82,32 +104,43 @@ class SubmissionsMixin(StoreBase):
 
     def _insert_fresh(
         self, conn: Connection, pending: list[dict[str, Any]], batch: Sequence[Submission]
-    ) -> dict[int, Submission | NotAllowed]:
-        """Insert the uploads of `batch` whose bytes are new, whose contest was open when they
-        were received and whose team may upload them; by id() of each upload, what became of
-        it (absent: same bytes)."""
-        keys = [_same_bytes_key(s) for s in batch]
+    ) -> dict[int, Submission | CoreError]:
+        """Insert the uploads of `batch` that are new, whose contest was open when they were
+        received and whose team may upload them; by id() of each upload, what became of it
+        (absent: it is a submission already; a shared one's copy is kept, with its team)."""
+        keys = [_same_key(s) for s in batch]
         seen = _stored_keys(conn, batch)
+        matched = _stored_matches(conn, batch)
         closes = _closing_times(conn, {s.contest_id for s in batch})
         refused = _without_log_right(conn, batch)
-        answers: dict[int, Submission | NotAllowed] = {}
+        answers: dict[int, Submission | CoreError] = {}
         fresh: list[Submission] = []
+        copies: list[tuple[str, Submission]] = []
         for key, submission in zip(keys, batch):
-            if key in seen:
-                continue  # the same bytes: a retry gets its submission back, even late
+            if submission.shared and submission.team_id in refused:
+                answers[id(submission)] = no_log_right(submission.team_id, submission.contest_id)
+                continue
+            if key in seen:  # a retry, or the same game: its submission back, even late
+                if submission.shared and seen[key][1] != submission.team_id:
+                    copies.append((seen[key][0], submission))
+                continue
+            first = matched.get((submission.contest_id, submission.match_key))
+            if submission.match_key is not None and first is not None:
+                answers[id(submission)] = conflict(first)
+                continue
             closes_at = closes.get(submission.contest_id)
             if closes_at is not None and submission.received_at > closes_at:
                 answers[id(submission)] = closed(
                     submission.contest_id, closes_at, submission.received_at
                 )
                 continue
-            if submission.team_id in refused:
-                answers[id(submission)] = no_log_right(submission.team_id, submission.contest_id)
-                continue
-            seen.add(key)
+            seen[key] = (submission.id, submission.team_id)
+            if submission.match_key is not None:
+                matched[(submission.contest_id, submission.match_key)] = submission.id
             fresh.append(submission)
             answers[id(submission)] = submission
         if not fresh:
+            keep_copies(conn, pending, copies)
             return answers
         rows = [s.__dict__ for s in fresh]
         if self._sqlite:
@@ -139,6 +172,7 @@ class SubmissionsMixin(StoreBase):
             }
             for s in fresh
         )
+        keep_copies(conn, pending, copies)  # after the rows they may refer to
         return answers
 
     def mark_queued(self, submission_id: str) -> bool:
@@ -346,27 +380,58 @@ class SubmissionsMixin(StoreBase):
                 )
 
 
-def _same_bytes_key(submission: Submission) -> tuple[str, str, str]:
-    """Uploads with the same key are one submission: a team's own bytes, or a game log's
-    bytes whoever sent them (no team in the key)."""
-    team = "" if submission.shared_sha256 is not None else submission.team_id
-    return submission.contest_id, team, submission.sha256
+def _same_key(submission: Submission) -> tuple[str, str, str]:
+    """Uploads with the same key are one submission: a team's own bytes, or a shared game
+    whoever sent it (no team in the key: its game key)."""
+    if submission.game_key is not None:
+        return submission.contest_id, "", submission.game_key
+    return submission.contest_id, submission.team_id, submission.sha256
 
 
-def _stored_keys(conn: Connection, batch: Sequence[Submission]) -> set[tuple[str, str, str]]:
-    """The keys (`_same_bytes_key`) of the batch that stored submissions hold already."""
-    own = [(s.contest_id, s.team_id, s.sha256) for s in batch if s.shared_sha256 is None]
-    shared = [(s.contest_id, s.sha256) for s in batch if s.shared_sha256 is not None]
-    seen: set[tuple[str, str, str]] = set()
+def _stored_keys(
+    conn: Connection, batch: Sequence[Submission]
+) -> dict[tuple[str, str, str], tuple[str, str]]:
+    """The keys (`_same_key`) of the batch that stored submissions hold already, each with
+    that submission's id and team."""
+    own = [(s.contest_id, s.team_id, s.sha256) for s in batch if s.game_key is None]
+    shared = [(s.contest_id, s.game_key) for s in batch if s.game_key is not None]
+    seen: dict[tuple[str, str, str], tuple[str, str]] = {}
+    c = submissions.c
     if own:
-        same = tuple_(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
-        query = select(submissions.c.contest_id, submissions.c.team_id, submissions.c.sha256)
-        seen |= {(r[0], r[1], r[2]) for r in conn.execute(query.where(same.in_(own)))}
+        same = tuple_(c.contest_id, c.team_id, c.sha256)
+        query = select(c.contest_id, c.team_id, c.sha256, c.id)
+        for r in conn.execute(query.where(same.in_(own))):
+            seen[(r[0], r[1], r[2])] = (r[3], r[1])
     if shared:
-        same = tuple_(submissions.c.contest_id, submissions.c.shared_sha256)
-        query = select(submissions.c.contest_id, submissions.c.shared_sha256)
-        seen |= {(r[0], "", r[1]) for r in conn.execute(query.where(same.in_(shared)))}
+        same = tuple_(c.contest_id, c.game_key)
+        query = select(c.contest_id, c.game_key, c.id, c.team_id)
+        for r in conn.execute(query.where(same.in_(shared))):
+            seen[(r[0], "", r[1])] = (r[2], r[3])
     return seen
+
+
+def _stored_matches(
+    conn: Connection, batch: Sequence[Submission]
+) -> dict[tuple[str, str | None], str]:
+    """The submissions holding the batch's match keys, by (contest, match key)."""
+    wanted = [(s.contest_id, s.match_key) for s in batch if s.match_key is not None]
+    if not wanted:
+        return {}
+    c = submissions.c
+    query = select(c.contest_id, c.match_key, c.id).where(
+        tuple_(c.contest_id, c.match_key).in_(wanted)
+    )
+    return {(r[0], r[1]): r[2] for r in conn.execute(query)}
+
+
+def conflict(first: str) -> Conflict:
+    """The refusal of a game with the same seed and players as one the contest has, but other
+    turns (409 at the edge): both cannot be counted, and the first stands."""
+    return Conflict(
+        f"this game has the seed and players of submission {first} with other turns; "
+        "a game is counted once, so the one uploaded first stands (the organiser may delete "
+        "it for this one to be taken)"
+    )
 
 
 def _without_log_right(conn: Connection, batch: Sequence[Submission]) -> set[str]:
@@ -374,7 +439,7 @@ def _without_log_right(conn: Connection, batch: Sequence[Submission]) -> set[str
     the writing transaction: a right the organiser takes back holds from the next commit in
     every API process, whatever a process remembers of the team. Share-locked on PostgreSQL,
     as the contests' closing times are, so a concurrent change waits for this group."""
-    uploaders = {s.team_id for s in batch if s.shared_sha256 is not None}
+    uploaders = {s.team_id for s in batch if s.shared}
     if not uploaders:
         return set()
     query = select(teams.c.id).where(and_(teams.c.id.in_(uploaders), teams.c.uploads_logs))

@@ -28,8 +28,8 @@ from core.sweeping import SweeperThread
 from devstack.redis_server import start_redis
 from infra.leader import SWEEPER_LOCK, Election
 from infra.sql.engine import make_engine
+from infra.sql.games import load_all
 from infra.sql.migrate import UPGRADE_LOCK_KEY, alembic_config, upgrade
-from infra.sql.schema import metadata
 from tests.integration.conftest import POSTGRES_URL
 
 pytestmark = pytest.mark.integration
@@ -330,7 +330,7 @@ def test_two_migrations_at_once_both_succeed_and_leave_the_schema_at_head(sql_ur
         with engine.connect() as conn:
             context = MigrationContext.configure(conn)
             assert context.get_current_revision() == head
-            assert compare_metadata(context, metadata) == []
+            assert compare_metadata(context, load_all()) == []
     finally:
         engine.dispose()
 

@@ -25,23 +25,26 @@ from sqlalchemy import event as sql_event
 from sqlalchemy.exc import IntegrityError
 
 from core import clock
-from core.errors import Closed, Duplicate, NotAllowed
+from core.errors import Closed, Conflict, Duplicate, NotAllowed
 from core.events import EventType
 from core.fakes import InMemoryBlobStore
-from core.games import Game, GameError, GameOutcome, GamePlayer
+from core.games.crosstiles import GameError, GameOutcome, GamePlayer
 from core.judging import Outcome, WorkerDeps, judge_group
-from core.records import Claim, Contest, JudgedResult, Submission, Team
+from core.records import Claim, Contest, JudgedResult, Submission, Team, TeamDeleted
 from core.states import SubmissionState
 from core.word_hashes import signature
 from infra.rulesets import RulesetCache
 from infra.sql import base as sql_base
 from infra.sql.engine import make_engine
+from infra.sql.games import crosstiles as crosstiles_sql
+from infra.sql.games import load_all
 from infra.sql.migrate import alembic_config, upgrade
 from infra.sql.rejudges import RejudgeStore
-from infra.sql.schema import events, metadata, results, word_hashes
+from infra.sql.schema import events, results, word_hashes
 from infra.sql.store import SqlStore
 
 pytestmark = pytest.mark.integration
+metadata = load_all()  # the shared tables and every game's own
 
 T = TypeVar("T")
 LEXICON, LAYOUT = "lex-1", "layout-1"
@@ -61,8 +64,7 @@ def add_contest(store: SqlStore, contest_id: str = "c1") -> Contest:
     return store.create_contest(
         Contest(
             id=contest_id, title=f"Contest {contest_id}", opens_at=at(-HOUR), closes_at=at(HOUR),
-            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(),
-        )
+            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(), game="wordytaire",)
     )  # fmt: skip
 
 
@@ -252,16 +254,16 @@ def test_rows_from_before_0007_are_wordytaire_contests_teams_without_the_log_rig
 
         store = SqlStore(engine)
         contest, team = store.get_contest("c1"), store.get_team("team-1")
-        assert contest is not None and contest.game is Game.WORDYTAIRE
+        assert contest is not None and contest.game == "wordytaire"
         assert team is not None and team.uploads_logs is False
         submission = store.get_submission(sub_id)
-        assert submission is not None and submission.shared_sha256 is None
+        assert submission is not None and submission.game_key is None
         assert [row["game"] for row in store.all_layouts()] == ["wordytaire"]
         assert store.current_result(sub_id) is not None  # the result still points at its row
         # Two game logs of the same bytes in one contest cannot both be stored, whoever sent them.
         insert = text(
             "INSERT INTO submissions (id, contest_id, team_id, sha256, size, blob_key,"
-            " received_at, receipt, state, state_at, attempts, shared_sha256) VALUES (:id, 'c1',"
+            " received_at, receipt, state, state_at, attempts, game_key) VALUES (:id, 'c1',"
             " :team, 'same', 1, 'k', :now, 'r', 'stored', :now, 0, 'same')"
         )
         with engine.begin() as connection:
@@ -321,7 +323,7 @@ def test_the_same_bytes_from_the_same_team_are_a_duplicate_but_another_team_may_
 
     assert all_events(store) == before
     other = store_submission(store, add_team(store, "beta"), sha256=first.sha256)
-    assert store.find_same_bytes("c1", team.id, first.sha256) == first
+    assert store.find_same("c1", team.id, first.sha256) == first
     assert store.get_submission(other.id) == other
 
 
@@ -703,7 +705,7 @@ def test_deleting_a_team_removes_its_rows_and_returns_every_blob_key_it_owned(
     done = judged(store, team, score=8, received_at=at(-30))
     kept = judged(store, kept_team, score=2, received_at=at(-30))
 
-    keys = store.delete_team(team.id, by="admin")
+    keys = store.delete_team(team.id, by="admin").keys
 
     result_keys = [f"reports/{done.id}/{LEXICON}.json"]
     assert sorted(keys) == sorted([pending.blob_key, done.blob_key, *result_keys])
@@ -720,7 +722,7 @@ def test_deleting_a_team_removes_its_rows_and_returns_every_blob_key_it_owned(
         2,
         "admin",
     )
-    assert store.delete_team(team.id, by="admin") == []
+    assert store.delete_team(team.id, by="admin") == TeamDeleted([], [])
 
 
 # -- rejudge carry ------------------------------------------------------------------------------
@@ -816,7 +818,7 @@ def test_a_group_of_uploads_is_stored_in_one_transaction_skipping_bytes_seen_bef
     stored = store.store_submissions(group)
 
     assert stored == [None, group[1], None, group[3]]
-    assert store.find_same_bytes("c1", team.id, "a" * 64) == earlier
+    assert store.find_same("c1", team.id, "a" * 64) == earlier
     stored_events = [e for e in all_events(store) if e["type"] == "submission.stored"]
     assert [e["submission"] for e in stored_events] == [earlier.id, group[1].id, group[3].id]
     assert store.store_submissions(group[1:2]) == [None]  # asked again: nothing new
@@ -981,8 +983,7 @@ def test_a_group_refuses_uploads_received_after_the_close_but_not_a_retry_of_ear
     other = store.create_contest(
         Contest(
             id="c2", title="Contest c2", opens_at=at(-HOUR), closes_at=at(HOUR),
-            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(),
-        )
+            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(), game="wordytaire",)
     )  # fmt: skip
     elsewhere = add_team(store, "beta", "c2")
     earlier = store_submission(store, team, sha256="a" * 64)
@@ -1003,7 +1004,7 @@ def test_a_group_refuses_uploads_received_after_the_close_but_not_a_retry_of_ear
     assert str(stored[1]) == f"contest c1 closed at {closed_at}; received at {group[1].received_at}"
     assert stored[2:] == group[2:]
     assert store.get_submission(group[1].id) is None
-    assert store.find_same_bytes("c1", team.id, "a" * 64) == earlier
+    assert store.find_same("c1", team.id, "a" * 64) == earlier
     assert other.closes_at > at(0)
     with pytest.raises(Closed):
         store.store_submission(new_submission(team, received_at=at(1)))
@@ -1032,8 +1033,7 @@ def test_a_contest_closed_before_it_opened_opens_and_closes_at_the_same_moment(
     later = store.create_contest(
         Contest(
             id="later", title="Later", opens_at=at(HOUR), closes_at=at(2 * HOUR),
-            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(),
-        )
+            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(), game="wordytaire",)
     )  # fmt: skip
     closing = store.close_contest(later.id, by="admin")
     assert closing is not None
@@ -1049,7 +1049,7 @@ def add_game_contest(store: SqlStore) -> tuple[Team, Team, Team]:
     store.create_contest(
         Contest(
             id="g1", title="Games", opens_at=at(-HOUR), closes_at=at(HOUR), lexicon_id=LEXICON,
-            layout_id=LAYOUT, created_at=clock.now(), game=Game.CROSSTILES,
+            layout_id=LAYOUT, created_at=clock.now(), game="crosstiles",
         )
     )  # fmt: skip
     allowed = [replace(add_team(store, name, "g1"), uploads_logs=True) for name in ("a", "b")]
@@ -1058,8 +1058,11 @@ def add_game_contest(store: SqlStore) -> tuple[Team, Team, Team]:
     return allowed[0], allowed[1], add_team(store, "c", "g1")
 
 
-def game_log(team: Team, sha256: str) -> Submission:
-    return replace(new_submission(team, sha256=sha256), shared_sha256=sha256)
+def game_log(
+    team: Team, sha256: str, key: str | None = None, match: str | None = None
+) -> Submission:
+    """A game log's row: `key` its game's identity (default: its bytes' hash)."""
+    return replace(new_submission(team, sha256=sha256), game_key=key or sha256, match_key=match)
 
 
 def test_a_game_log_is_one_submission_whoever_sends_it_and_only_allowed_teams_may(
@@ -1076,10 +1079,85 @@ def test_a_game_log_is_one_submission_whoever_sends_it_and_only_allowed_teams_ma
     assert stored[0] is None  # the same game: intake answers with `original`
     assert isinstance(stored[1], NotAllowed) and "may not upload game logs" in str(stored[1])
     assert stored[2] is not None and stored[3] is None  # the same game twice in one group
-    assert store.find_same_bytes("g1", second.id, "a" * 64) == original
-    assert store.find_same_bytes("g1", barred.id, "a" * 64) == original
+    assert store.find_same("g1", second.id, "a" * 64, "a" * 64) == original
+    assert store.find_same("g1", barred.id, "a" * 64, "a" * 64) == original
     assert store.allow_logs(second.id, False, by="admin") == replace(second, uploads_logs=False)
     assert isinstance(store.store_submissions([game_log(second, "d" * 64)])[0], NotAllowed)
+
+
+def test_a_game_sent_again_in_other_bytes_by_another_team_keeps_that_teams_copy_once(
+    store: SqlStore,
+) -> None:
+    first, second, _ = add_game_contest(store)
+    original = store.store_submission(game_log(first, "a" * 64, key="g" * 64))
+    uploads = [game_log(second, "b" * 64, key="g" * 64), game_log(second, "c" * 64, key="g" * 64),
+               game_log(first, "d" * 64, key="g" * 64)]  # fmt: skip
+
+    stored = store.store_submissions(uploads)
+
+    assert stored == [None, None, None]  # the same game, whoever sent it and in whatever bytes
+    assert store.find_same("g1", second.id, "z" * 64, "g" * 64) == original
+    assert store.copy_of(original.id, second.id) == uploads[0].blob_key  # its first copy
+    assert store.copy_of(original.id, first.id) is None  # the first uploader's bytes are its own
+    copied = [e for e in all_events(store) if e["type"] == "submission.copied"]
+    assert [(e["team"], e["sha256"]) for e in copied] == [(second.id, "b" * 64)]
+
+
+def test_a_game_with_the_seed_and_players_of_another_but_other_turns_is_refused_naming_it(
+    store: SqlStore,
+) -> None:
+    first, second, _ = add_game_contest(store)
+    original = store.store_submission(game_log(first, "a" * 64, key="g" * 64, match="m" * 64))
+
+    stored = store.store_submissions(
+        [game_log(second, "b" * 64, key="h" * 64, match="m" * 64),
+         game_log(second, "c" * 64, key="g" * 64, match="m" * 64),
+         game_log(first, "d" * 64, key="i" * 64, match="n" * 64),
+         game_log(second, "e" * 64, key="j" * 64, match="n" * 64)]
+    )  # fmt: skip
+
+    assert isinstance(stored[0], Conflict) and original.id in str(stored[0])
+    assert stored[1] is None  # the same game is no conflict: it is that game
+    assert isinstance(stored[2], Submission)
+    assert isinstance(stored[3], Conflict) and stored[2].id in str(stored[3])  # within a group too
+
+
+def test_deleting_a_games_first_uploader_hands_it_to_the_next_and_keeps_its_standing(
+    store: SqlStore,
+) -> None:
+    first, second, _ = add_game_contest(store)
+    third = replace(add_team(store, "d", "g1"), uploads_logs=True)
+    store.allow_logs(third.id, True, by="admin")
+    shared = store.store_submission(game_log(first, "a" * 64, key="g" * 64))
+    alone = store.store_submission(game_log(first, "f" * 64, key="f" * 64))
+    third_copy = replace(game_log(third, "c" * 64, key="g" * 64), received_at=at(-5))
+    store.store_submissions([third_copy])
+    store.store_submissions([replace(game_log(second, "b" * 64, key="g" * 64), received_at=at(-9))])
+    (claim,) = store.claim_many([shared.id], stale_after=HOUR)
+    won = GameOutcome(
+        (GamePlayer(1, "ann", 300, False, 12, 40), GamePlayer(2, "bob", 260, False, 0, -40)), None
+    )
+    result = JudgedResult(LEXICON, LAYOUT, "x", 300, 5, 0, 0, f"reports/{shared.id}/r", won)
+    store.record_results([(claim, result, signature(["ann"]))])
+    second_copy = store.copy_of(shared.id, second.id)
+
+    deleted = store.delete_team(first.id, by="admin")
+
+    assert deleted.handed_on == [shared.id]
+    assert sorted(deleted.keys) == sorted([shared.blob_key, alone.blob_key, result.report_key])
+    handed = store.get_submission(shared.id)
+    assert handed is not None and store.get_submission(alone.id) is None
+    # The earliest other uploader's copy (received first, not stored first) now is the game.
+    assert (handed.team_id, handed.sha256, handed.blob_key) == (second.id, "b" * 64, second_copy)
+    assert handed.state == SubmissionState.STORED  # judged again, from its new owner's bytes
+    assert store.copy_of(shared.id, second.id) is None
+    assert store.copy_of(shared.id, third.id) is not None
+    assert [p["nick"] for p in crosstiles_sql.game_standings(store, "g1")] == [
+        "ann",
+        "bob",
+    ]  # still counted
+    assert store.delete_team(third.id, by="admin").keys == [third_copy.blob_key]
+    assert store.get_submission(shared.id) is not None  # a copy's team leaves the game alone
 
 
 def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the_standings(
@@ -1101,12 +1179,12 @@ def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the
         result = JudgedResult(LEXICON, LAYOUT, "x", 0, 1, int(not game.valid), 0, "k", game)
         assert store.record_results([(claim, result, signature(["colour"]))]) == {sub.id}
 
-    standings = store.game_standings("g1")
+    standings = crosstiles_sql.game_standings(store, "g1")
     assert standings == [
         {"rank": 1, "nick": "ann", "games": 2, "wins": 1.5, "spread": 40},
         {"rank": 2, "nick": "bob", "games": 2, "wins": 0.5, "spread": -40},
     ]
-    assert store.invalid_games("g1") == [
+    assert crosstiles_sql.invalid_games(store, "g1") == [
         {"submission": subs[2].id, "team": "a", "line": 7, "reason": "not_in_dictionary",
          "detail": "'colour' is not in the list"}
     ]  # fmt: skip
@@ -1121,14 +1199,16 @@ def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the
     wider = signature(["colour", "neighbour"])
     assert rejudges.record_batch(run, [(subs[2].id, rejudged)], {subs[2].id: wider}) == 1
 
-    assert store.game_standings("g1", ("lex-2", LAYOUT)) == [
+    assert crosstiles_sql.game_standings(store, "g1", ("lex-2", LAYOUT)) == [
         standings[0],
         {"rank": 2, "nick": "cy", "games": 1, "wins": 1.0, "spread": 10},
         {**standings[1], "rank": 3},
         {"rank": 4, "nick": "dee", "games": 1, "wins": 0.0, "spread": -10},
     ]
-    assert store.invalid_games("g1", ("lex-2", LAYOUT)) == []
-    assert store.game_standings("g1") == standings  # nothing visible moves before apply
+    assert crosstiles_sql.invalid_games(store, "g1", ("lex-2", LAYOUT)) == []
+    assert (
+        crosstiles_sql.game_standings(store, "g1") == standings
+    )  # nothing visible moves before apply
     assert [(c["submission"], c["new_valid"]) for c in rejudges.changes(run)] == [
         (subs[2].id, True)
     ]
@@ -1138,9 +1218,14 @@ def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the
         ).scalar_one()
     assert kept == wider  # the words the game reached under the new list are added
     rejudges.apply(run.id, by="admin")
-    assert [row["nick"] for row in store.game_standings("g1")] == ["ann", "cy", "bob", "dee"]
-    keys = store.delete_team(first.id, by="admin")
-    assert "k2" in keys and store.game_standings("g1") == []
+    assert [row["nick"] for row in crosstiles_sql.game_standings(store, "g1")] == [
+        "ann",
+        "cy",
+        "bob",
+        "dee",
+    ]
+    keys = store.delete_team(first.id, by="admin").keys
+    assert "k2" in keys and crosstiles_sql.game_standings(store, "g1") == []
 
 
 # -- the results export ----------------------------------------------------------------------------

@@ -95,12 +95,19 @@ def worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Worker]:
 
 @contextmanager
 def running_worker(
-    env: dict[str, str], log_path: Path, pool: str, concurrency: int, name: str, stop_s: float = 15
+    env: dict[str, str],
+    log_path: Path,
+    pool: str,
+    concurrency: int,
+    name: str,
+    stop_s: float = 15,
+    queues: str = "live",
 ) -> Iterator[Worker]:
-    """A Celery worker on the live queue, as a subprocess logging to `log_path`."""
+    """A Celery worker on the live queue (or those given), as a subprocess logging to
+    `log_path`."""
     argv = [
         sys.executable, "-m", "celery", "-A", "workers.celery_app:app", "worker",
-        "-Q", "live", "-c", str(concurrency), "--pool", pool,
+        "-Q", queues, "-c", str(concurrency), "--pool", pool,
         "-n", f"{name}-{uuid.uuid4().hex[:8]}@%h",
         "--without-gossip", "--without-mingle", "--without-heartbeat", "--loglevel", "INFO",
     ]  # fmt: skip
@@ -132,6 +139,7 @@ def prepare_contest(store: SqlStore, blobs: S3BlobStore, lexicon: Lexicon) -> Te
             id="it", title="Integration", lexicon_id=lexicon.id, layout_id=layout.id,
             opens_at=clock.format_time(now - timedelta(hours=1)),
             closes_at=clock.format_time(now + timedelta(hours=1)), created_at=clock.now(),
+            game="wordytaire",
         )
     )  # fmt: skip
     return store.create_team(

@@ -1,6 +1,7 @@
-"""A judged game log's rows and what is read of them: each player of a valid game (`game_players`)
-or its error (`game_errors`), hung off its result row; the standings and invalid games of a
-contest under a ruleset; and a rejudge preview's changed games and moved players.
+"""Crosstiles' rows in SQL and what is read of them: a judged game log's own result
+(`crosstiles_results`) and each player of a valid game (`crosstiles_players`), hung off its
+result row; the standings and invalid games of a contest under a ruleset; and a rejudge
+preview's changed games and moved players.
 """
 
 from __future__ import annotations
@@ -8,183 +9,207 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, func, insert, select
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    ForeignKey,
+    Integer,
+    String,
+    Table,
+    Text,
+    and_,
+    false,
+    func,
+    insert,
+    select,
+)
 from sqlalchemy.sql.elements import ColumnElement
 
-from core.games import WIN_TWELFTHS, GameOutcome
+from core.games.crosstiles import WIN_TWELFTHS, GameOutcome
 from core.records import Run
 from infra.sql.base import StoreBase
-from infra.sql.schema import contests, game_errors, game_players, results, submissions, teams
+from infra.sql.schema import contests, metadata, results, submissions, teams
+
+# A judged Crosstiles game log's own result, hung off its result row (whose `score` is the
+# winning score, its `legal`, `illegal` and `tiles` Wordytaire's, 0 here), so that a rejudge's
+# results and their standings switch with `apply`, in one update.
+crosstiles_results = Table(
+    "crosstiles_results",
+    metadata,
+    Column("result_id", Integer, ForeignKey("results.id"), primary_key=True),
+    Column("valid", Boolean, nullable=False),
+    Column("turns", Integer, nullable=False),  # lines judged after the header, a failing one too
+    # An invalid game's first failing line, its reason code and detail; NULL for a valid one.
+    Column("line", Integer),
+    Column("reason", String(32)),
+    Column("detail", Text),
+)
+
+# Each player of a valid game log.
+crosstiles_players = Table(
+    "crosstiles_players",
+    metadata,
+    Column("result_id", Integer, ForeignKey("results.id"), primary_key=True),
+    Column("seat", Integer, primary_key=True),
+    Column("nick", String(32), nullable=False),
+    Column("score", BigInteger, nullable=False),
+    Column("removed", Boolean, nullable=False),
+    Column("win_twelfths", Integer, nullable=False),  # 12 a sole win, 12/k a k-way tie, else 0
+    Column("spread", BigInteger, nullable=False),  # score minus the best other player's
+)
 
 
-class GamesMixin(StoreBase):
-    def game_standings(
-        self, contest_id: str, ruleset: tuple[str, str] | None = None
-    ) -> list[dict[str, Any]]:
-        """Every player named in the contest's valid game logs under the live ruleset (or the
-        given one), ranked by wins (a k-way tie for the win counts 1/k to each), then total
-        spread, then nick: games played, wins, spread."""
-        query = (
-            select(
-                game_players.c.nick,
-                func.count().label("games"),
-                func.sum(game_players.c.win_twelfths).label("twelfths"),
-                func.sum(game_players.c.spread).label("spread"),
-            )
-            .select_from(
-                game_players.join(results, results.c.id == game_players.c.result_id)
-                .join(submissions, submissions.c.id == results.c.submission_id)
-                .join(contests, contests.c.id == submissions.c.contest_id)
-            )
-            .where(and_(submissions.c.contest_id == contest_id, *_under(ruleset)))
-            .group_by(game_players.c.nick)
+def game_standings(
+    store: StoreBase, contest_id: str, ruleset: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Every player named in the contest's valid game logs under the live ruleset (or the
+    given one), ranked by wins (a k-way tie for the win counts 1/k to each), then total
+    spread, then nick: games played, wins, spread."""
+    query = (
+        select(
+            crosstiles_players.c.nick,
+            func.count().label("games"),
+            func.sum(crosstiles_players.c.win_twelfths).label("twelfths"),
+            func.sum(crosstiles_players.c.spread).label("spread"),
         )
-        with self.read() as conn:
-            found = conn.execute(query).all()
-        # Sorted here, not in SQL: nicks compare by code point whatever the database's collation.
-        rows = sorted(found, key=lambda r: (-int(r.twelfths), -int(r.spread), r.nick))
+        .select_from(
+            crosstiles_players.join(results, results.c.id == crosstiles_players.c.result_id)
+            .join(submissions, submissions.c.id == results.c.submission_id)
+            .join(contests, contests.c.id == submissions.c.contest_id)
+        )
+        .where(and_(submissions.c.contest_id == contest_id, *_under(ruleset)))
+        .group_by(crosstiles_players.c.nick)
+    )
+    with store.read() as conn:
+        found = conn.execute(query).all()
+    # Sorted here, not in SQL: nicks compare by code point whatever the database's collation.
+    rows = sorted(found, key=lambda r: (-int(r.twelfths), -int(r.spread), r.nick))
+    return [
+        {
+            "rank": rank,
+            "nick": r.nick,
+            "games": int(r.games),
+            "wins": int(r.twelfths) / WIN_TWELFTHS,
+            "spread": int(r.spread),
+        }
+        for rank, r in enumerate(rows, 1)
+    ]
+
+
+def invalid_games(
+    store: StoreBase, contest_id: str, ruleset: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The contest's game logs judged invalid under the live ruleset (or the given one),
+    with the team that sent each and why, in the order they were received."""
+    query = (
+        select(
+            submissions.c.id,
+            teams.c.name,
+            crosstiles_results.c.line,
+            crosstiles_results.c.reason,
+            crosstiles_results.c.detail,
+        )
+        .select_from(
+            crosstiles_results.join(results, results.c.id == crosstiles_results.c.result_id)
+            .join(submissions, submissions.c.id == results.c.submission_id)
+            .join(contests, contests.c.id == submissions.c.contest_id)
+            .join(teams, teams.c.id == submissions.c.team_id)
+        )
+        .where(
+            and_(
+                submissions.c.contest_id == contest_id,
+                crosstiles_results.c.valid == false(),
+                *_under(ruleset),
+            )
+        )
+        .order_by(submissions.c.received_at, submissions.c.id)
+    )
+    with store.read() as conn:
         return [
             {
-                "rank": rank,
-                "nick": r.nick,
-                "games": int(r.games),
-                "wins": int(r.twelfths) / WIN_TWELFTHS,
-                "spread": int(r.spread),
+                "submission": r.id,
+                "team": r.name,
+                "line": r.line,
+                "reason": r.reason,
+                "detail": r.detail,
             }
-            for rank, r in enumerate(rows, 1)
+            for r in conn.execute(query)
         ]
 
-    def invalid_games(
-        self, contest_id: str, ruleset: tuple[str, str] | None = None
-    ) -> list[dict[str, Any]]:
-        """The contest's game logs judged invalid under the live ruleset (or the given one),
-        with the team that sent each and why, in the order they were received."""
-        query = (
-            select(
-                submissions.c.id,
-                teams.c.name,
-                game_errors.c.line,
-                game_errors.c.reason,
-                game_errors.c.detail,
-            )
-            .select_from(
-                game_errors.join(results, results.c.id == game_errors.c.result_id)
-                .join(submissions, submissions.c.id == results.c.submission_id)
-                .join(contests, contests.c.id == submissions.c.contest_id)
-                .join(teams, teams.c.id == submissions.c.team_id)
-            )
-            .where(and_(submissions.c.contest_id == contest_id, *_under(ruleset)))
-            .order_by(submissions.c.received_at, submissions.c.id)
+
+def game_verdicts(
+    store: StoreBase, contest_id: str, ruleset: tuple[str, str]
+) -> dict[str, dict[str, Any]]:
+    """Each judged game log of the contest under a ruleset: by submission id, its team id,
+    whether it is valid, its winners (nicks, in seat order) and its error's reason."""
+    query = (
+        select(
+            submissions.c.id,
+            submissions.c.team_id,
+            crosstiles_results.c.reason,
+            crosstiles_players.c.nick,
         )
-        with self.read() as conn:
-            return [
-                {
-                    "submission": r.id,
-                    "team": r.name,
-                    "line": r.line,
-                    "reason": r.reason,
-                    "detail": r.detail,
-                }
-                for r in conn.execute(query)
-            ]
-
-    def game_verdicts(self, contest_id: str, ruleset: tuple[str, str]) -> dict[str, dict[str, Any]]:
-        """Each judged game log of the contest under a ruleset: by submission id, its team id,
-        whether it is valid, its winners (nicks, in seat order) and its error's reason."""
-        query = (
-            select(
-                submissions.c.id,
-                submissions.c.team_id,
-                game_errors.c.reason,
-                game_players.c.nick,
+        .select_from(
+            submissions.join(results, results.c.submission_id == submissions.c.id)
+            .outerjoin(crosstiles_results, crosstiles_results.c.result_id == results.c.id)
+            .outerjoin(
+                crosstiles_players,
+                and_(
+                    crosstiles_players.c.result_id == results.c.id,
+                    crosstiles_players.c.win_twelfths > 0,
+                ),
             )
-            .select_from(
-                submissions.join(results, results.c.submission_id == submissions.c.id)
-                .outerjoin(game_errors, game_errors.c.result_id == results.c.id)
-                .outerjoin(
-                    game_players,
-                    and_(game_players.c.result_id == results.c.id, game_players.c.win_twelfths > 0),
-                )
-            )
-            .where(and_(submissions.c.contest_id == contest_id, *_under(ruleset)))
-            .order_by(submissions.c.id, game_players.c.seat)
         )
-        verdicts: dict[str, dict[str, Any]] = {}
-        with self.read() as conn:
-            for r in conn.execute(query):
-                verdict = verdicts.setdefault(
-                    r.id,
-                    {"team_id": r.team_id, "valid": r.reason is None, "winners": [],
-                     "reason": r.reason},
-                )  # fmt: skip
-                if r.nick is not None:
-                    verdict["winners"].append(r.nick)
-        return verdicts
+        .where(and_(submissions.c.contest_id == contest_id, *_under(ruleset)))
+        .order_by(submissions.c.id, crosstiles_players.c.seat)
+    )
+    verdicts: dict[str, dict[str, Any]] = {}
+    with store.read() as conn:
+        for r in conn.execute(query):
+            verdict = verdicts.setdefault(
+                r.id,
+                {"team_id": r.team_id, "valid": r.reason is None, "winners": [],
+                 "reason": r.reason},
+            )  # fmt: skip
+            if r.nick is not None:
+                verdict["winners"].append(r.nick)
+    return verdicts
 
 
-def put_games(conn: Connection, judged: Sequence[tuple[int, GameOutcome | None]]) -> None:
-    """The players or error of each judged game, under its result row's id."""
+def put_games(conn: Connection, found: Sequence[tuple[int, object]]) -> None:
+    """The own result and players of each judged game, under its result row's id (results of
+    other games carry no `GameOutcome`, and get none)."""
+    judged = [(rid, game) for rid, game in found if isinstance(game, GameOutcome)]
     players = [
         {"result_id": result_id, **player.__dict__}
         for result_id, game in judged
         if game is not None
         for player in game.players
     ]
-    errors = [
-        {"result_id": result_id, **game.error.__dict__}
+    own = [
+        {
+            "result_id": result_id,
+            "valid": game.valid,
+            "turns": game.turns,
+            "line": game.error.line if game.error else None,
+            "reason": game.error.reason if game.error else None,
+            "detail": game.error.detail if game.error else None,
+        }
         for result_id, game in judged
-        if game is not None and game.error is not None
     ]
+    if own:
+        conn.execute(insert(crosstiles_results), own)
     if players:
-        conn.execute(insert(game_players), players)
-    if errors:
-        conn.execute(insert(game_errors), errors)
+        conn.execute(insert(crosstiles_players), players)
 
 
-def drop_games(conn: Connection, result_ids: Sequence[int]) -> None:
-    """Before their result rows go (or are judged again): the rows that hang off them."""
-    if result_ids:
-        conn.execute(delete(game_players).where(game_players.c.result_id.in_(result_ids)))
-        conn.execute(delete(game_errors).where(game_errors.c.result_id.in_(result_ids)))
-
-
-def copy_games(
-    conn: Connection, result_ids: Sequence[int], lexicon_id: str, layout_id: str
-) -> None:
-    """Give results just copied to another ruleset (an affected-only rejudge carries them) the
-    players and error of the result each was copied from, under (`lexicon_id`, `layout_id`)."""
-    if not result_ids:
-        return
-    old, new = results.alias("old"), results.alias("new")
-    pairs = (
-        select(new.c.id.label("new_id"), old.c.id.label("old_id"))
-        .join(old, old.c.submission_id == new.c.submission_id)
-        .where(
-            and_(
-                new.c.id.in_(result_ids),
-                old.c.lexicon_id == lexicon_id,
-                old.c.layout_id == layout_id,
-            )
-        )
-        .subquery()
-    )
-    for table in (game_players, game_errors):
-        copied = [column for column in table.c if column.name != "result_id"]
-        conn.execute(
-            insert(table).from_select(
-                ["result_id", *(column.name for column in copied)],
-                select(pairs.c.new_id, *copied).select_from(
-                    table.join(pairs, pairs.c.old_id == table.c.result_id)
-                ),
-            )
-        )
-
-
-def game_changes(store: GamesMixin, run: Run, names: dict[str, str]) -> list[dict[str, Any]]:
+def game_changes(store: StoreBase, run: Run, names: dict[str, str]) -> list[dict[str, Any]]:
     """The games whose verdict or winners differ between the run's ruleset and the one it
     replaces (a rejudge preview's `changed`), each with its team's name (from `names`)."""
-    before = store.game_verdicts(run.contest_id, (run.from_lexicon_id, run.from_layout_id))
-    after = store.game_verdicts(run.contest_id, (run.lexicon_id, run.layout_id))
+    before = game_verdicts(store, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
+    after = game_verdicts(store, run.contest_id, (run.lexicon_id, run.layout_id))
     changed = []
     for sid in sorted(before.keys() & after.keys()):
         old, new = before[sid], after[sid]
@@ -205,16 +230,16 @@ def game_changes(store: GamesMixin, run: Run, names: dict[str, str]) -> list[dic
     return changed
 
 
-def standing_changes(store: GamesMixin, run: Run) -> list[dict[str, Any]]:
+def standing_changes(store: StoreBase, run: Run) -> list[dict[str, Any]]:
     """The players whose rank, games, wins or spread differ between the two rulesets, by
     their new rank (a rejudge preview's `rank_changes`)."""
     fields = ("rank", "games", "wins", "spread")
     before = {
         e["nick"]: e
-        for e in store.game_standings(run.contest_id, (run.from_lexicon_id, run.from_layout_id))
+        for e in game_standings(store, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
     }
     after = {
-        e["nick"]: e for e in store.game_standings(run.contest_id, (run.lexicon_id, run.layout_id))
+        e["nick"]: e for e in game_standings(store, run.contest_id, (run.lexicon_id, run.layout_id))
     }
     moved = []
     for nick in sorted(before.keys() | after.keys(), key=lambda n: (_rank(after, n), n)):
@@ -245,3 +270,59 @@ def _under(ruleset: tuple[str, str] | None) -> tuple[ColumnElement[bool], Column
             results.c.layout_id == contests.c.layout_id,
         )
     return results.c.lexicon_id == ruleset[0], results.c.layout_id == ruleset[1]
+
+
+class CrosstilesRows:
+    tables = (crosstiles_results, crosstiles_players)
+
+    def put(self, conn: Connection, judged: Sequence[tuple[int, object]]) -> None:
+        put_games(conn, judged)
+
+    def fields(self, store: StoreBase, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Whether the game is valid, the turns judged, the winning score, the winners in seat
+        order, and an invalid game's failing line, reason and detail."""
+        ids = list(result_ids)
+        with store.read() as conn:
+            own = conn.execute(
+                select(crosstiles_results, results.c.score)
+                .join(results, results.c.id == crosstiles_results.c.result_id)
+                .where(crosstiles_results.c.result_id.in_(ids))
+            ).all()
+            winners = conn.execute(
+                select(crosstiles_players.c.result_id, crosstiles_players.c.nick)
+                .where(
+                    and_(
+                        crosstiles_players.c.result_id.in_(ids),
+                        crosstiles_players.c.win_twelfths > 0,
+                    )
+                )
+                .order_by(crosstiles_players.c.result_id, crosstiles_players.c.seat)
+            ).all()
+        found: dict[int, dict[str, Any]] = {}
+        for r in own:
+            error = None if r.valid else {"line": r.line, "reason": r.reason, "detail": r.detail}
+            found[r.result_id] = {
+                "valid": bool(r.valid),
+                "turns": r.turns,
+                "winning_score": r.score,
+                "winners": [],
+                "error": error,
+            }
+        for result_id, nick in winners:
+            found[result_id]["winners"].append(nick)
+        return found
+
+    def standings(self, store: StoreBase, contest_id: str) -> dict[str, Any]:
+        return {
+            "players": game_standings(store, contest_id),
+            "invalid": invalid_games(store, contest_id),
+        }
+
+    def changes(self, store: StoreBase, run: Run) -> list[dict[str, Any]]:
+        return game_changes(store, run, store.team_names(run.contest_id))  # type: ignore[attr-defined]
+
+    def rank_changes(self, store: StoreBase, run: Run) -> list[dict[str, Any]]:
+        return standing_changes(store, run)
+
+
+ROWS = CrosstilesRows()

@@ -5,7 +5,9 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import create_engine
 
-from infra.sql.schema import metadata
+from infra.sql.games import load_all
+
+metadata = load_all()  # the shared tables and every game's own
 
 config = context.config
 connection = config.attributes.get("connection")

@@ -85,7 +85,7 @@ def test_an_upload_after_the_close_is_refused_by_a_process_that_remembers_the_co
         assert refusal["error"] == "forbidden"
         assert f"contest open closed at {closed['closes_at']}" in refusal["detail"]
         assert set(pipe.uploads()) == uploads_before  # the refused upload's bytes are deleted
-        assert other.store.find_same_bytes("open", team.id, first["sha256"]) is not None
+        assert other.store.find_same("open", team.id, first["sha256"]) is not None
 
         status, retry = upload(client, team, IN_TIME)  # bytes received before the close
         assert (status, retry["id"]) == (202, first["id"])

@@ -30,6 +30,7 @@ from judge.crosstiles import CrosstilesReport, corrupt, default_board, generate,
 from judge.crosstiles.bag import Bag
 from judge.crosstiles.board import TILE_NAMES
 from judge.crosstiles.generator import CORRUPTIONS
+from judge.crosstiles.identity import identity
 from judge.wordytaire import default_layout
 from tests.conftest import shared_list
 from tests.pipeline_fixtures import (
@@ -109,10 +110,14 @@ def game_words(games: list[bytes], full_list: Lexicon) -> Lexicon:
 
 
 @pytest.fixture(scope="module")
-def bad_logs(games: list[bytes]) -> list[bytes]:
-    """One log spoilt in each way the corrupter knows."""
+def bad_logs(full_list: Lexicon) -> list[bytes]:
+    """One log spoilt in each way the corrupter knows, each of a game of its own (a spoilt
+    copy of a game uploaded whole would conflict with it)."""
     rng = random.Random(7)
-    return [corrupt(games[n], kind, rng) for n, kind in enumerate(sorted(CORRUPTIONS))]
+    return [
+        corrupt(generate(2 + n % 3, f"spoilt-{n}", full_list, BOARD, rng_seed=n), kind, rng)
+        for n, kind in enumerate(sorted(CORRUPTIONS))
+    ]
 
 
 def register(pipe: Pipeline, name: str, words: bytes) -> str:
@@ -267,7 +272,7 @@ def test_the_same_log_from_two_teams_is_one_submission_that_both_may_read(
     assert original.status_code == again.status_code == 202
     assert again.json() == original.json()
     assert again.headers["x-tilejudge-duplicate"] == "true"
-    assert len(pipe.uploads()) == 1
+    assert len(pipe.uploads()) == 2  # the second club's copy is kept beside the game
     sid = original.json()["id"]
     drain(pipe.services)
     for team in (first, second):
@@ -300,11 +305,15 @@ def test_valid_and_invalid_logs_are_judged_exactly_as_the_offline_verifier_judge
         expected = verify(log, game_words, BOARD)
         assert report_of(pipe, sid) == {"submission": sid, "contest": CONTEST, **expected.to_json()}
         shown = pipe.submission(sid)
-        invalid = int(not expected.valid)
         winning = max((p.score for p in expected.players if p.nick in expected.winners), default=0)
+        error = expected.error.to_json() if expected.error else None
         assert (shown["state"], shown["score"], shown["legal"], shown["illegal"]) == (
-            "judged", winning, expected.turns - invalid, invalid,
-        )  # fmt: skip
+            "judged", None, None, None,
+        )  # a game log's result is in its own fields, not a move list's  # fmt: skip
+        assert shown["result"] == {
+            "valid": expected.valid, "turns": expected.turns, "winning_score": winning,
+            "winners": list(expected.winners), "error": error,
+        }  # fmt: skip
         assert (shown["lexicon"], shown["layout"]) == (game_words.id, BOARD.id)
     assert sum(not verify(log, game_words, BOARD).valid for log in bad_logs) >= 8
 
@@ -365,6 +374,116 @@ def test_deleting_the_team_that_sent_a_log_takes_its_players_off_the_standings(
 
     board = pipe.client.get(f"/v1/contests/{CONTEST}/leaderboard").json()
     assert (board["players"], board["invalid"]) == ([], [])
+
+
+def byte_variants(log: bytes) -> list[bytes]:
+    """Four other spellings of one game, as the verifier reads them alike: with a BOM and CRLF
+    line ends, with a `#note` line in front, with blank lines and notes between the turns, and
+    with wider spacing between the fields."""
+    lines = log.decode().split("\n")
+    spaced = "\n".join(
+        line.replace(" ", "   ") if line.startswith(">") else line for line in lines
+    ).encode()
+    noted = "\n".join(
+        part
+        for line in lines
+        for part in ([line, "", "#note well played"] if line.startswith(">") else [line])
+    ).encode()
+    return [
+        b"\xef\xbb\xbf" + log.replace(b"\n", b"\r\n"),
+        b"#note uploaded again\n" + log,
+        noted,
+        spaced,
+    ]
+
+
+def test_five_spellings_of_one_game_from_two_clubs_are_one_game_in_the_standings(
+    pipe: Pipeline, games: list[bytes], game_words: Lexicon
+) -> None:
+    first, second = logger(pipe, "ravens"), logger(pipe, "owls")
+    variants = byte_variants(games[0])
+    assert len({games[0], *variants}) == 5  # five different uploads, byte for byte
+
+    answers = [pipe.upload(first, games[0])]
+    answers += [
+        pipe.upload(team, log) for team, log in zip((first, second, second, first), variants)
+    ]
+    drain(pipe.services)
+
+    assert {a.status_code for a in answers} == {202}
+    assert {a.json()["id"] for a in answers} == {answers[0].json()["id"]}
+    assert [a.headers.get("x-tilejudge-duplicate") for a in answers] == [None] + ["true"] * 4
+    players = pipe.client.get(f"/v1/contests/{CONTEST}/leaderboard").json()["players"]
+    assert players == standings_of([verify(games[0], game_words, BOARD)])
+    assert {p["games"] for p in players} == {1}  # one game played, counted once
+    # The first club's bytes, and one copy of the second club's (its first spelling).
+    assert len(pipe.uploads()) == 2
+
+
+def test_a_game_with_the_seed_and_players_of_another_but_other_turns_is_refused_with_409(
+    pipe: Pipeline, games: list[bytes], game_words: Lexicon
+) -> None:
+    first, second = logger(pipe, "ravens"), logger(pipe, "owls")
+    original = pipe.upload(first, games[0]).json()["id"]
+    same = identity(games[0])
+    spoilt = [corrupt(games[0], kind, random.Random(3)) for kind in sorted(CORRUPTIONS)]
+    other_turns = next(
+        log for log in spoilt if identity(log).match == same.match and identity(log).key != same.key
+    )  # fmt: skip
+
+    refused = pipe.upload(second, other_turns)
+
+    assert refused.status_code == 409
+    assert original in refused.json()["detail"]
+    assert len(pipe.uploads()) == 1  # the refused bytes were deleted again
+    drain(pipe.services)
+    board = pipe.client.get(f"/v1/contests/{CONTEST}/leaderboard").json()
+    assert board["players"] == standings_of([verify(games[0], game_words, BOARD)])
+    assert board["invalid"] == []
+
+
+def test_deleting_the_first_club_to_upload_a_game_keeps_it_for_the_other_club(
+    pipe: Pipeline, games: list[bytes], game_words: Lexicon
+) -> None:
+    first, second = logger(pipe, "ravens"), logger(pipe, "owls")
+    sid = pipe.upload(first, games[1]).json()["id"]
+    solo = pipe.upload(first, games[2]).json()["id"]
+    copy = byte_variants(games[1])[0]
+    assert pipe.upload(second, copy).json()["id"] == sid
+    drain(pipe.services)
+
+    deleted = pipe.client.delete(f"/v1/teams/{first.id}", headers=ADMIN)
+    drain(pipe.services)
+
+    assert deleted.status_code == 200 and deleted.json()["handed_on"] == [sid]
+    shown = pipe.client.get(f"/v1/submissions/{sid}", headers=second.headers).json()
+    assert (shown["team"], shown["state"]) == (second.id, "judged")
+    assert pipe.client.get(f"/v1/submissions/{solo}", headers=ADMIN).status_code == 404
+    assert list(pipe.uploads().values()) == [copy]  # the deleted club's bytes are gone
+    report = report_of(pipe, sid)  # judged again from the copy the game now stands on
+    assert report == {
+        "submission": sid,
+        "contest": CONTEST,
+        **verify(copy, game_words, BOARD).to_json(),
+    }
+    board = pipe.client.get(f"/v1/contests/{CONTEST}/leaderboard").json()
+    assert board["players"] == standings_of([verify(games[1], game_words, BOARD)])
+
+
+def test_after_the_close_a_club_may_still_upload_a_game_the_contest_has_but_no_new_one(
+    pipe: Pipeline, games: list[bytes]
+) -> None:
+    first, second = logger(pipe, "ravens"), logger(pipe, "owls")
+    sid = pipe.upload(first, games[4]).json()["id"]
+    assert pipe.client.post(f"/v1/contests/{CONTEST}/close", headers=ADMIN).status_code == 200
+
+    late_copy = pipe.upload(second, b"#note sent after the close\n" + games[4])
+    late_new = pipe.upload(second, games[5])
+
+    assert late_copy.status_code == 202 and late_copy.json()["id"] == sid
+    assert late_copy.headers["x-tilejudge-duplicate"] == "true"
+    assert late_new.status_code == 403
+    assert len(pipe.uploads()) == 2  # the game's bytes and the late club's copy of it
 
 
 # -- rejudging after the word list is corrected -------------------------------------------------

@@ -176,7 +176,7 @@ def test_the_leaderboard_is_public_and_empty_before_anything_is_judged(pipe: Pip
     board = pipe.client.get("/v1/contests/open/leaderboard")
 
     assert board.status_code == 200
-    assert board.json() == {"contest": "open", "entries": []}
+    assert board.json() == {"contest": "open", "game": "wordytaire", "entries": []}
 
 
 def all_events_by_pages(pipe: Pipeline, limit: int) -> list[dict[str, Any]]:

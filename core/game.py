@@ -1,0 +1,82 @@
+"""What a game is to the pipeline: one boundary, implemented once per game (`core.games.*`) and
+chosen by name through the registry (`core.games.game`). Generic modules ask the game of a
+contest and never branch on which game it is.
+
+A game says how an upload is recognised and keyed (`identity`), how its rules data beside the
+word list is read and shown (`parse_rules`, `rules_json`, `default_rules`), and how an upload is
+judged into a result and a report (`judge`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from core.records import JudgedResult
+from judge import Lexicon
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What makes two uploads one submission.
+
+    `key` None: each team's uploads are its own, the same bytes from the same team being one
+    submission (a Wordytaire move list). Otherwise uploads with the same `key` are one
+    submission whichever team of the contest sent them and in whatever bytes (a Crosstiles game
+    log, read as the verifier reads it); `match`, when given, is what two uploads may not share
+    unless their keys are equal too (the same seed and players with other turns: a conflict).
+    """
+
+    key: str | None = None
+    match: str | None = None
+
+
+# The report as JSON, in pieces, given the fields it opens with (submission, contest).
+ReportPieces = Callable[[Mapping[str, Any]], Iterable[bytes]]
+
+
+@dataclass(frozen=True)
+class Judged:
+    """An upload judged: its result row, the words it looked up in the list, and its report."""
+
+    result: JudgedResult
+    words: Iterable[str]
+    report: ReportPieces
+
+
+class Rules(Protocol):
+    """A game's rules data beside the word list (a layout, a board): content-addressed."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+
+
+class Game(Protocol):
+    """One game, as the pipeline sees it."""
+
+    @property
+    def name(self) -> str: ...  # as contests, the API and the CLI spell it
+    @property
+    def rules_noun(self) -> str: ...  # what its rules data is called: "layout", "board"
+    @property
+    def shared_uploads(self) -> bool:
+        """An upload names players besides the team sending it: only teams the organiser
+        allows may upload, and one game counts once whoever sends it (`identity`)."""
+        ...
+
+    @property
+    def words_vary(self) -> bool:
+        """The words judging looks up can depend on the word list (a game log stops at its
+        first failing line): a rejudge adds them to the recorded word signature."""
+        ...
+
+    @property
+    def rules_errors(self) -> tuple[type[Exception], ...]: ...  # rules data that cannot be read
+    def identity(self, data: bytes) -> Identity: ...
+    def default_rules(self) -> Rules: ...
+    def parse_rules(self, content: str) -> Rules: ...  # one of `rules_errors` if it cannot
+    def rules_json(self, rules: Any) -> str: ...  # as registered: `parse_rules` reads it back
+    def judge(self, data: bytes, lexicon: Lexicon, rules: Any, report_key: str) -> Judged: ...

@@ -1,0 +1,54 @@
+"""Wordytaire as a game of the pipeline: a team's own move list, judged line by line under a
+word list and a bonus layout (docs/rules/wordytaire.md); its result is the total score with the
+legal and illegal lines and the tiles placed."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from core.game import Identity, Judged
+from core.records import JudgedResult
+from judge import Lexicon
+from judge.wordytaire import JUDGE_VERSION, Layout, LayoutError, default_layout, judge
+
+
+class Wordytaire:
+    name = "wordytaire"
+    rules_noun = "layout"
+    shared_uploads = False
+    words_vary = False
+    rules_errors: tuple[type[Exception], ...] = (LayoutError,)
+
+    def identity(self, data: bytes) -> Identity:
+        return Identity()  # a team's uploads are its own: the same bytes again are a retry
+
+    def default_rules(self) -> Layout:
+        return default_layout()
+
+    def parse_rules(self, content: str) -> Layout:
+        return Layout.from_json(content)
+
+    def rules_json(self, rules: Any) -> str:
+        layout: Layout = rules
+        return layout.to_json().decode()
+
+    def judge(self, data: bytes, lexicon: Lexicon, rules: Any, report_key: str) -> Judged:
+        layout: Layout = rules
+        report = judge(data, lexicon, layout)
+        legal = report.legal  # counted once: a pass over every verdict
+        result = JudgedResult(
+            lexicon.id,
+            layout.id,
+            JUDGE_VERSION,
+            report.total,
+            legal,
+            len(report.verdicts) - legal,
+            report.tiles_placed,
+            report_key,
+        )
+
+        def pieces(head: Mapping[str, Any]) -> Iterable[bytes]:
+            return report.json_chunks(dict(head), True)
+
+        return Judged(result, report.words, pieces)
