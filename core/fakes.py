@@ -1,13 +1,29 @@
-"""In-memory fakes of the ports, for unit tests: `down = True` makes every call fail as an
-outage would."""
+"""In-memory fakes of every port, for unit tests: no SQL, no network, plain Python. On the
+blob store, the broker and the stores, `down = True` makes every call fail as an outage would.
+
+The stores' fakes live in modules of their own (`core.fake_store`, `core.fake_rejudges`) and
+are named here too, so a test imports every fake from one place."""
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
-from core.errors import BlobNotFound, BlobStoreUnavailable, PublishFailed
+from core.errors import BlobNotFound, BlobStoreUnavailable, PublishFailed, UnknownRuleset
+from core.fake_rejudges import InMemoryRejudgeStore
+from core.fake_store import InMemorySubmissionStore
+from core.game import Rules
+from core.games import game
 from core.messages import Upload, group_args, split_group
+from judge import Lexicon
+
+__all__ = [
+    "InMemoryBlobStore",
+    "InMemoryPublisher",
+    "InMemoryRejudgeStore",
+    "InMemoryRulesets",
+    "InMemorySubmissionStore",
+]
 
 
 class InMemoryBlobStore:
@@ -94,3 +110,32 @@ class InMemoryPublisher:
     def preload(self, lexicon_ids: list[str]) -> None:
         self._check()
         self.preloaded += lexicon_ids
+
+
+class InMemoryRulesets:
+    """Word lists by id, and each game's rules data (layouts, boards) by game name and id, from
+    the dicts given; UnknownRuleset for any other id, worded as the worker's cache words it."""
+
+    def __init__(
+        self,
+        lexicons: Mapping[str, Lexicon] | None = None,
+        rules: Mapping[str, Mapping[str, Rules]] | None = None,
+    ) -> None:
+        self.lexicons = dict(lexicons or {})
+        self.rules_by_game = {name: dict(by_id) for name, by_id in (rules or {}).items()}
+
+    def lexicon(self, lexicon_id: str) -> Lexicon:
+        try:
+            return self.lexicons[lexicon_id]
+        except KeyError:
+            raise UnknownRuleset(f"no lexicon {lexicon_id}") from None
+
+    def rules(self, game_name: str, rules_id: str) -> Rules:
+        found = self.rules_by_game.get(game_name, {}).get(rules_id)
+        if found is None:
+            raise UnknownRuleset(f"no {game(game_name).rules_noun} {rules_id}")
+        return found
+
+    def diff(self, older_id: str, newer_id: str) -> tuple[frozenset[str], frozenset[str]]:
+        """Words (added, removed) going from one list to the other."""
+        return self.lexicon(older_id).diff(self.lexicon(newer_id))

@@ -80,3 +80,7 @@ class Game(Protocol):
     def parse_rules(self, content: str) -> Rules: ...  # one of `rules_errors` if it cannot
     def rules_json(self, rules: Any) -> str: ...  # as registered: `parse_rules` reads it back
     def judge(self, data: bytes, lexicon: Lexicon, rules: Any, report_key: str) -> Judged: ...
+    def sample(self, lexicon: Lexicon, rules: Any, seed: int, size: int) -> bytes:
+        """A generated upload (the same seed, the same bytes) of about `size` lines, mostly
+        legal: what the demo and the load tests send."""
+        ...

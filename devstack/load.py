@@ -18,12 +18,12 @@ from typing import Any, TextIO
 import httpx
 
 from core import clock
+from core.games import game
 from devstack.burst import Burst, run_burst
 from devstack.plan import REQUEST_TIMEOUT_S, LoadError, Plan, build_corpus
 from devstack.proof import event_mark, follow_events, last_result_after, verify
 from infra.api_client import Client, describe, step
 from judge import Lexicon
-from judge.wordytaire import default_layout
 
 LEXICON_NAME = "words_alpha"
 
@@ -72,7 +72,7 @@ def _create_contest(api: Client, plan: Plan, lexicon: Lexicon) -> None:
 
 
 def _check_contest(contest: dict[str, Any], plan: Plan, lexicon: Lexicon) -> None:
-    if contest["lexicon"] != lexicon.id or contest["layout"] != default_layout().id:
+    if contest["lexicon"] != lexicon.id or contest["layout"] != game(plan.game).default_rules().id:
         raise LoadError(
             f"contest {plan.contest} judges with lexicon {contest['lexicon']} and layout "
             f"{contest['layout']}; the offline check needs {lexicon.id} and the default layout"

@@ -8,10 +8,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from core.games import DEFAULT, game
 from infra.api_client import Client, HttpxTransport, Retry
 from judge import Lexicon
-from judge.wordytaire import default_layout, judge
-from judge.wordytaire.generator import WordIndex, generate
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
 REQUEST_TIMEOUT_S = 60.0  # the API's own read deadline for an upload
@@ -32,6 +31,7 @@ class Plan:
     timeout: float = 600.0  # for uploading and waiting on results together
     seed: int = 0
     moves: int = 120
+    game: str = DEFAULT  # what the uploads are; the contest's default rules judge them
     retries: int = 0  # extra attempts after a 429, a 5xx gateway answer or a transport error
     rate: float | None = None  # uploads started per second; None: as fast as the clients go
 
@@ -54,8 +54,9 @@ class Plan:
 @dataclass(frozen=True)
 class Corpus:
     data: list[bytes]
-    expected: list[int]  # the offline judge's total for each upload
+    expected: list[int]  # the offline judge's score for each upload
     lexicon: Lexicon
+    rules_id: str  # of the game's default rules data, which the offline judge used
 
 
 def check_loopback(url: str) -> str:
@@ -68,15 +69,15 @@ def check_loopback(url: str) -> str:
 
 def build_corpus(lexicon: Lexicon, plan: Plan) -> Corpus:
     """Generated uploads, distinct per team (same bytes from one team would be one submission)."""
-    index, layout = WordIndex.build(lexicon.words), default_layout()
+    played = game(plan.game)
+    rules = played.default_rules()
     seen: set[tuple[int, bytes]] = set()
     data: list[bytes] = []
     for n in range(plan.uploads):
-        one = generate(
-            index, layout, seed=plan.seed * 1_000_003 + n, moves=plan.moves, illegal_share=0.1
-        )
+        one = played.sample(lexicon, rules, plan.seed * 1_000_003 + n, plan.moves)
         while (n % plan.teams, one) in seen:
             one += b"\n"  # a blank line changes the bytes, not the score
         seen.add((n % plan.teams, one))
         data.append(one)
-    return Corpus(data, [judge(d, lexicon, layout).total for d in data], lexicon)
+    expected = [played.judge(d, lexicon, rules, "").result.score for d in data]
+    return Corpus(data, expected, lexicon, rules.id)

@@ -17,7 +17,6 @@ from core.states import SubmissionState
 from devstack.burst import Burst, Upload
 from devstack.plan import Corpus, Plan
 from infra.api_client import ApiError, Client, Retry
-from judge.wordytaire import default_layout
 
 FINAL_EVENTS = frozenset({"submission.judged", "submission.failed"})
 EVENT_PAGE = 1000
@@ -100,7 +99,7 @@ def _result_problem(api: Client, upload: Upload, corpus: Corpus) -> str | None:
         return f"{name}: {exc}"
     want = corpus.expected[upload.index]
     got = (doc["state"], doc["score"], doc["lexicon"], doc["layout"])
-    if got != (SubmissionState.JUDGED, want, corpus.lexicon.id, default_layout().id):
+    if got != (SubmissionState.JUDGED, want, corpus.lexicon.id, corpus.rules_id):
         return f"{name}: {got}, offline judge {want}"
     return None
 

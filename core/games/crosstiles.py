@@ -23,7 +23,7 @@ from typing import Any
 from core.game import Identity, Judged
 from core.records import JudgedResult
 from judge import Lexicon
-from judge.crosstiles import Board, BoardError, CrosstilesReport, default_board, verify
+from judge.crosstiles import Board, BoardError, CrosstilesReport, default_board, generate, verify
 from judge.crosstiles import identity as game_identity
 from judge.crosstiles.board import TILE_NAMES
 
@@ -160,3 +160,7 @@ class Crosstiles:
             return [json.dumps({**head, **report.to_json()}).encode()]
 
         return Judged(result, report.words, pieces)
+
+    def sample(self, lexicon: Lexicon, rules: Any, seed: int, size: int) -> bytes:
+        """A whole valid game between two to four bots (`size` does not bound a game)."""
+        return generate(2 + seed % 3, f"sample-{seed}", lexicon, rules, rng_seed=seed)

@@ -11,6 +11,7 @@ from core.game import Identity, Judged
 from core.records import JudgedResult
 from judge import Lexicon
 from judge.wordytaire import JUDGE_VERSION, Layout, LayoutError, default_layout, judge
+from judge.wordytaire.generator import WordIndex, generate
 
 
 class Wordytaire:
@@ -19,6 +20,9 @@ class Wordytaire:
     shared_uploads = False
     words_vary = False
     rules_errors: tuple[type[Exception], ...] = (LayoutError,)
+
+    def __init__(self) -> None:
+        self._indexes: dict[str, WordIndex] = {}  # the generator's, by word list
 
     def identity(self, data: bytes) -> Identity:
         return Identity()  # a team's uploads are its own: the same bytes again are a retry
@@ -52,3 +56,10 @@ class Wordytaire:
             return report.json_chunks(dict(head), True)
 
         return Judged(result, report.words, pieces)
+
+    def sample(self, lexicon: Lexicon, rules: Any, seed: int, size: int) -> bytes:
+        """`size` move lines, a tenth of them illegal."""
+        index = self._indexes.get(lexicon.id)
+        if index is None:
+            index = self._indexes[lexicon.id] = WordIndex.build(lexicon.words)
+        return generate(index, rules, seed=seed, moves=size, illegal_share=0.1)

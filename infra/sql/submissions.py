@@ -11,9 +11,9 @@ from sqlalchemy import Connection, and_, insert, select, tuple_, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
-from core.errors import Conflict, CoreError, Duplicate
+from core.errors import CoreError, Duplicate
 from core.events import EventType
-from core.intake import closed, no_log_right
+from core.intake import closed, conflict, no_log_right
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.base import StoreBase, insert_rows
@@ -422,16 +422,6 @@ def _stored_matches(
         tuple_(c.contest_id, c.match_key).in_(wanted)
     )
     return {(r[0], r[1]): r[2] for r in conn.execute(query)}
-
-
-def conflict(first: str) -> Conflict:
-    """The refusal of a game with the same seed and players as one the contest has, but other
-    turns (409 at the edge): both cannot be counted, and the first stands."""
-    return Conflict(
-        f"this game has the seed and players of submission {first} with other turns; "
-        "a game is counted once, so the one uploaded first stands (the organiser may delete "
-        "it for this one to be taken)"
-    )
 
 
 def _without_log_right(conn: Connection, batch: Sequence[Submission]) -> set[str]:

@@ -1,0 +1,138 @@
+"""The in-memory database under the store fakes (`core.fake_store`, `core.fake_rejudges`): the
+SQL schema's tables as dicts of records, and transactions that each take one lock.
+
+`down = True` makes every call fail as an outage would (StoreUnavailable); naming a call in
+`failing` makes only that one fail. `add_contest` and `add_team` set a test up: no port has them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from core import clock
+from core.errors import Duplicate, StoreUnavailable
+from core.records import Contest, JudgedResult, Run, Submission, Team
+from core.word_hashes import union
+
+Event = dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A team's own bytes of a shared submission another team sent first."""
+
+    submission_id: str
+    team_id: str
+    sha256: str
+    size: int
+    blob_key: str
+    received_at: str
+
+
+@dataclass(frozen=True)
+class KeptResult:
+    """A result as the store keeps it: when it was written, and whether a rejudge carried it."""
+
+    result: JudgedResult
+    judged_at: str
+    carried: bool = False
+
+
+class InMemoryDatabase:
+    """The tables the store fakes share, and their transactions: one lock, one clock."""
+
+    def __init__(self, now: Callable[[], str] = clock.now) -> None:
+        self.now = now  # the database's clock: every state_at, judged_at and event time
+        self.contests: dict[str, Contest] = {}
+        self.teams: dict[str, Team] = {}
+        self.submissions: dict[str, Submission] = {}
+        self.copies: dict[tuple[str, str], Copy] = {}  # by submission id and team id
+        self.results: dict[tuple[str, str, str], KeptResult] = {}  # by submission, lexicon, layout
+        self.words: dict[str, bytes] = {}  # each submission's word signature
+        self.lexicons: dict[str, dict[str, Any]] = {}
+        self.lexicon_names: set[tuple[str, str]] = set()  # (name, lexicon id)
+        self.runs: dict[str, Run] = {}  # rejudge runs: `InMemoryRejudgeStore` moves them
+        self.events: list[Event] = []
+        self.stored_batches: list[list[str]] = []  # the uploads of each committed store call
+        self.down = False
+        self.failing: set[str] = set()  # names of calls that fail as in an outage
+        self._lock = threading.RLock()
+
+    # -- setting a test up (not the port) ---------------------------------------------------
+
+    def add_contest(self, contest: Contest) -> Contest:
+        with self._lock:
+            if contest.id in self.contests:
+                raise Duplicate(f"contest {contest.id!r} exists already")
+            self.contests[contest.id] = contest
+        return contest
+
+    def add_team(self, team: Team) -> Team:
+        with self._lock:
+            if team.id in self.teams:
+                raise Duplicate(f"team {team.id!r} exists already")
+            self.teams[team.id] = team
+        return team
+
+    def live_result(self, submission_id: str) -> JudgedResult | None:
+        """The submission's result under its contest's live word list and layout."""
+        sub = self.submissions[submission_id]
+        contest = self.contests[sub.contest_id]
+        kept = self.results.get((submission_id, contest.lexicon_id, contest.layout_id))
+        return kept.result if kept is not None else None
+
+    # -- transactions -----------------------------------------------------------------------
+
+    def check(self, call: str) -> None:
+        if self.down or call in self.failing:
+            raise StoreUnavailable(f"in-memory store is down ({call})")
+
+    @contextmanager
+    def read(self, call: str) -> Iterator[None]:
+        with self._lock:
+            self.check(call)
+            yield
+
+    @contextmanager
+    def write(self, call: str) -> Iterator[list[Event]]:
+        """One write transaction: refused whole in an outage; the events appended to the list
+        are logged, numbered, when it ends without an error (a change made before an error is
+        not undone: the calls check everything before they change anything)."""
+        with self._lock:
+            self.check(call)
+            pending: list[Event] = []
+            yield pending
+            stamp = self.now()
+            for event in pending:
+                event.setdefault("ts", stamp)
+                event["id"] = len(self.events) + 1
+                self.events.append(event)
+
+    # -- within a write ---------------------------------------------------------------------
+
+    def put_result(
+        self,
+        submission_id: str,
+        result: JudgedResult,
+        now: str,
+        replace_kept: bool = False,
+        carried: bool = False,
+    ) -> bool:
+        """A result under its ruleset; True if it was new (one a submission and ruleset)."""
+        key = (submission_id, result.lexicon_id, result.layout_id)
+        if key in self.results:
+            if replace_kept:
+                self.results[key] = KeptResult(result, now, carried)
+            return False
+        self.results[key] = KeptResult(result, now, carried)
+        return True
+
+    def keep_words(self, signatures: dict[str, bytes]) -> None:
+        """Each submission's word signature, or the union with the one kept."""
+        for sid, hashes in signatures.items():
+            kept = self.words.get(sid)
+            self.words[sid] = hashes if kept is None else union(kept, hashes)

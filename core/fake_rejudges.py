@@ -1,0 +1,214 @@
+"""An in-memory `RejudgeStore` for unit tests: the SQL adapter's rules (infra/sql/rejudges.py,
+results.py) over the runs, results and word signatures of the `InMemoryDatabase` it is given
+(the submission store fake's: one database, whose `down` and `failing` hold here too)."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator, Mapping
+from dataclasses import replace
+
+from core import clock
+from core.errors import RejudgeRefused
+from core.events import EventType
+from core.fake_database import Event, InMemoryDatabase
+from core.records import JudgedResult, Run, Submission
+from core.states import RejudgeMode, RejudgeState
+
+
+class InMemoryRejudgeStore:
+    """Rejudge runs as the producer, the batches and the sweeper use them; `start` opens one
+    as the API does (no port has it)."""
+
+    def __init__(self, store: InMemoryDatabase) -> None:
+        self.store = store
+
+    def start(
+        self,
+        contest_id: str,
+        lexicon_id: str,
+        layout_id: str,
+        mode: RejudgeMode = RejudgeMode.FULL,
+        by: str = "organiser",
+    ) -> tuple[Run, bool]:
+        """A new run, or the open one for the same ruleset (as `infra.sql.rejudges.start`)."""
+        store = self.store
+        with store.write("start") as pending:
+            contest = store.contests.get(contest_id)
+            if contest is None:
+                raise RejudgeRefused(f"no contest {contest_id!r}")
+            if (contest.lexicon_id, contest.layout_id) == (lexicon_id, layout_id):
+                raise RejudgeRefused("the contest is judged with that lexicon and layout already")
+            for run in store.runs.values():
+                same = (run.contest_id, run.lexicon_id, run.layout_id)
+                if run.open and same == (contest_id, lexicon_id, layout_id):
+                    return run, False
+            total = sum(s.contest_id == contest_id for s in store.submissions.values())
+            now = store.now()
+            run = Run(
+                id=uuid.uuid4().hex,
+                contest_id=contest_id,
+                lexicon_id=lexicon_id,
+                layout_id=layout_id,
+                from_lexicon_id=contest.lexicon_id,
+                from_layout_id=contest.layout_id,
+                mode=mode,
+                state=RejudgeState.RUNNING if total else RejudgeState.READY,
+                total=total,
+                done=0,
+                carried=0,
+                cursor="",
+                created_by=by,
+                created_at=now,
+                updated_at=now,
+                finished_at=None if total else now,
+            )
+            store.runs[run.id] = run
+            pending.append(
+                {
+                    "type": EventType.REJUDGE_STARTED,
+                    "rejudge": run.id,
+                    "contest": contest_id,
+                    "lexicon": lexicon_id,
+                    "layout": layout_id,
+                    "mode": mode,
+                    "from_lexicon": contest.lexicon_id,
+                    "from_layout": contest.layout_id,
+                    "total": total,
+                    "by": by,
+                }
+            )
+            self._count_progress(pending, run.id)  # results of an earlier, cancelled run count
+            return store.runs[run.id], True
+
+    def get(self, run_id: str) -> Run | None:
+        with self.store.read("get"):
+            return self.store.runs.get(run_id)
+
+    def open_runs(self, contest_id: str | None = None) -> list[Run]:
+        with self.store.read("open_runs"):
+            runs = [
+                run
+                for run in self.store.runs.values()
+                if run.open and contest_id in (None, run.contest_id)
+            ]
+            return sorted(runs, key=lambda run: run.created_at)
+
+    def page(self, run: Run, limit: int) -> Iterator[tuple[str, bytes | None]]:
+        """The next submission ids after the run's cursor, each with its word signature."""
+        store = self.store
+        with store.read("page"):
+            ids = sorted(
+                s.id
+                for s in store.submissions.values()
+                if s.contest_id == run.contest_id and s.id > run.cursor
+            )[:limit]
+            rows = [(sid, store.words.get(sid)) for sid in ids]
+        yield from rows
+
+    def advance(self, run_id: str, cursor: str) -> bool:
+        """Move the cursor; False if the run was closed."""
+        with self.store.write("advance"):
+            run = self.store.runs.get(run_id)
+            if run is None or not run.open:
+                return False
+            self.store.runs[run_id] = replace(run, cursor=cursor, updated_at=self.store.now())
+            return True
+
+    def restart_producer(self, run_id: str) -> None:
+        with self.store.write("restart_producer"):
+            run = self.store.runs.get(run_id)
+            if run is not None:
+                self.store.runs[run_id] = replace(run, cursor="", updated_at=self.store.now())
+
+    def carry(self, run: Run, submission_ids: list[str]) -> int:
+        """Copy the results under the run's old ruleset to its new one, where there is none
+        yet, counted as carried; how many were copied."""
+        if not submission_ids:
+            return 0
+        store = self.store
+        with store.write("carry") as pending:
+            now = store.now()
+            copied = 0
+            for sid in dict.fromkeys(submission_ids):
+                kept = store.results.get((sid, run.from_lexicon_id, run.from_layout_id))
+                if kept is None:
+                    continue
+                moved = replace(kept.result, lexicon_id=run.lexicon_id, layout_id=run.layout_id)
+                copied += store.put_result(sid, moved, now, carried=True)
+            self._count_progress(pending, run.id, added=copied, carried=copied)
+            return copied
+
+    def record_batch(
+        self,
+        run: Run,
+        batch: list[tuple[str, JudgedResult]],
+        words: Mapping[str, bytes] | None = None,
+    ) -> int:
+        """Results judged for a run, with its progress; how many were new. A submission gone
+        meanwhile gets none."""
+        store, words = self.store, words or {}
+        with store.write("record_batch") as pending:
+            now = store.now()
+            present = [(sid, result) for sid, result in batch if sid in store.submissions]
+            new = sum(store.put_result(sid, result, now) for sid, result in present)
+            store.keep_words({sid: words[sid] for sid, _ in present if sid in words})
+            self._count_progress(pending, run.id, added=new)
+            return new
+
+    def without_result(self, run: Run, submission_ids: list[str]) -> list[Submission]:
+        store = self.store
+        with store.read("without_result"):
+            wanted = set(submission_ids)
+            return sorted(
+                (
+                    s
+                    for s in store.submissions.values()
+                    if s.id in wanted and (s.id, run.lexicon_id, run.layout_id) not in store.results
+                ),
+                key=lambda s: s.id,
+            )
+
+    def stalled(self, older_than: float) -> list[Run]:
+        """Running runs with no progress for a while."""
+        store = self.store
+        with store.read("stalled"):
+            cutoff = clock.ago(store.now(), older_than)
+            return [
+                run
+                for run in store.runs.values()
+                if run.state == RejudgeState.RUNNING and run.updated_at < cutoff
+            ]
+
+    def _count_progress(
+        self, pending: list[Event], run_id: str, added: int | None = None, carried: int = 0
+    ) -> None:
+        """`infra.sql.results.count_progress`: the run's progress brought up to date with the
+        results just added (`added`, `carried` of them carried over), or with `added` None by
+        counting every result its ruleset has for the contest; ready once done >= total."""
+        store = self.store
+        run = store.runs.get(run_id)
+        if run is None or not run.open:
+            return
+        if added is None:
+            covered = [
+                kept
+                for (sid, lexicon_id, layout_id), kept in store.results.items()
+                if (lexicon_id, layout_id) == (run.lexicon_id, run.layout_id)
+                and sid in store.submissions
+                and store.submissions[sid].contest_id == run.contest_id
+            ]
+            before = run.done
+            done, carried = len(covered), sum(kept.carried for kept in covered)
+        else:
+            before = run.done
+            done, carried = run.done + added, run.carried + carried
+        now = store.now()
+        run = store.runs[run_id] = replace(run, done=done, carried=carried, updated_at=now)
+        tenth = max(1, run.total // 10)
+        about = {"rejudge": run_id, "contest": run.contest_id, "done": done, "total": run.total}
+        if done // tenth > before // tenth and done < run.total:
+            pending.append({"type": EventType.REJUDGE_PROGRESS, **about})
+        if done >= run.total and run.state == RejudgeState.RUNNING:
+            store.runs[run_id] = replace(run, state=RejudgeState.READY, finished_at=now)
+            pending.append({"type": EventType.REJUDGE_READY, **about, "carried": carried})
