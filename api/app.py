@@ -21,8 +21,8 @@ from api.routes import (
     rulesets,
     standings,
     submissions,
-    wordytaire,
 )
+from api.routes.games import game_routers
 from api.services import Services
 from infra import compose
 from infra.logging import configure_logging
@@ -33,7 +33,6 @@ from infra.settings import Settings
 SWEEPER_STOP_S = 5.0
 ROUTERS = (
     rulesets.router,
-    wordytaire.router,
     contests.router,
     submissions.router,
     standings.router,
@@ -68,14 +67,14 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
     app = FastAPI(
         title="tilejudge",
         version="0.1.0",
-        description="Intake, results and standings of Wordytaire and Crosstiles contests. "
+        description="Intake, results and standings of word-tile contests. "
         "Admin calls take `Authorization: Bearer <admin token>`, team calls the team's token.",
         lifespan=lifespan,
         # Served by api.routes.docs from packaged files instead of FastAPI's CDN-loaded pages.
         docs_url=None,
         redoc_url=None,
     )
-    routers = (*ROUTERS, rulesets.rules_router())
+    routers = (*ROUTERS, rulesets.rules_router(), *game_routers())
     app.add_middleware(RequestLimits, routes=[r for router in routers for r in router.routes])
     errors.install(app)
     document_errors(app)

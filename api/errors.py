@@ -21,9 +21,8 @@ from core.errors import (
     Throttled,
     Unavailable,
 )
+from core.games import game, names
 from judge import LexiconError
-from judge.crosstiles import BoardError
-from judge.wordytaire import LayoutError
 
 
 class ApiError(Exception):
@@ -77,12 +76,19 @@ CORE_ERRORS: dict[type[Exception], tuple[int, str, str | None]] = {
         "object storage is unavailable; nothing was stored, retry",
     ),
 }
-# A word list or layout that does not parse is the sender's mistake: 422, its reason prefixed.
-RULESET_ERRORS: dict[type[Exception], str] = {
-    LexiconError: "not a word list",
-    LayoutError: "not a layout",
-    BoardError: "not a board",
-}
+
+
+def ruleset_errors() -> dict[type[Exception], str]:
+    """A word list or a game's rules data (a layout, a board) that does not parse is the
+    sender's mistake: 422, its reason prefixed."""
+    found: dict[type[Exception], str] = {LexiconError: "not a word list"}
+    for name in names():
+        played = game(name)
+        for error in played.rules_errors:
+            found.setdefault(error, f"not a {played.rules_noun}")
+    return found
+
+
 RETRY_AFTER_S = "5"  # what an outage's 503 asks a client to wait
 
 
@@ -120,7 +126,7 @@ def install(app: FastAPI) -> None:
 
     for cls, (status, code, shown) in CORE_ERRORS.items():
         app.add_exception_handler(cls, _core_handler(status, code, shown))
-    for cls, what in RULESET_ERRORS.items():
+    for cls, what in ruleset_errors().items():
         app.add_exception_handler(cls, _ruleset_handler(what))
 
 

@@ -175,7 +175,7 @@ class InvalidGame(BaseModel):
     submission: str
     team: str = Field(description="the team that uploaded the log")
     line: int
-    reason: str = Field(description="a reason code of CROSSTILES.md")
+    reason: str = Field(description="a reason code of the game's rules (docs/rules/)")
     detail: str
 
 

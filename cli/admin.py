@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
+from cli.games import cli_game, game_of
 from cli.options import (
     EXIT_OK,
     Action,
@@ -245,7 +246,8 @@ def _rejudge_action(api: Client, args: argparse.Namespace) -> int:
     if args.contest or args.lexicon or args.layout or args.affected or args.apply:
         raise CliError(f"rejudge {args.action} takes only the run's ID (and --url, --token)")
     if args.action == "show":
-        print_preview(api.call("GET", f"/v1/rejudges/{args.run_id}"))
+        run = api.call("GET", f"/v1/rejudges/{args.run_id}")
+        print_preview(run, game_of(api, run["contest"]))
         return 0
     body = api.call("POST", f"/v1/rejudges/{args.run_id}/{args.action}")
     print(f"rejudge {body['id']}: {body['state']}")
@@ -265,7 +267,7 @@ def _rejudge(api: Client, args: argparse.Namespace) -> int:
     run = api.call("POST", f"/v1/contests/{args.contest}/rejudges", json_body=request)
     print(f"rejudge {run['id']} ({run['mode']}) {'started' if run['created'] else 'already open'}")
     shown = follow(api, run["id"], args.timeout)
-    print_preview(shown)
+    print_preview(shown, game_of(api, shown["contest"]))
     if args.apply and shown["state"] == RejudgeState.READY:
         body = api.call("POST", f"/v1/rejudges/{run['id']}/apply")
         print(f"applied: the contest is judged with {body['lexicon'][:16]} / {body['layout'][:16]}")
@@ -296,65 +298,7 @@ def follow(api: Client, run_id: str, timeout: float) -> dict[str, Any]:
         time.sleep(POLL_SECONDS)
 
 
-def print_preview(run: dict[str, Any]) -> None:
-    if _of_games(run):
-        print_game_preview(run)
-        return
-    print(
-        f"rejudge {run['id']}: {run['state']}, {run['done']}/{run['total']} done "
-        f"({run['carried']} carried over), {len(run.get('changed', []))} scores change"
-    )
-    changed = run.get("changed", [])
-    if changed:
-        print(f"  {'submission':<34} {'team':<20} {'old':>8} {'new':>8}")
-        for row in changed[:50]:
-            print(
-                f"  {row['submission']:<34} {row['team']:<20} {row['old_score']:>8} {row['new_score']:>8}"
-            )
-        if len(changed) > 50:
-            print(f"  ... and {len(changed) - 50} more")
-    moves = run.get("rank_changes", [])
-    if moves:
-        print(f"  {'team':<20} {'rank':>6} -> {'new':<6}")
-        for row in moves:
-            print(f"  {row['team']:<20} {row['old_rank']!s:>6} -> {row['new_rank']!s:<6}")
-
-
-def _of_games(run: dict[str, Any]) -> bool:
-    """Whether a preview is a Crosstiles contest's: its rows name games and players."""
-    rows = [*run.get("changed", [])[:1], *run.get("rank_changes", [])[:1]]
-    return any("old_valid" in row or "player" in row for row in rows)
-
-
-def print_game_preview(run: dict[str, Any]) -> None:
-    """A Crosstiles contest's preview: the games whose verdict or winners change, and the
-    players whose standing moves."""
-    changed = run.get("changed", [])
-    print(
-        f"rejudge {run['id']}: {run['state']}, {run['done']}/{run['total']} done "
-        f"({run['carried']} carried over), {len(changed)} games change"
-    )
-
-    def verdict(valid: bool, winners: list[str], reason: str | None) -> str:
-        return f"won by {', '.join(winners)}" if valid else f"invalid: {reason}"
-
-    if changed:
-        print(f"  {'submission':<34} {'team':<20} old -> new")
-        for row in changed[:50]:
-            old = verdict(row["old_valid"], row["old_winners"], row["old_reason"])
-            new = verdict(row["new_valid"], row["new_winners"], row["new_reason"])
-            print(f"  {row['submission']:<34} {row['team']:<20} {old} -> {new}")
-        if len(changed) > 50:
-            print(f"  ... and {len(changed) - 50} more")
-    moves = run.get("rank_changes", [])
-    if moves:
-        print(f"  {'player':<20} {'rank':>6} -> {'new':<6} {'wins':>6} -> {'new':<6}")
-        for row in moves:
-            print(
-                f"  {row['player']:<20} {row['old_rank']!s:>6} -> {row['new_rank']!s:<6} "
-                f"{_number(row['old_wins']):>6} -> {_number(row['new_wins']):<6}"
-            )
-
-
-def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+def print_preview(run: Mapping[str, Any], game: str) -> None:
+    """A rejudge run's progress and preview on stdout, as the contest's game (`game`, its name)
+    prints one."""
+    cli_game(game).print_preview(run, sys.stdout)

@@ -13,6 +13,7 @@ from typing import Any, TextIO
 
 import httpx
 
+from cli.games import cli_game
 from cli.options import EXIT_NOT_JUDGED, EXIT_OK, WAIT_TIMEOUT_S, Role, fail, resolve
 from core.states import SubmissionState
 from infra import api_client
@@ -139,47 +140,5 @@ def format_result(status: Mapping[str, Any]) -> str:
 
 
 def format_leaderboard(board: Mapping[str, Any], contest: str) -> str:
-    if "players" in board:
-        return format_game_standings(board, contest)
-    entries = board.get("entries") or []
-    if not entries:
-        return f"no judged submissions in contest {board.get('contest', contest)} yet\n"
-    header = ("rank", "team", "score", "received_at")
-    rows = [header, *[tuple(str(entry.get(key, "")) for key in header) for entry in entries]]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    lines = [
-        # Numbers right-aligned so scores line up by magnitude; names and times left-aligned.
-        f"{rank:>{widths[0]}}  {team:<{widths[1]}}  {score:>{widths[2]}}  {received}"
-        for rank, team, score, received in rows
-    ]
-    return "\n".join(lines) + "\n"
-
-
-def format_game_standings(board: Mapping[str, Any], contest: str) -> str:
-    """A Crosstiles contest: its players ranked, then its invalid game logs with why."""
-    players, invalid = board.get("players") or [], board.get("invalid") or []
-    name = board.get("contest", contest)
-    if not players and not invalid:
-        return f"no judged game logs in contest {name} yet\n"
-    out = []
-    if players:
-        header = ("rank", "player", "games", "wins", "spread")
-        rows = [header] + [
-            (str(p["rank"]), str(p["nick"]), str(p["games"]), f"{p['wins']:g}", f"{p['spread']:+d}")
-            for p in players
-        ]
-        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        out += [
-            f"{rank:>{widths[0]}}  {nick:<{widths[1]}}  {games:>{widths[2]}}  "
-            f"{wins:>{widths[3]}}  {spread:>{widths[4]}}"
-            for rank, nick, games, wins, spread in rows
-        ]
-    else:
-        out.append(f"no valid game logs in contest {name} yet")
-    if invalid:
-        out.append(f"\ninvalid game logs ({len(invalid)}):")
-        out += [
-            f"  {g['submission']}  {g['team']}  line {g['line']}: {g['reason']} ({g['detail']})"
-            for g in invalid
-        ]
-    return "\n".join(out) + "\n"
+    """The leaderboard as its contest's game prints one (by the `game` the server names)."""
+    return cli_game(str(board.get("game", ""))).format_standings(board, contest)

@@ -9,15 +9,16 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from cli.admin import ADMIN_TIMEOUT_S, run_team_delete
+from cli.games import cli_game
 from cli.options import Action, CliError, Role, add_server_options, command, run_with_client
 from core import clock
+from core.games import DEFAULT, names
 
 if TYPE_CHECKING:
     from infra.api_client import Client
 
 ISO_EXAMPLE = "2026-12-24T18:00:00Z"
 CONTEST_FIELDS = ("id", "title", "game", "status", "opens_at", "closes_at", "lexicon", "layout")
-GAMES = ("wordytaire", "crosstiles")
 
 
 def add_commands(commands: Any) -> None:
@@ -35,10 +36,10 @@ def add_commands(commands: Any) -> None:
     )
     create.add_argument(
         "--game",
-        choices=GAMES,
-        default="wordytaire",
+        choices=names(),
+        default=DEFAULT,
         help="what teams upload, fixed for good: Wordytaire move lists, or Crosstiles game logs "
-        "(default: wordytaire)",
+        f"(default: {DEFAULT})",
     )
     create.add_argument(
         "--layout",
@@ -207,7 +208,7 @@ def _team_list(api: Client, args: argparse.Namespace) -> int:
     if not teams:
         sys.stdout.write(f"no teams in contest {args.contest} yet: `tilejudge team add` adds one\n")
         return 0
-    if listing.get("game") == "crosstiles":  # the right only means something there
+    if cli_game(str(listing.get("game", ""))).shows_upload_rights:
         rows = [(t["id"], t["name"], "yes" if t["uploads_logs"] else "no") for t in teams]
         sys.stdout.write(table([("id", "name", "uploads_logs"), *rows]))
     else:

@@ -4,17 +4,15 @@ a team, and organise contests, word lists, layouts and rejudges."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from cli import admin as admin_cli
 from cli import contests as contests_cli
-from cli import crosstiles as crosstiles_cli
 from cli import results as results_cli
 from cli import roles as roles_cli
-from cli.human import print_human
+from cli.games import GameCli, Option, cli_game, game_help
 from cli.options import (
     ADMIN_TOKEN_FILE,
     STACK_URL_FILE,
@@ -27,12 +25,10 @@ from cli.options import (
     read_input,
     resolve,
 )
+from core.games import DEFAULT, game, names
 from infra import lexicon_files
 from infra.settings import DEFAULT_URL, ClientSettings, Settings, SettingsError
-from judge import Lexicon, LexiconError
-from judge.crosstiles import BoardError
-from judge.wordytaire import Layout, LayoutError, default_layout, judge
-from judge.wordytaire.generator import WordIndex, generate
+from judge import LexiconError
 
 
 def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> int:
@@ -40,16 +36,16 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     nothing below reads os.environ."""
     parser = _parser()
     args = parser.parse_args(argv)
-    try:
-        return int(args.run(args, os.environ if environ is None else environ))
-    except (
+    refused: tuple[type[Exception], ...] = (
         CliError,
         SettingsError,
         lexicon_files.LexiconNotFound,
         LexiconError,
-        LayoutError,
-        BoardError,
-    ) as exc:
+        *_rules_errors(),
+    )
+    try:
+        return int(args.run(args, os.environ if environ is None else environ))
+    except refused as exc:
         print(f"tilejudge: {exc}", file=sys.stderr)
         return 2
     except BrokenPipeError:
@@ -60,10 +56,6 @@ LEXICON_HELP = (
     "word list, one word a line (default: Wordytaire's: $TILEJUDGE_LEXICON, then the cache; "
     "Crosstiles': the cache's crosstiles.txt)"
 )
-LAYOUT_HELP = "Wordytaire's bonus layout JSON file (default: the SPEC layout)"
-BOARD_HELP = "Crosstiles' board JSON file (default: the packaged board-1)"
-GAMES = ("wordytaire", "crosstiles")
-GAME_HELP = "wordytaire (the default) or crosstiles"
 ENVIRONMENT = f"""\
 environment:
   TILEJUDGE_URL          the API for commands that talk to a server; without it (and without
@@ -121,10 +113,10 @@ def _add_judge_command(commands: argparse._SubParsersAction[argparse.ArgumentPar
     check.add_argument(
         "files", nargs="+", metavar="FILE", help="submission files or game logs ('-' for stdin)"
     )
-    check.add_argument("--game", choices=GAMES, default=GAMES[0], help=GAME_HELP)
+    check.add_argument("--game", choices=names(), default=DEFAULT, help=game_help())
     check.add_argument("--lexicon", metavar="FILE", help=LEXICON_HELP)
-    check.add_argument("--layout", metavar="FILE", help=LAYOUT_HELP)
-    check.add_argument("--board", metavar="FILE", help=BOARD_HELP)
+    for option in _offered(_rules_options):
+        option.add_to(check)
     check.add_argument(
         "--json",
         action="store_true",
@@ -137,7 +129,7 @@ def _add_generate_command(commands: argparse._SubParsersAction[argparse.Argument
     bot = command(
         commands, "generate", "write a generated submission or Crosstiles game log (to stdout)"
     )
-    bot.add_argument("--game", choices=GAMES, default=GAMES[0], help=GAME_HELP)
+    bot.add_argument("--game", choices=names(), default=DEFAULT, help=game_help())
     bot.add_argument(
         "--seed",
         required=True,
@@ -145,33 +137,11 @@ def _add_generate_command(commands: argparse._SubParsersAction[argparse.Argument
         "Crosstiles: the game's seed (1 to 128 printable ASCII characters, no spaces), which "
         "orders the bag",
     )
-    bot.add_argument(
-        "--moves", type=int, help="Wordytaire (required): at most this many move lines"
-    )
-    bot.add_argument(
-        "--illegal-share",
-        type=float,
-        help="Wordytaire: share of illegal lines, 0 to 1 (default: 0)",
-    )
-    bot.add_argument("--players", type=int, help="Crosstiles (required): 2, 3 or 4 players")
-    bot.add_argument(
-        "--exchanges", action="store_true", help="Crosstiles: the bots exchange now and then"
-    )
-    bot.add_argument("--passes", action="store_true", help="Crosstiles: the bots pass now and then")
-    bot.add_argument(
-        "--timeouts",
-        action="store_true",
-        help="Crosstiles: the bots miss deadlines now and then; with 3 or 4 players one misses "
-        "three in a row and is removed",
-    )
-    bot.add_argument(
-        "--bot-seed",
-        type=int,
-        help="Crosstiles: seed of the bots' choices (default: 0); the bag follows --seed",
-    )
+    for option in _offered(_bot_options):
+        option.add_to(bot)
     bot.add_argument("--lexicon", metavar="FILE", help=LEXICON_HELP)
-    bot.add_argument("--layout", metavar="FILE", help=LAYOUT_HELP)
-    bot.add_argument("--board", metavar="FILE", help=BOARD_HELP)
+    for option in _offered(_rules_options):
+        option.add_to(bot)
     bot.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     bot.set_defaults(run=_generate)
 
@@ -233,65 +203,50 @@ def _add_load_command(commands: argparse._SubParsersAction[argparse.ArgumentPars
     load.set_defaults(run=_load)
 
 
-def _load_rules(
-    lexicon_path: str | None, layout_path: str | None, environ: Mapping[str, str]
-) -> tuple[Lexicon, Layout]:
-    settings = ClientSettings.from_env(environ)
-    lexicon = lexicon_files.load(lexicon_files.resolve(lexicon_path, settings))
-    layout = Layout.from_json(read_input(layout_path)) if layout_path else default_layout()
-    return lexicon, layout
+def _rules_options(side: GameCli) -> tuple[Option, ...]:
+    return side.rules_options
 
 
-def _refuse_other_games_options(args: argparse.Namespace, **flags: str) -> None:
-    """CliError naming the options given (`flags`: dest to flag) that args.game does not take."""
-    given = [
-        flag
-        for dest, flag in flags.items()
-        if getattr(args, dest) is not None and getattr(args, dest) is not False
-    ]
+def _bot_options(side: GameCli) -> tuple[Option, ...]:
+    return side.bot_options
+
+
+def _offered(taken: Callable[[GameCli], tuple[Option, ...]]) -> tuple[Option, ...]:
+    """The options some game takes (`taken` of its command-line side), each flag once, in the
+    order the games are registered."""
+    found: dict[str, Option] = {}
+    for name in names():
+        for option in taken(cli_game(name)):
+            found.setdefault(option.flag, option)
+    return tuple(found.values())
+
+
+def _rules_errors() -> tuple[type[Exception], ...]:
+    """What a rules file (a layout, a board) that cannot be read raises, in any game."""
+    return tuple(error for name in names() for error in game(name).rules_errors)
+
+
+def _refuse_other_games_options(
+    args: argparse.Namespace, offered: Sequence[Option], taken: Sequence[Option]
+) -> None:
+    """CliError naming the options given (of those `offered`) that args.game does not take."""
+    flags = {option.flag for option in taken}
+    given = [option.flag for option in offered if option.flag not in flags and option.given(args)]
     if given:
         raise CliError(f"{', '.join(given)}: not an option of --game {args.game}")
 
 
 def _judge(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    if args.game == "crosstiles":
-        _refuse_other_games_options(args, layout="--layout")
-        return crosstiles_cli.judge_logs(
-            args.files, args.lexicon, args.board, args.json, environ, sys.stdout
-        )
-    _refuse_other_games_options(args, board="--board")
-    # Every file is read before any is judged: a missing one fails the command before output.
-    submissions = [(name, read_input(name)) for name in args.files]
-    lexicon, layout = _load_rules(args.lexicon, args.layout, environ)
-    for name, data in submissions:
-        report = judge(data, lexicon, layout)
-        if args.json:
-            head = json.dumps({"file": name}, separators=(",", ":"))[:-1]
-            sys.stdout.buffer.write(head.encode() + b"," + report.to_json_bytes()[1:] + b"\n")
-        else:
-            print_human(name, data, report, sys.stdout)
-    sys.stdout.flush()
-    return 0
+    side = cli_game(args.game)
+    _refuse_other_games_options(args, _offered(_rules_options), side.rules_options)
+    return side.judge(args, environ, sys.stdout)
 
 
 def _generate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    if args.game == "crosstiles":
-        _refuse_other_games_options(
-            args, moves="--moves", illegal_share="--illegal-share", layout="--layout"
-        )
-        data = crosstiles_cli.generate_log(
-            players=args.players,
-            seed=args.seed,
-            exchanges=args.exchanges,
-            passes=args.passes,
-            timeouts=args.timeouts,
-            bot_seed=args.bot_seed or 0,
-            lexicon_path=args.lexicon,
-            board_path=args.board,
-            environ=environ,
-        )
-    else:
-        data = _generate_wordytaire(args, environ)
+    side = cli_game(args.game)
+    offered = (*_offered(_bot_options), *_offered(_rules_options))
+    _refuse_other_games_options(args, offered, (*side.bot_options, *side.rules_options))
+    data = side.generate(args, environ)
     if args.output is None:
         sys.stdout.buffer.write(data)
         return 0
@@ -301,33 +256,6 @@ def _generate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     except OSError as exc:
         raise CliError(f"cannot write {args.output}: {exc.strerror}") from exc
     return 0
-
-
-def _generate_wordytaire(args: argparse.Namespace, environ: Mapping[str, str]) -> bytes:
-    _refuse_other_games_options(
-        args,
-        players="--players",
-        exchanges="--exchanges",
-        passes="--passes",
-        timeouts="--timeouts",
-        bot_seed="--bot-seed",
-        board="--board",
-    )
-    try:
-        seed = int(args.seed)
-    except ValueError:
-        message = f"--seed must be a whole number for --game wordytaire, not {args.seed!r}"
-        raise CliError(message) from None
-    share = 0.0 if args.illegal_share is None else args.illegal_share
-    if not 0.0 <= share <= 1.0:
-        raise CliError("--illegal-share must be between 0 and 1")
-    if args.moves is None:
-        raise CliError("--moves is required with --game wordytaire")
-    if args.moves < 0:
-        raise CliError("--moves must be 0 or more")
-    lexicon, layout = _load_rules(args.lexicon, args.layout, environ)
-    index = WordIndex.build(lexicon.words)
-    return generate(index, layout, seed=seed, moves=args.moves, illegal_share=share)
 
 
 def _fetch(args: argparse.Namespace, environ: Mapping[str, str]) -> int:

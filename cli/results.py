@@ -15,8 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from cli.crosstiles import line_text
-from cli.human import print_human, report_from_json
+from cli.games import cli_game, game_of
 from cli.options import (
     Action,
     CliError,
@@ -133,41 +132,19 @@ def _destination(path: str | None) -> Iterator[TextIO]:
 def _report(api: Client, args: argparse.Namespace) -> int:
     data = read_input(args.file) if args.file else None
     path = f"/v1/submissions/{args.submission_id}"
+    contest = None
     if data is not None:
-        sha256 = api.call("GET", f"{path}/receipt")["sha256"]
-        if hashlib.sha256(data).hexdigest() != sha256:
+        receipt = api.call("GET", f"{path}/receipt")
+        if hashlib.sha256(data).hexdigest() != receipt["sha256"]:
             raise CliError(f"{args.file} is not what submission {args.submission_id} uploaded")
+        contest = receipt["contest"]
     answer = api.request("GET", f"{path}/report")
     if args.json:
         sys.stdout.buffer.write(answer.body.rstrip(b"\n") + b"\n")
         return 0
-    body = answer.json()
-    if isinstance(body, dict) and "players" in body:  # a Crosstiles game log's report
-        print_game_report(args.submission_id, data, body, sys.stdout)
-        return 0
-    try:
-        report = report_from_json(answer.json())
-    except ValueError as exc:
-        raise CliError(f"the server's report of {args.submission_id}: {exc}") from exc
-    print_human(args.submission_id, data, report, sys.stdout)
+    # The report is printed as its contest's game prints one.
+    if contest is None:
+        contest = api.call("GET", path)["contest"]
+    side = cli_game(game_of(api, str(contest)))
+    side.print_report(args.submission_id, data, answer.json(), sys.stdout)
     return 0
-
-
-def print_game_report(
-    submission_id: str, data: bytes | None, report: Mapping[str, Any], out: TextIO
-) -> None:
-    """A game log's report as people read it: valid with its scores and winners, or its first
-    failing line (quoted when the log was given with --file) and why."""
-    scores = ", ".join(
-        f"{p['nick']} {p['score']}{' (removed)' if p['removed'] else ''}" for p in report["players"]
-    )
-    error = report.get("error")
-    if error is None:
-        out.write(f"{submission_id}: valid, {report['turns']} turns\n")
-        out.write(f"  final scores: {scores}\n")
-        out.write(f"  winners: {', '.join(report['winners'])}\n")
-        return
-    quoted = f": {line_text(data, int(error['line']))}" if data is not None else ""
-    out.write(f"{submission_id}: invalid at line {error['line']} ({error['reason']}){quoted}\n")
-    out.write(f"  {error['detail']}\n")
-    out.write(f"  scores so far: {scores or 'none, the header is not complete'}\n")

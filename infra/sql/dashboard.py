@@ -23,6 +23,7 @@ from sqlalchemy import Connection, Table, and_, case, func, inspect, or_, select
 
 from core import clock
 from core.events import EventType
+from core.games import DEFAULT as DEFAULT_GAME
 from core.states import OPEN_REJUDGE_STATES, SubmissionState
 from infra.sql.schema import contests, events, layouts, lexicons, rejudge_runs, submissions
 from infra.sql.store import SqlStore
@@ -243,7 +244,7 @@ def recent_rejudges(conn: Connection, now: datetime, since_s: float) -> list[dic
         ).all()
     )
     for row in rows:
-        row["game"] = games.get(row["contest_id"], "wordytaire")
+        row["game"] = games.get(row["contest_id"], DEFAULT_GAME)
     return rows
 
 

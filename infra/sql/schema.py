@@ -18,6 +18,8 @@ from sqlalchemy import (
     false,
 )
 
+from core.games import DEFAULT as DEFAULT_GAME
+
 metadata = MetaData()
 
 ID = String(64)
@@ -56,7 +58,7 @@ layouts = Table(
     Column("content", Text, nullable=False),
     Column("created_by", String(100), nullable=False),
     Column("created_at", TIME, nullable=False),
-    Column("game", String(16), nullable=False, server_default="wordytaire"),
+    Column("game", String(16), nullable=False, server_default=DEFAULT_GAME),
 )
 
 contests = Table(
@@ -69,7 +71,7 @@ contests = Table(
     Column("lexicon_id", ID, ForeignKey("lexicons.id"), nullable=False),
     Column("layout_id", ID, ForeignKey("layouts.id"), nullable=False),
     Column("created_at", TIME, nullable=False),
-    Column("game", String(16), nullable=False, server_default="wordytaire"),  # fixed at creation
+    Column("game", String(16), nullable=False, server_default=DEFAULT_GAME),  # fixed at creation
 )
 
 teams = Table(

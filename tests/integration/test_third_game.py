@@ -57,6 +57,9 @@ def client(env: dict[str, str]) -> Iterator[TestClient]:
             yield test_client
     finally:
         services.intake.commits.close()
+        services.store.engine.dispose()
+        if services.redis is not None:
+            services.redis.close()
         unregister("wordcount")  # and forgotten, so the next app's loading registers it again
         sys.modules.pop("tests.games.wordcount", None)
 

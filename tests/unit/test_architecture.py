@@ -4,6 +4,7 @@ core knows no edge or adapter, and no import cycle exists among modules or among
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -151,3 +152,80 @@ def test_no_import_cycle_among_packages() -> None:
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert cycle_in({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert cycle_in({"a": {"b"}, "b": {"c"}, "c": set()}) is None
+
+
+# -- games are plug-ins -----------------------------------------------------------------------------
+
+GAME_NAMES = re.compile("wordytaire|crosstiles", re.IGNORECASE)
+# The generic modules that may name a game: the registry, the demo (it shows both games) and
+# the word-list recipes (a game's lists are built by name).
+MAY_NAME_GAMES = {"core/games/__init__.py", "devstack/demo.py", "infra/lexicon_files.py"}
+
+
+def names_a_game(path: Path, root: Path = ROOT) -> list[str]:
+    """Where a module names a game in code: an import, a name, an attribute, an argument or a
+    short string; docstrings and long texts (help, descriptions) do not count."""
+    tree = ast.parse(path.read_text(), str(path))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            text = node.id
+        elif isinstance(node, ast.Attribute):
+            text = node.attr
+        elif isinstance(node, ast.ImportFrom | ast.Import):
+            module = node.module or "" if isinstance(node, ast.ImportFrom) else ""
+            text = " ".join([module, *(f"{a.name} {a.asname or ''}" for a in node.names)])
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            text = node.name
+        elif isinstance(node, ast.arg):
+            text = node.arg
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            text = node.value if id(node) not in docstrings and len(node.value) <= 40 else ""
+        else:
+            continue
+        if GAME_NAMES.search(text):
+            found.append(f"{path.relative_to(root)}:{getattr(node, 'lineno', '?')}: {text.strip()}")
+    return found
+
+
+def generic_modules() -> Iterator[Path]:
+    """Modules outside judge/ and the migrations, in no file or folder named after a game."""
+    for path in modules().values():
+        relative = path.relative_to(ROOT)
+        if relative.parts[0] != "judge" and not any(GAME_NAMES.search(p) for p in relative.parts):
+            yield path
+
+
+def test_generic_modules_name_no_game_but_the_registry_the_demo_and_the_recipes() -> None:
+    naming = {str(p.relative_to(ROOT)): names_a_game(p) for p in generic_modules()}
+    assert {
+        path: hits for path, hits in naming.items() if hits and path not in MAY_NAME_GAMES
+    } == {}
+
+
+def test_the_game_name_finder_sees_imports_names_and_short_strings_but_not_docstrings(
+    tmp_path: Path,
+) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        '"""Docstrings may say Crosstiles."""\n'
+        "from judge.wordytaire import judge\n"
+        "if game == 'crosstiles':\n"
+        "    pass\n"
+        "x = report.crosstiles_result\n"
+    )
+    found = names_a_game(module, tmp_path)
+
+    assert sorted(hit.split(": ", 1)[1] for hit in found) == [
+        "crosstiles",
+        "crosstiles_result",
+        "judge.wordytaire judge",
+    ]

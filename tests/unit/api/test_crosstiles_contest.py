@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from cli.admin import print_preview
 from cli.client import format_leaderboard
+from cli.games.crosstiles import print_preview
 from cli.main import main
 from core.fakes import InMemoryPublisher
 from core.judging import Outcome, WorkerDeps

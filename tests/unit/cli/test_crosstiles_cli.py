@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from cli.crosstiles import REASONS, SHOWN_CHARS
+from cli.games.crosstiles import REASONS, SHOWN_CHARS
 from cli.main import main
 from infra import lexicon_files
 from judge import Lexicon

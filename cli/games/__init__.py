@@ -1,0 +1,182 @@
+"""How each game shows on the command line, beside what every game shares.
+
+By convention the module `cli.games.<game name>` gives a game's `CLI` (a `GameCli`): the
+options its offline `judge` and `generate` take and what they do, and how its standings, its
+rejudge previews and its reports are printed. A game without such a module (or one this
+client does not know, named by a newer server) is shown as teams ranked by their best score
+(`TeamRanked`): its leaderboard and previews as scores, its report as indented JSON, and it has
+no offline command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import TYPE_CHECKING, Any, Protocol, TextIO
+
+from cli.options import CliError
+from core.games import DEFAULT, game, names
+
+if TYPE_CHECKING:
+    from infra.api_client import Client
+
+PREVIEW_ROWS = 50  # changed submissions a rejudge preview lists; the rest are counted
+
+
+@dataclass(frozen=True)
+class Option:
+    """A flag of `judge` or `generate` that a game takes, as argparse is given it."""
+
+    flag: str
+    help: str
+    metavar: str | None = None
+    type: Callable[[str], Any] | None = None
+    action: str | None = None  # "store_true" for a switch
+
+    @property
+    def dest(self) -> str:
+        return self.flag.removeprefix("--").replace("-", "_")
+
+    def add_to(self, parser: argparse.ArgumentParser) -> None:
+        given: dict[str, Any] = {"metavar": self.metavar, "type": self.type, "action": self.action}
+        parser.add_argument(
+            self.flag,
+            help=self.help,
+            **{key: value for key, value in given.items() if value is not None},
+        )
+
+    def given(self, args: argparse.Namespace) -> bool:
+        """Whether the command line set it (a switch is off and a value None when not)."""
+        value = getattr(args, self.dest, None)
+        return value is not None and value is not False
+
+
+class GameCli(Protocol):
+    """One game's side of the command line."""
+
+    @property
+    def rules_options(self) -> tuple[Option, ...]:
+        """The file of its rules data beside the word list: `judge` and `generate` take it."""
+        ...
+
+    @property
+    def bot_options(self) -> tuple[Option, ...]:
+        """What `generate` takes besides --seed, --lexicon and the rules file."""
+        ...
+
+    @property
+    def shows_upload_rights(self) -> bool:
+        """`team list` shows whether each team may upload game logs (`uploads_logs`)."""
+        ...
+
+    def judge(self, args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -> int:
+        """`tilejudge judge`: each file's report on `out`; the exit status."""
+        ...
+
+    def generate(self, args: argparse.Namespace, environ: Mapping[str, str]) -> bytes:
+        """`tilejudge generate`: what a bot uploads."""
+        ...
+
+    def format_standings(self, board: Mapping[str, Any], contest: str) -> str: ...
+    def print_preview(self, run: Mapping[str, Any], out: TextIO) -> None: ...
+    def print_report(
+        self, submission_id: str, data: bytes | None, report: Any, out: TextIO
+    ) -> None:
+        """A report the server sent (JSON, parsed) as people read it; each failing line quoted
+        from `data`, the bytes uploaded, when they are at hand."""
+        ...
+
+
+class TeamRanked:
+    """A game with no command-line module of its own: teams ranked by their best score, a
+    rejudge listing the scores and ranks it changes, a report shown as the server sent it."""
+
+    rules_options: tuple[Option, ...] = ()
+    bot_options: tuple[Option, ...] = ()
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        # The right to upload logs means something only where an upload names other players.
+        self.shows_upload_rights = name in names() and game(name).shared_uploads
+
+    def judge(self, args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -> int:
+        raise CliError(
+            f"--game {self.name} has no offline command: its uploads are judged by a server "
+            "(`tilejudge submit`, then `tilejudge report`)"
+        )
+
+    def generate(self, args: argparse.Namespace, environ: Mapping[str, str]) -> bytes:
+        raise CliError(f"--game {self.name} has no offline command: nothing generates its uploads")
+
+    def format_standings(self, board: Mapping[str, Any], contest: str) -> str:
+        entries = board.get("entries") or []
+        if not entries:
+            return f"no judged submissions in contest {board.get('contest', contest)} yet\n"
+        header = ("rank", "team", "score", "received_at")
+        rows = [header, *[tuple(str(entry.get(key, "")) for key in header) for entry in entries]]
+        widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+        lines = [
+            # Numbers right-aligned so scores line up by magnitude; names and times left-aligned.
+            f"{rank:>{widths[0]}}  {team:<{widths[1]}}  {score:>{widths[2]}}  {received}"
+            for rank, team, score, received in rows
+        ]
+        return "\n".join(lines) + "\n"
+
+    def print_preview(self, run: Mapping[str, Any], out: TextIO) -> None:
+        changed = run.get("changed", [])
+        out.write(
+            f"rejudge {run['id']}: {run['state']}, {run['done']}/{run['total']} done "
+            f"({run['carried']} carried over), {len(changed)} scores change\n"
+        )
+        if changed:
+            out.write(f"  {'submission':<34} {'team':<20} {'old':>8} {'new':>8}\n")
+            for row in changed[:PREVIEW_ROWS]:
+                out.write(
+                    f"  {row['submission']:<34} {row['team']:<20} {row['old_score']:>8} "
+                    f"{row['new_score']:>8}\n"
+                )
+            if len(changed) > PREVIEW_ROWS:
+                out.write(f"  ... and {len(changed) - PREVIEW_ROWS} more\n")
+        moves = run.get("rank_changes", [])
+        if moves:
+            out.write(f"  {'team':<20} {'rank':>6} -> {'new':<6}\n")
+            for row in moves:
+                out.write(f"  {row['team']:<20} {row['old_rank']!s:>6} -> {row['new_rank']!s:<6}\n")
+
+    def print_report(
+        self, submission_id: str, data: bytes | None, report: Any, out: TextIO
+    ) -> None:
+        out.write(json.dumps(report, indent=2) + "\n")
+
+
+@cache
+def cli_game(name: str) -> GameCli:
+    """The command-line side of the game of that name (`TeamRanked` for a game with no module
+    of its own, or one not registered in `core.games`)."""
+    if name not in names():  # a server's string never picks a module to import
+        return TeamRanked(name)
+    module_name = f"{__name__}.{name}"
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise
+        return TeamRanked(name)
+    found: GameCli = module.CLI
+    return found
+
+
+def game_help() -> str:
+    """The games --game takes, the default first: "a (the default), b or c"."""
+    others = [name for name in names() if name != DEFAULT]
+    listed = ", ".join([f"{DEFAULT} (the default)", *others[:-1]])
+    return f"{listed} or {others[-1]}" if others else listed
+
+
+def game_of(api: Client, contest: str) -> str:
+    """The name of the contest's game, as the server gives it."""
+    return str(api.call("GET", f"/v1/contests/{contest}")["game"])
