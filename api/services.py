@@ -17,9 +17,9 @@ from starlette.routing import compile_path
 from api.errors import Forbidden, Unauthorized
 from core import clock, tuning
 from core.errors import NotAuthenticated
+from core.ports import SessionStore, TeamStore
 from core.records import Contest, Submission, Team
 from infra.compose import ApiParts
-from infra.sql.store import SqlStore
 
 ADMIN_COOKIE = "tilejudge_admin"
 SESSION_MAX_AGE_S = 12 * 3600
@@ -51,7 +51,7 @@ class Uploaders:
 
     def __init__(
         self,
-        store: SqlStore,
+        store: TeamStore,
         ttl: float = tuning.UPLOADER_TTL_S,
         most: int = tuning.UPLOADERS_KEPT,
     ) -> None:
@@ -100,7 +100,7 @@ class DashboardSessions:
     def __init__(
         self,
         key: str,
-        store: SqlStore,
+        store: SessionStore,
         lifetime_s: int = SESSION_MAX_AGE_S,
         now: Callable[[], float] = time.time,
     ) -> None:

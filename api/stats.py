@@ -22,13 +22,12 @@ import redis
 from api.heartbeats import WorkerWatch
 from api.services import Services
 from core import clock, tuning
+from core.ports import RejudgeRuns, ResultReads
 from core.records import Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from infra.queues import queue_depths
 from infra.sql import dashboard as stats_sql
-from infra.sql.rejudges import RejudgeStore
 from infra.sql.schema import rejudge_runs
-from infra.sql.store import SqlStore
 
 REFRESH_S = 1.0
 GROWTH_TOLERANCE = 1  # a queue one message deeper than a minute ago is noise, not a backlog
@@ -82,7 +81,9 @@ def build_collector(services: Services) -> StatsCollector:
 
         watch = WorkerWatch(make_celery(services.settings))
         watch.start()
-    snapshotter = StatsSnapshotter(services.store, services.redis, watch)
+    snapshotter = StatsSnapshotter(
+        services.dashboard, services.rejudges, services.store, services.redis, watch
+    )
     return StatsCollector(snapshotter.compute, on_close=watch.stop if watch else None)
 
 
@@ -91,18 +92,20 @@ class StatsSnapshotter:
 
     def __init__(
         self,
-        store: SqlStore,
+        reader: stats_sql.DashboardReader,
+        rejudges: RejudgeRuns,
+        events: ResultReads,
         client: redis.Redis | None,
         workers: WorkerWatch | None,
         wall: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
-        self._store, self._redis, self._workers, self._wall = store, client, workers, wall
-        self._sql = stats_sql.DashboardReader(store)
+        self._events, self._redis, self._workers, self._wall = events, client, workers, wall
+        self._sql = reader
         self._depths: deque[tuple[float, int]] = deque(maxlen=4000)  # (epoch s, total depth)
         self._rejudge_seen: dict[str, deque[tuple[float, int]]] = {}
         self._histogram = LatencyHistogram()
         self._judged_watermark = 0
-        self._previews = PreviewCounts(RejudgeStore(store))
+        self._previews = PreviewCounts(rejudges)
 
     def compute(self) -> dict[str, Any]:
         started = time.perf_counter()
@@ -116,7 +119,7 @@ class StatsSnapshotter:
         rejudges = [self._rejudge_row(row, now) for row in sql.rejudges]
         self._previews.forget_all_but({row["id"] for row in sql.rejudges})
         self._observe(sql.judged)
-        tail = self._store.events_after(max(0, sql.last_event_id - 30), 30)
+        tail = self._events.events_after(max(0, sql.last_event_id - 30), 30)
         waiting, waiting_then = self._waiting(queues, totals, now)
         series["queue_depth"] = self._depth_series(now)
         return {
@@ -225,7 +228,7 @@ class PreviewCounts:
     `changed` and `rank_changes`, counted by the same queries, once per state of the run (its
     state, counts and `updated_at`: a result added under either ruleset moves one of them)."""
 
-    def __init__(self, rejudges: RejudgeStore) -> None:
+    def __init__(self, rejudges: RejudgeRuns) -> None:
         self._rejudges = rejudges
         self._known: dict[str, tuple[tuple[Any, ...], dict[str, int]]] = {}
 

@@ -121,7 +121,7 @@ def measure(
     drain(pipe.services)
     live = time.perf_counter() - started
     deps = worker_deps(pipe.services)
-    ids = [pipe.store.find_lexicon(name)["id"] for name in (BEFORE, AFTER)]  # type: ignore[index]
+    ids = [pipe.store.find_lexicon(name).id for name in (BEFORE, AFTER)]  # type: ignore[union-attr]
     deps.rulesets.diff(ids[0], ids[1])  # loads both lists too
 
     # Full and affected-only runs in turn, so that whatever else the host does slows both.

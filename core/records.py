@@ -35,6 +35,52 @@ class Team:
 
 
 @dataclass(frozen=True)
+class WordList:
+    """A registered word list: content-addressed (its id), stored in S3 under `blob_key`;
+    `name` the label it was asked by, `names` every label it carries (when listed)."""
+
+    id: str
+    name: str
+    words: int
+    size: int
+    blob_key: str
+    source: str
+    created_by: str
+    created_at: str
+    names: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RulesData:
+    """A game's registered rules data beside the word list (a layout, a board), as JSON."""
+
+    id: str
+    name: str
+    content: str
+    created_by: str
+    created_at: str
+    game: str
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    """A submission's result row under one ruleset, as stored."""
+
+    id: int
+    submission_id: str
+    lexicon_id: str
+    layout_id: str
+    judge_version: str
+    score: int
+    legal: int
+    illegal: int
+    tiles: int
+    report_key: str
+    judged_at: str
+    carried: int
+
+
+@dataclass(frozen=True)
 class TeamDeleted:
     """A team's deletion: the blob keys to remove (its uploads, copies and reports), and the
     shared submissions it sent first that pass to another uploader, to be judged again."""

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from core.ports import BlobStore, SubmissionStore
+from core.records import WordList
 from judge import Lexicon
 
 
 def register_lexicon(
     store: SubmissionStore, blobs: BlobStore, lexicon: Lexicon, *, name: str, source: str, by: str
-) -> dict[str, Any]:
+) -> WordList:
     """Store the list under its id and record it; registering the same words again is a no-op."""
     key = f"lexicons/{lexicon.id}.txt"
     normalised = "".join(word + "\n" for word in sorted(lexicon.words)).encode()

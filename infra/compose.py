@@ -19,7 +19,14 @@ from core import report_blobs
 from core.group_commit import GroupCommit
 from core.intake import Intake
 from core.judging import WorkerDeps
-from core.ports import BlobStore, Publisher, QueueProbe
+from core.ports import (
+    ApiStore,
+    BlobStore,
+    Publisher,
+    QueueProbe,
+    RejudgeRuns,
+    SubmissionStore,
+)
 from core.sweeping import SweeperThread
 from infra import broker_copies
 from infra.blobstore import S3BlobStore
@@ -30,6 +37,7 @@ from infra.queues import light_backlog, live_backlog
 from infra.ratelimit import RateLimiter
 from infra.rulesets import RulesetCache
 from infra.settings import Settings, SettingsError, SweeperMode
+from infra.sql.dashboard import DashboardReader
 from infra.sql.engine import make_engine
 from infra.sql.rejudges import RejudgeStore
 from infra.sql.store import SqlStore
@@ -86,13 +94,17 @@ class ApiParts:
     """What an API process serves with; `api.services.Services` adds the per-process caches."""
 
     settings: Settings
-    store: SqlStore
+    store: ApiStore
+    rejudges: RejudgeRuns
+    dashboard: DashboardReader
     blobs: BlobStore
     redis: redis.Redis | None
     intake: Intake
     limiter: RateLimiter
     admin_token: str
     backlog: QueueProbe = field(default=lambda: None)
+    # Asks the broker to forget its copies of messages a deleted team's uploads rode in.
+    forget_copies: Callable[[], None] = field(default=lambda: None)
 
 
 def api_parts(
@@ -125,6 +137,8 @@ def api_parts(
     return ApiParts(
         settings=settings,
         store=store,
+        rejudges=RejudgeStore(store),
+        dashboard=DashboardReader(store),
         blobs=blobs,
         redis=client,
         intake=Intake(
@@ -133,6 +147,7 @@ def api_parts(
         limiter=limiter or RateLimiter(client, settings.rate_limit_per_minute),
         admin_token=settings.admin_token_value(),
         backlog=partial(live_backlog, client) if client else nothing_waits,
+        forget_copies=partial(broker_copies.forget_soon, client, delay=0),
     )
 
 
@@ -141,23 +156,31 @@ def sweeper(parts: ApiParts) -> SweeperThread | None:
     the API processes and `tilejudge sweeper`s sharing the Redis, one sweeps at a time."""
     if parts.settings.sweeper is SweeperMode.OFF:
         return None
-    return _elected_sweeper(parts.settings, parts.store, parts.intake.publisher, parts.backlog)
+    return _elected_sweeper(
+        parts.settings, parts.store, parts.rejudges, parts.intake.publisher, parts.backlog
+    )
 
 
 def lone_sweeper(settings: Settings) -> SweeperThread:
     """`tilejudge sweeper`'s: the same elected sweeper, with connections of its own."""
     load_games(settings)
     client = make_redis(settings)
+    store = make_store(settings)
     return _elected_sweeper(
         settings,
-        make_store(settings),
+        store,
+        RejudgeStore(store),
         CeleryPublisher(make_celery(settings, publisher_only=True)),
         partial(live_backlog, client),
     )
 
 
 def _elected_sweeper(
-    settings: Settings, store: SqlStore, publisher: Publisher, backlog: QueueProbe
+    settings: Settings,
+    store: SubmissionStore,
+    rejudges: RejudgeRuns,
+    publisher: Publisher,
+    backlog: QueueProbe,
 ) -> SweeperThread:
     """Sweeps only while it holds the sweeper lock: stored uploads not yet published after
     10 s, queued ones after TILEJUDGE_REQUEUE_AFTER, claims older than the hard time limit."""
@@ -172,7 +195,7 @@ def _elected_sweeper(
     )
     return SweeperThread(
         store,
-        RejudgeStore(store),
+        rejudges,
         publisher,
         interval=5.0,
         stored_for=10.0,

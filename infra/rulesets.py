@@ -95,7 +95,7 @@ class RulesetCache:
             row = self._store.find_layout(rules_id, game_name)
             if row is None:
                 raise UnknownRuleset(f"no {played.rules_noun} {rules_id}")
-            found = played.parse_rules(row["content"])
+            found = played.parse_rules(row.content)
             if found.id != rules_id:
                 raise UnknownRuleset(f"{played.rules_noun} stored for {rules_id} has id {found.id}")
             self._rules[(game_name, rules_id)] = found
@@ -108,7 +108,7 @@ class RulesetCache:
         row = self._store.find_lexicon(lexicon_id)
         if row is None:
             raise UnknownRuleset(f"no lexicon {lexicon_id}")
-        data = self._blobs.get(row["blob_key"])
+        data = self._blobs.get(row.blob_key)
         self._directory.mkdir(parents=True, exist_ok=True)
         partial = cached.with_suffix(f".{os.getpid()}.partial")
         partial.write_bytes(data)

@@ -18,7 +18,6 @@ from core.errors import Invalid, NotFound, PublishFailed
 from core.game import Game
 from core.games import game, names
 from core.records import Contest, Team
-from infra import broker_copies
 
 router = APIRouter()
 
@@ -38,7 +37,7 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
         title=body.title,
         opens_at=clock.format_time(opens),
         closes_at=clock.format_time(closes),
-        lexicon_id=lexicon["id"],
+        lexicon_id=lexicon.id,
         layout_id=_layout_id(svc, body.layout, played),
         created_at=clock.now(),
         game=played.name,
@@ -149,7 +148,7 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     svc.uploaders.forget_team(team_id)
     for key in deleted.keys:
         svc.blobs.delete(key)
-    broker_copies.forget_soon(svc.redis, delay=0)  # messages it had already taken
+    svc.forget_copies()  # the broker's copies of messages it had already taken
     for submission_id in deleted.handed_on:  # else the sweeper publishes it soon
         with contextlib.suppress(PublishFailed):
             svc.intake.publisher.publish(submission_id)
@@ -178,7 +177,7 @@ def _layout_id(svc: Services, wanted: str | None, played: Game) -> str:
         raise Invalid(
             f"no {played.rules_noun} with id or name {wanted!r} for a {played.name} contest"
         )
-    return str(row["id"])
+    return str(row.id)
 
 
 def _contest_out(contest: Contest, now: str | None = None) -> schemas.ContestOut:

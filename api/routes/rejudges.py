@@ -13,9 +13,9 @@ from api import schemas
 from api.lookups import known_contest
 from api.services import Admin, Svc
 from core.errors import Invalid, NotFound, PublishFailed
+from core.ports import RejudgeRuns
 from core.records import Run
 from core.states import RejudgeMode, RejudgeState
-from infra.sql.rejudges import RejudgeStore
 
 router = APIRouter()
 PREVIEWS_KEPT = 64  # runs whose preview is remembered; more open at once is not expected
@@ -34,9 +34,9 @@ def start_rejudge(contest: str, body: schemas.RejudgeIn, svc: Svc, who: Admin) -
         row = svc.store.find_layout(body.layout, found.game)
         if row is None:
             raise Invalid(f"no layout with id or name {body.layout!r} for a {found.game} contest")
-        layout_id = row["id"]
-    run, created = RejudgeStore(svc.store).start(
-        contest, lexicon["id"], layout_id, RejudgeMode(body.mode), by="admin"
+        layout_id = row.id
+    run, created = svc.rejudges.start(
+        contest, lexicon.id, layout_id, RejudgeMode(body.mode), by="admin"
     )
     if created:
         # If the broker is down, the sweeper restarts producers of runs that make no progress.
@@ -48,9 +48,7 @@ def start_rejudge(contest: str, body: schemas.RejudgeIn, svc: Svc, who: Admin) -
 @router.get("/v1/contests/{contest}/rejudges", tags=["admin"])
 def list_rejudges(contest: str, svc: Svc, who: Admin) -> dict[str, Any]:
     return {
-        "rejudges": [
-            {"id": run.id, **_summary(run)} for run in RejudgeStore(svc.store).list_runs(contest)
-        ]
+        "rejudges": [{"id": run.id, **_summary(run)} for run in svc.rejudges.list_runs(contest)]
     }
 
 
@@ -61,27 +59,27 @@ def show_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
     whose standing does). While it runs, `changed` and `rank_changes` are empty and `preview`
     is false: ranks over a half-judged contest would mislead, and a progress bar polls this
     often."""
-    rejudges = RejudgeStore(svc.store)
+    rejudges = svc.rejudges
     run = _run(rejudges, run_id)
     return {"id": run.id, **_summary(run), **_preview(rejudges, run)}
 
 
 @router.post("/v1/rejudges/{run_id}/apply", tags=["admin"])
 async def apply_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
-    run = await run_in_threadpool(RejudgeStore(svc.store).apply, run_id, "admin")
+    run = await run_in_threadpool(svc.rejudges.apply, run_id, "admin")
     return {"id": run.id, **_summary(run)}
 
 
 @router.post("/v1/rejudges/{run_id}/cancel", tags=["admin"])
 def cancel_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
-    run = RejudgeStore(svc.store).cancel(run_id, "admin")
+    run = svc.rejudges.cancel(run_id, "admin")
     return {"id": run.id, **_summary(run)}
 
 
 _PREVIEWS: dict[str, tuple[tuple[object, ...], dict[str, Any]]] = {}
 
 
-def _preview(rejudges: RejudgeStore, run: Run) -> dict[str, Any]:
+def _preview(rejudges: RejudgeRuns, run: Run) -> dict[str, Any]:
     """Computed once per state of the run (a result added under either ruleset moves `done`,
     `total` or `updated_at`), however often it is asked for."""
     if run.state == RejudgeState.RUNNING:
@@ -119,7 +117,7 @@ def _summary(run: Run) -> dict[str, Any]:
     }
 
 
-def _run(rejudges: RejudgeStore, run_id: str) -> Run:
+def _run(rejudges: RejudgeRuns, run_id: str) -> Run:
     run = rejudges.get(run_id) if len(run_id) <= 64 else None
     if run is None:
         raise NotFound(f"no rejudge run {run_id[:64]!r}")

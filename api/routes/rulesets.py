@@ -15,6 +15,7 @@ from api.services import Admin, Services, Svc
 from core.errors import Invalid, NotFound
 from core.game import Game
 from core.games import game, names
+from core.records import RulesData
 from core.registry import register_lexicon
 from judge import Lexicon
 
@@ -38,7 +39,7 @@ async def add_lexicon(
     row = await run_in_threadpool(
         lambda: register_lexicon(svc.store, svc.blobs, lexicon, name=name, source="api", by="admin")
     )
-    return schemas.LexiconOut(id=row["id"], name=row["name"], words=row["words"])
+    return schemas.LexiconOut(id=row.id, name=row.name, words=row.words)
 
 
 @router.get("/v1/lexicons", tags=["admin"])
@@ -46,7 +47,7 @@ def list_lexicons(svc: Svc, who: Admin) -> dict[str, Any]:
     return {
         "lexicons": [
             {
-                k: row[k]
+                k: getattr(row, k)
                 for k in ("id", "name", "words", "size", "source", "created_by", "created_at")
             }
             for row in svc.store.all_lexicons()
@@ -123,9 +124,12 @@ def _load_lexicon(svc: Services, id_or_name: str) -> Lexicon:
     row = svc.store.find_lexicon(id_or_name)
     if row is None:
         raise NotFound(f"no lexicon {id_or_name[:64]!r}")
-    return Lexicon.from_bytes(svc.blobs.get(row["blob_key"]))
+    return Lexicon.from_bytes(svc.blobs.get(row.blob_key))
 
 
-def _listed(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _listed(rows: list[RulesData]) -> list[dict[str, Any]]:
     """Registered layouts or boards as listed: without their content."""
-    return [{k: row[k] for k in ("id", "name", "created_by", "created_at")} for row in rows]
+    return [
+        {"id": r.id, "name": r.name, "created_by": r.created_by, "created_at": r.created_at}
+        for r in rows
+    ]

@@ -10,7 +10,6 @@ from fastapi import APIRouter, Query
 from api import schemas
 from api.lookups import known_contest, shown
 from api.services import Admin, Svc
-from infra.sql.games import rows_of
 
 router = APIRouter()
 # An export's page: a few hundred KB of JSON, so the memory a request holds stays bounded.
@@ -27,7 +26,7 @@ def leaderboard(contest: str, svc: Svc) -> dict[str, Any]:
     players named in its valid game logs, ranked by wins (a k-way tie for the win counts 1/k),
     then spread, then nick; and its invalid logs, each with its first failing line and why."""
     found = known_contest(svc, contest)
-    standings = rows_of(found.game).standings(svc.store, contest)
+    standings = svc.store.standings(found)
     return {"contest": contest, "game": found.game, **standings}
 
 
@@ -46,7 +45,7 @@ def list_results(
     null."""
     found = known_contest(svc, contest)
     rows = svc.store.results_page(contest, after, limit)
-    fields = rows_of(found.game).fields(svc.store, [r["result_id"] for r in rows if r["result_id"]])
+    fields = svc.store.result_fields(found.game, [r["result_id"] for r in rows if r["result_id"]])
     last = rows[-1]["submission"] if len(rows) == limit else None
     return schemas.ResultsPage(
         contest=contest,

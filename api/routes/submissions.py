@@ -21,7 +21,6 @@ from core import clock, receipts, report_blobs
 from core.errors import NotFound
 from core.intake import check_opened, may_upload, no_log_right
 from core.records import Contest, Submission, Team
-from infra.sql.games import rows_of
 
 router = APIRouter()
 log = structlog.get_logger("tilejudge.api")
@@ -94,16 +93,16 @@ def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.Subm
     result = svc.store.current_result(sub.id)
     fields = None
     if result is not None and (contest := svc.store.get_contest(sub.contest_id)) is not None:
-        fields = rows_of(contest.game).fields(svc.store, [result["id"]]).get(result["id"])
+        fields = svc.store.result_fields(contest.game, [result.id]).get(result.id)
     row = {
         "id": sub.id,
         "contest": sub.contest_id,
         "team": sub.team_id,
         "state": sub.state,
         "received_at": sub.received_at,
-        "judged_at": result["judged_at"] if result else None,
-        "lexicon": result["lexicon_id"] if result else None,
-        "layout": result["layout_id"] if result else None,
+        "judged_at": result.judged_at if result else None,
+        "lexicon": result.lexicon_id if result else None,
+        "layout": result.layout_id if result else None,
         "failure": sub.failure,
     }
     return schemas.SubmissionOut(**shown(row, fields))
@@ -125,7 +124,7 @@ def get_report(
     result = svc.store.current_result(sub.id)
     if result is None:
         raise NotFound(f"submission {sub.id} is {sub.state}; no report yet")
-    stored = svc.blobs.stream(result["report_key"])
+    stored = svc.blobs.stream(result.report_key)
     first = next(stored, b"")
     pieces = chain([first], stored)
     headers = {"Vary": "Accept-Encoding"}

@@ -3,6 +3,7 @@ Crosstiles boards."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import and_, insert, or_, select
@@ -10,6 +11,7 @@ from sqlalchemy import and_, insert, or_, select
 from core import clock
 from core.events import EventType
 from core.games import DEFAULT as DEFAULT_GAME
+from core.records import RulesData, WordList
 from infra.sql.base import StoreBase
 from infra.sql.schema import layouts, lexicon_names, lexicons
 
@@ -27,13 +29,13 @@ class RulesetsMixin(StoreBase):
         blob_key: str,
         source: str,
         created_by: str,
-    ) -> dict[str, Any]:
-        """Register a word list, or add a name to one registered already; returns its row with
-        the name asked for."""
+    ) -> WordList:
+        """Register a word list, or add a name to one registered already; returns it with the
+        name asked for."""
         now = clock.now()
         with self.write() as (conn, pending):
             existing = conn.execute(select(lexicons).where(lexicons.c.id == id)).mappings().first()
-            row = (
+            row: dict[str, Any] = (
                 dict(existing)
                 if existing is not None
                 else {
@@ -74,9 +76,9 @@ class RulesetsMixin(StoreBase):
                             "by": created_by,
                         }
                     )
-            return {**row, "name": name}
+            return replace(WordList(**row), name=name)
 
-    def find_lexicon(self, id_or_name: str) -> dict[str, Any] | None:
+    def find_lexicon(self, id_or_name: str) -> WordList | None:
         """By id, else by the newest list carrying that name."""
         with self.read() as conn:
             row = (
@@ -94,26 +96,26 @@ class RulesetsMixin(StoreBase):
                     .mappings()
                     .first()
                 )
-            return dict(row) if row is not None else None
+            return WordList(**row) if row is not None else None
 
-    def all_lexicons(self) -> list[dict[str, Any]]:
+    def all_lexicons(self) -> list[WordList]:
         """Every registered list, oldest first, with all the names it carries."""
         with self.read() as conn:
             names: dict[str, list[str]] = {}
             for label in conn.execute(select(lexicon_names).order_by(lexicon_names.c.created_at)):
                 names.setdefault(label.lexicon_id, []).append(label.name)
             rows = conn.execute(select(lexicons).order_by(lexicons.c.created_at)).mappings()
-            return [{**r, "names": names.get(r["id"], [r["name"]])} for r in rows]
+            return [WordList(**r, names=tuple(names.get(r["id"], [r["name"]]))) for r in rows]
 
     def add_layout(
         self, *, id: str, name: str, content: str, created_by: str, game: str = DEFAULT_GAME
-    ) -> dict[str, Any]:
+    ) -> RulesData:
         """Register a game's rules data: a layout, a board (content-addressed: the same
         content again returns the row there)."""
         with self.write() as (conn, pending):
             existing = conn.execute(select(layouts).where(layouts.c.id == id)).mappings().first()
             if existing is not None:
-                return dict(existing)
+                return RulesData(**existing)
             row = {
                 "id": id,
                 "name": name,
@@ -132,17 +134,17 @@ class RulesetsMixin(StoreBase):
                     "game": game,
                 }
             )
-            return row
+            return RulesData(**row)
 
-    def all_layouts(self, game: str | None = None) -> list[dict[str, Any]]:
+    def all_layouts(self, game: str | None = None) -> list[RulesData]:
         """Every layout and board (or those of one game), oldest first."""
         query = select(layouts).order_by(layouts.c.created_at)
         if game is not None:
             query = query.where(layouts.c.game == game)
         with self.read() as conn:
-            return [dict(r) for r in conn.execute(query).mappings()]
+            return [RulesData(**r) for r in conn.execute(query).mappings()]
 
-    def find_layout(self, id_or_name: str, game: str | None = None) -> dict[str, Any] | None:
+    def find_layout(self, id_or_name: str, game: str | None = None) -> RulesData | None:
         """By id or name (the newest of that name), among one game's rules data if given."""
         query = select(layouts).where(or_(layouts.c.id == id_or_name, layouts.c.name == id_or_name))
         if game is not None:
@@ -153,4 +155,4 @@ class RulesetsMixin(StoreBase):
                 .mappings()
                 .first()
             )
-            return dict(row) if row is not None else None
+            return RulesData(**row) if row is not None else None

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 
 from core import clock
-from core.records import Submission
+from core.records import StoredResult, Submission
 from core.states import SubmissionState
 from infra.sql.base import StoreBase
 from infra.sql.schema import contests, events, results, submissions, teams
@@ -18,7 +18,7 @@ from infra.sql.schema import contests, events, results, submissions, teams
 class StandingsMixin(StoreBase):
     # -- results and submission states ------------------------------------------------------
 
-    def current_result(self, submission_id: str) -> dict[str, Any] | None:
+    def current_result(self, submission_id: str) -> StoredResult | None:
         """The result under the contest's live lexicon and layout."""
         with self.read() as conn:
             row = (
@@ -37,7 +37,7 @@ class StandingsMixin(StoreBase):
                 .mappings()
                 .first()
             )
-            return dict(row) if row is not None else None
+            return StoredResult(**row) if row is not None else None
 
     def needing_attention(
         self,

@@ -8,7 +8,9 @@ every game has is its own (`infra.sql.games`).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
+from typing import Any
 
 from sqlalchemy import bindparam, insert, select, update
 
@@ -18,7 +20,7 @@ from core.events import EventType
 from core.records import Contest, Team, TeamDeleted
 from infra.sql.copies import drop_team_copies, hand_on
 from infra.sql.engine import make_engine
-from infra.sql.games import drop_details
+from infra.sql.games import drop_details, rows_of
 from infra.sql.results import recount_open_runs
 from infra.sql.rulesets import RulesetsMixin
 from infra.sql.schema import (
@@ -203,6 +205,16 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
                 select(teams).where(teams.c.contest_id == contest_id).order_by(teams.c.name)
             ).mappings()
             return [Team(**row) for row in rows]
+
+    # -- results in each game's own shape ---------------------------------------------------------
+
+    def result_fields(self, game: str, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """The game's own fields of each result (`infra.sql.games`)."""
+        return rows_of(game).fields(self, result_ids) if result_ids else {}
+
+    def standings(self, contest: Contest) -> dict[str, Any]:
+        """The contest's standings under its live ruleset, in its game's own shape."""
+        return rows_of(contest.game).standings(self, contest.id)
 
     def delete_team(self, team_id: str, by: str) -> TeamDeleted:
         """Delete a team, its submissions, results and copies of shared ones; a shared

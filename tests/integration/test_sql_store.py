@@ -258,7 +258,7 @@ def test_rows_from_before_0007_are_wordytaire_contests_teams_without_the_log_rig
         assert team is not None and team.uploads_logs is False
         submission = store.get_submission(sub_id)
         assert submission is not None and submission.game_key is None
-        assert [row["game"] for row in store.all_layouts()] == ["wordytaire"]
+        assert [row.game for row in store.all_layouts()] == ["wordytaire"]
         assert store.current_result(sub_id) is not None  # the result still points at its row
         # Two game logs of the same bytes in one contest cannot both be stored, whoever sent them.
         insert = text(
@@ -414,7 +414,7 @@ def test_a_result_recorded_after_the_claim_was_lost_writes_nothing(
 
     assert record(store, second, score=5) is True
     result = store.current_result(submission.id)
-    assert result is not None and result["score"] == 5
+    assert result is not None and result.score == 5
 
 
 # -- the event log ------------------------------------------------------------------------------

@@ -236,7 +236,7 @@ def assert_judged_as_offline(
         assert settled[submission_id].state == SubmissionState.JUDGED, settled[submission_id]
         result = store.current_result(submission_id)
         assert result is not None
-        assert (result["score"], result["legal"], result["illegal"]) == (
+        assert (result.score, result.legal, result.illegal) == (
             expected.total,
             expected.legal,
             expected.illegal,

@@ -42,4 +42,4 @@ def _load_layout(svc: Services, id_or_name: str) -> Layout:
     row = svc.store.find_layout(id_or_name, Wordytaire.name)
     if row is None:
         raise NotFound(f"no layout {id_or_name[:64]!r}")
-    return Layout.from_json(row["content"])
+    return Layout.from_json(row.content)

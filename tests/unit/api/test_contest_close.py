@@ -12,15 +12,11 @@ from api.app import create_app
 from api.services import Services, token_hash
 from core import clock
 from core.fakes import InMemoryPublisher
-from core.group_commit import GroupCommit
-from core.intake import Intake
-from infra.ratelimit import RateLimiter
+from infra import compose
 from infra.sql.engine import make_engine
 from infra.sql.store import SqlStore
 from tests.pipeline_fixtures import (
     ADMIN,
-    ADMIN_TOKEN,
-    RECEIPT_KEY,
     Pipeline,
     TeamLogin,
 )
@@ -36,13 +32,13 @@ def another_process(pipe: Pipeline) -> Iterator[tuple[Services, TestClient]]:
     engine = make_engine(str(pipe.store.engine.url))
     store = SqlStore(engine)
     publisher = InMemoryPublisher()
-    settings = pipe.services.settings
     services = Services(
-        settings=settings, store=store, blobs=pipe.blobs, redis=None,
-        intake=Intake(
-            store, pipe.blobs, publisher, RECEIPT_KEY, GroupCommit(store, publisher=publisher)
-        ),
-        limiter=RateLimiter(None, settings.rate_limit_per_minute), admin_token=ADMIN_TOKEN,
+        **vars(
+            compose.api_parts(
+                pipe.services.settings, store=store, blobs=pipe.blobs, publisher=publisher,
+                with_redis=False,
+            )
+        )
     )  # fmt: skip
     try:
         with TestClient(create_app(services, sweeper=False)) as client:

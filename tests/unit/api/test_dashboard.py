@@ -163,7 +163,14 @@ def test_open_rejudge_runs_show_progress_rate_and_eta(pipe: Pipeline) -> None:
                 "total INTEGER, done INTEGER, created_at TEXT, updated_at TEXT)"
             ))  # fmt: skip
     moments = iter([datetime(2030, 1, 1, tzinfo=UTC) + timedelta(seconds=s) for s in (0, 10)])
-    snapshotter = StatsSnapshotter(pipe.store, None, None, wall=lambda: next(moments))
+    snapshotter = StatsSnapshotter(
+        pipe.services.dashboard,
+        pipe.services.rejudges,
+        pipe.store,
+        None,
+        None,
+        wall=lambda: next(moments),
+    )
     start = clock.format_time(datetime(2029, 12, 31, 23, 59, 50, tzinfo=UTC))
     _insert_run(pipe, id="r1", state="running", total=100, done=20, created_at=start,
                 updated_at="2030-01-01T00:00:00.000000Z")  # fmt: skip
@@ -364,7 +371,14 @@ def test_a_queue_growing_for_a_minute_turns_amber_and_is_charted(pipe: Pipeline)
     fake = FakeRedis({"live": 0})
     moments = iter(datetime(2030, 1, 1, 12, 0, 30, tzinfo=UTC) + timedelta(seconds=s)
                    for s in (0, 60))  # fmt: skip
-    snapshotter = StatsSnapshotter(pipe.store, fake, None, wall=lambda: next(moments))  # type: ignore[arg-type]
+    snapshotter = StatsSnapshotter(
+        pipe.services.dashboard,
+        pipe.services.rejudges,
+        pipe.store,
+        fake,
+        None,
+        wall=lambda: next(moments),
+    )  # type: ignore[arg-type]
     assert snapshotter.compute()["status"]["colour"] == "green"
     fake.lists["live"] = 12
     later = snapshotter.compute()
@@ -433,3 +447,11 @@ def test_heartbeats_tell_which_workers_are_online_with_their_load() -> None:
     watch.on_event(beat)
     watch.on_event({"type": "worker-offline", "hostname": "w1@host"})
     assert watch.snapshot()["online"] == 0
+
+
+def snapshotter_of(pipe: Pipeline, client: Any, **options: Any) -> StatsSnapshotter:
+    """The pipeline's dashboard snapshotter, over `client` as its Redis."""
+    services = pipe.services
+    return StatsSnapshotter(
+        services.dashboard, services.rejudges, services.store, client, None, **options
+    )

@@ -16,12 +16,10 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.services import ADMIN_COOKIE, SESSION_MAX_AGE_S, Services
-from core.group_commit import GroupCommit
-from core.intake import Intake
-from infra.ratelimit import RateLimiter
+from infra import compose
 from infra.sql.engine import make_engine
 from infra.sql.store import SqlStore
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, RECEIPT_KEY, Pipeline, settings_for
+from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, settings_for
 
 EVIL = {"Origin": "https://evil.example"}
 
@@ -59,13 +57,15 @@ def second_process(pipe: Pipeline, home: Path) -> Iterator[TestClient]:
     home (so the same session key), as `tilejudge up` runs two."""
     engine = make_engine(str(pipe.store.engine.url))
     store = SqlStore(engine)
-    settings = settings_for(home)
-    commits = GroupCommit(store, publisher=pipe.publisher)
     services = Services(
-        settings=settings, store=store, blobs=pipe.blobs, redis=None,
-        intake=Intake(store, pipe.blobs, pipe.publisher, RECEIPT_KEY, commits),
-        limiter=RateLimiter(None, settings.rate_limit_per_minute), admin_token=ADMIN_TOKEN,
+        **vars(
+            compose.api_parts(
+                settings_for(home), store=store, blobs=pipe.blobs, publisher=pipe.publisher,
+                with_redis=False,
+            )
+        )
     )  # fmt: skip
+    commits = services.intake.commits
     try:
         with TestClient(create_app(services, sweeper=False)) as client:
             yield client

@@ -54,9 +54,12 @@ def the_run(snapshotter: StatsSnapshotter, run_id: str) -> dict[str, Any]:
 
 def test_a_run_names_the_word_lists_and_layout_it_goes_from_and_to(pipe: Pipeline) -> None:
     run_id = a_rejudge_that_drops_a_word(pipe)
-    run = the_run(StatsSnapshotter(pipe.store, None, None), run_id)
+    run = the_run(
+        StatsSnapshotter(pipe.services.dashboard, pipe.services.rejudges, pipe.store, None, None),
+        run_id,
+    )
 
-    lexicons = {row["name"]: row["id"] for row in pipe.store.all_lexicons()}
+    lexicons = {row.name: row.id for row in pipe.store.all_lexicons()}
     layout = default_layout()
     assert run["from"]["lexicon"] == {"id": lexicons["tiny"], "name": "tiny"}
     assert run["to"]["lexicon"] == {"id": lexicons["tiny-fixed"], "name": "tiny-fixed"}
@@ -67,7 +70,10 @@ def test_a_run_names_the_word_lists_and_layout_it_goes_from_and_to(pipe: Pipelin
 
 def test_a_running_run_counts_no_changes_yet(pipe: Pipeline, calls: list[str]) -> None:
     run_id = a_rejudge_that_drops_a_word(pipe)
-    run = the_run(StatsSnapshotter(pipe.store, None, None), run_id)
+    run = the_run(
+        StatsSnapshotter(pipe.services.dashboard, pipe.services.rejudges, pipe.store, None, None),
+        run_id,
+    )
 
     assert run["state"] == "running" and run["changes"] is None
     assert calls == []
@@ -77,7 +83,9 @@ def test_a_ready_run_shows_the_previews_counts_of_changed_scores_and_ranks(
     pipe: Pipeline,
 ) -> None:
     run_id = a_rejudge_that_drops_a_word(pipe)
-    snapshotter = StatsSnapshotter(pipe.store, None, None)
+    snapshotter = StatsSnapshotter(
+        pipe.services.dashboard, pipe.services.rejudges, pipe.store, None, None
+    )
     run_rejudge_work(pipe)
 
     run = the_run(snapshotter, run_id)
@@ -92,7 +100,9 @@ def test_a_ready_run_shows_the_previews_counts_of_changed_scores_and_ranks(
 
 def test_the_counts_are_computed_once_per_state_of_a_run(pipe: Pipeline, calls: list[str]) -> None:
     run_id = a_rejudge_that_drops_a_word(pipe)
-    snapshotter = StatsSnapshotter(pipe.store, None, None)
+    snapshotter = StatsSnapshotter(
+        pipe.services.dashboard, pipe.services.rejudges, pipe.store, None, None
+    )
     run_rejudge_work(pipe)
 
     for _ in range(3):

@@ -72,7 +72,8 @@ def test_a_contest_is_created_shown_listed_and_closed_from_the_command_line(
     assert fields["title"] == "Demo"
     assert fields["status"] == "open"
     assert fields["closes_at"] == "2099-12-24T18:00:00.000000Z"
-    assert fields["lexicon"] == (pipe.store.find_lexicon("tiny") or {}).get("id")
+    found = pipe.store.find_lexicon("tiny")
+    assert found is not None and fields["lexicon"] == found.id
 
     code, listed, _ = run(capsys, "contest", "list")
     assert code == 0
