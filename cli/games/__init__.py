@@ -11,7 +11,6 @@ no offline command.
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -19,7 +18,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from cli.options import CliError
-from core.games import DEFAULT, game, names
+from core.games import DEFAULT, game, names, part_of
 
 if TYPE_CHECKING:
     from infra.api_client import Client
@@ -159,12 +158,8 @@ def cli_game(name: str) -> GameCli:
     of its own, or one not registered in `core.games`)."""
     if name not in names():  # a server's string never picks a module to import
         return TeamRanked(name)
-    module_name = f"{__name__}.{name}"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
+    module = part_of(__name__, name)
+    if module is None:
         return TeamRanked(name)
     found: GameCli = module.CLI
     return found

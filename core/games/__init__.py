@@ -6,6 +6,9 @@ defined elsewhere (a test's toy game, say) joins with `register`.
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 from core.errors import Invalid
 from core.game import Game
 from core.games.crosstiles import Crosstiles
@@ -31,6 +34,20 @@ def game(name: str) -> Game:
     if found is None:
         raise Invalid(f"no game {name[:64]!r}; known: {', '.join(names())}")
     return found
+
+
+def part_of(package: str, name: str) -> ModuleType | None:
+    """A registered game's module in a layer's package (`infra.sql.games` → its module
+    `infra.sql.games.<name>`), or None where the game has none there; only registered names
+    are looked up, so no string from outside picks a module to import."""
+    game(name)
+    module_name = f"{package}.{name}"
+    try:
+        return importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name != module_name:
+            raise  # the game's module is there, and something it imports is not
+        return None
 
 
 def names() -> tuple[str, ...]:

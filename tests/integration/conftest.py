@@ -156,3 +156,19 @@ def store(migrated_url: str) -> Iterator[SqlStore]:
     sql_store = SqlStore(make_engine(migrated_url))
     yield sql_store
     sql_store.engine.dispose()
+
+
+@pytest.fixture
+def worker_env(
+    tmp_path: Path, redis_url: str, seaweedfs: Service, migrated_url: str
+) -> dict[str, str]:
+    inherited = {
+        k: v for k, v in os.environ.items() if not k.startswith("TILEJUDGE_") and k != "REDIS_URL"
+    }
+    return inherited | {
+        "REDIS_URL": redis_url,
+        "TILEJUDGE_S3_ENDPOINT": seaweedfs.url,
+        "TILEJUDGE_S3_BUCKET": BUCKET,
+        "TILEJUDGE_HOME": str(tmp_path / "home"),
+        "TILEJUDGE_DATABASE_URL": migrated_url,
+    }

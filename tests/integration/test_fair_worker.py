@@ -24,7 +24,6 @@ from tests.integration.test_worker_real import (  # noqa: F401 (fixtures)
     store_upload,
     wait_until_settled,
     words,
-    worker_env,
 )
 
 pytestmark = pytest.mark.integration
@@ -33,7 +32,7 @@ HEAVY_LINES = 400_000  # about a second of judging each
 
 
 @pytest.fixture
-def prefork_worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Worker]:  # noqa: F811
+def prefork_worker(worker_env: dict[str, str], tmp_path: Path) -> Iterator[Worker]:
     """Two pool processes: one heavy slot, one standby (as `tilejudge up` runs them, smaller)."""
     env = worker_env | {"TILEJUDGE_WORKERS": "1", "TILEJUDGE_STANDBY_WORKERS": "1"}
     with running_worker(env, tmp_path / "worker.log", "prefork", 2, "fair", stop_s=30) as started:

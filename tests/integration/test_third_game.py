@@ -18,9 +18,7 @@ from fastapi.testclient import TestClient
 from api.app import build_services, create_app
 from core import clock
 from core.games import names, unregister
-from devstack.process import Service
 from infra.settings import Settings
-from tests.integration.conftest import BUCKET
 from tests.integration.test_worker_real import Worker, running_worker
 
 pytestmark = pytest.mark.integration
@@ -32,18 +30,8 @@ FIXED_LIST = "apple\nbanana\ncherry\ndate\nelder\n"
 
 
 @pytest.fixture
-def env(tmp_path: Path, redis_url: str, seaweedfs: Service, migrated_url: str) -> dict[str, str]:
-    import os
-
-    inherited = {
-        k: v for k, v in os.environ.items() if not k.startswith("TILEJUDGE_") and k != "REDIS_URL"
-    }
-    return inherited | {
-        "REDIS_URL": redis_url,
-        "TILEJUDGE_S3_ENDPOINT": seaweedfs.url,
-        "TILEJUDGE_S3_BUCKET": BUCKET,
-        "TILEJUDGE_HOME": str(tmp_path / "home"),
-        "TILEJUDGE_DATABASE_URL": migrated_url,
+def env(worker_env: dict[str, str]) -> dict[str, str]:
+    return worker_env | {
         "TILEJUDGE_ADMIN_TOKEN": ADMIN_TOKEN,
         "TILEJUDGE_GAMES": "tests.games.wordcount",
     }

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 import time
@@ -28,7 +27,6 @@ from core import clock, report_blobs
 from core.records import Contest, Submission, Team
 from core.registry import register_lexicon
 from core.states import SubmissionState
-from devstack.process import Service
 from infra.blobstore import S3BlobStore
 from infra.compose import make_celery
 from infra.publisher import CeleryPublisher
@@ -38,7 +36,6 @@ from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
 from tests.conftest import shared_list
-from tests.integration.conftest import BUCKET
 
 pytestmark = pytest.mark.integration
 
@@ -51,22 +48,6 @@ def words() -> list[str]:
     """About 1300 real words: enough for the generator, small enough to load in no time."""
     every = shared_list("words_alpha.txt").read_text().split()
     return [word for word in every if 2 <= len(word) <= 5][::20]
-
-
-@pytest.fixture
-def worker_env(
-    tmp_path: Path, redis_url: str, seaweedfs: Service, migrated_url: str
-) -> dict[str, str]:
-    inherited = {
-        k: v for k, v in os.environ.items() if not k.startswith("TILEJUDGE_") and k != "REDIS_URL"
-    }
-    return inherited | {
-        "REDIS_URL": redis_url,
-        "TILEJUDGE_S3_ENDPOINT": seaweedfs.url,
-        "TILEJUDGE_S3_BUCKET": BUCKET,
-        "TILEJUDGE_HOME": str(tmp_path / "home"),
-        "TILEJUDGE_DATABASE_URL": migrated_url,
-    }
 
 
 @pytest.fixture
@@ -241,7 +222,7 @@ def assert_judged_as_offline(
             expected.legal,
             expected.illegal,
         )
-        report = json.loads(report_blobs.unpack(blobs.get(result["report_key"])))
+        report = json.loads(report_blobs.unpack(blobs.get(result.report_key)))
         assert (report["submission"], report["contest"]) == (submission_id, "it")
         assert (report["total"], report["lexicon"], report["layout"]) == (
             expected.total,

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from sqlalchemy import Connection, MetaData, Table, and_, delete, insert, select
 from sqlalchemy.sql import Select
 
-from core.games import game, names
+from core.games import names, part_of
 from core.records import Run
 from infra.sql.base import StoreBase
 from infra.sql.schema import metadata, results, submissions
@@ -127,13 +127,8 @@ TEAM_RANKED = TeamRanked()
 @cache
 def rows_of(name: str) -> GameRows:
     """The game's rows (Invalid for a game not registered)."""
-    game(name)
-    module_name = f"{__name__}.{name}"
-    try:
-        module = importlib.import_module(module_name)
-    except ModuleNotFoundError as exc:
-        if exc.name != module_name:
-            raise
+    module = part_of(__name__, name)
+    if module is None:
         return TEAM_RANKED
     found: GameRows = module.ROWS
     return found
