@@ -80,7 +80,7 @@ def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     store = compose.make_store(settings)
     # The live lexicons, and the newest registered ones (a contest about to be created uses one).
     live = {contest.lexicon_id for contest in store.list_contests()}
-    newest = [row["id"] for row in store.all_lexicons()[-2:]]
+    newest = [row.id for row in store.all_lexicons()[-2:]]
     ids = sorted(live | set(newest))
     store.engine.dispose()
     if settings.preload:

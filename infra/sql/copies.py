@@ -14,7 +14,8 @@ from core import clock
 from core.events import EventType
 from core.records import Submission
 from core.states import SubmissionState
-from infra.sql.schema import results, submission_copies, submissions
+from infra.sql.games import drop_details
+from infra.sql.schema import contests, results, submission_copies, submissions
 
 
 @dataclass(frozen=True)
@@ -85,9 +86,11 @@ def hand_on(
 ) -> tuple[list[HandedOn], list[str]]:
     """Pass each shared submission the team sent first, that other teams sent too, to the
     earliest of them: the submission takes that team's copy (bytes, hash, size, receipt time)
-    and goes back to `stored` to be judged again from it, its result rows staying (the same
-    game, the same verdict) until the new judging replaces them. Returns what was handed on,
-    and the blob keys of the team's bytes and of the reports made from them."""
+    and goes back to `stored` to be judged again from it, its result under the contest's live
+    ruleset staying (the same game, the same verdict) until the new judging replaces it. Its
+    results under other rulesets go (an open rejudge run counts it again once the new judging
+    hands it on). Returns what was handed on, and the blob keys of the team's bytes and of the
+    reports made from them."""
     owned = select(submissions.c.id).where(
         and_(submissions.c.team_id == team_id, submissions.c.game_key.is_not(None))
     )
@@ -108,14 +111,27 @@ def hand_on(
     now = clock.now()
     for sid, heir in heirs.items():
         old = conn.execute(
-            select(submissions.c.blob_key, submissions.c.contest_id).where(submissions.c.id == sid)
+            select(
+                submissions.c.blob_key,
+                submissions.c.contest_id,
+                contests.c.lexicon_id,
+                contests.c.layout_id,
+            )
+            .join(contests, contests.c.id == submissions.c.contest_id)
+            .where(submissions.c.id == sid)
         ).one()
         keys.append(old.blob_key)
-        keys += list(
-            conn.execute(
-                select(results.c.report_key).where(results.c.submission_id == sid)
-            ).scalars()
-        )
+        judged = conn.execute(
+            select(
+                results.c.id, results.c.report_key, results.c.lexicon_id, results.c.layout_id
+            ).where(results.c.submission_id == sid)
+        ).all()
+        keys += [r.report_key for r in judged]
+        live = (old.lexicon_id, old.layout_id)
+        stale = [r.id for r in judged if (r.lexicon_id, r.layout_id) != live]
+        drop_details(conn, stale)
+        if stale:
+            conn.execute(delete(results).where(results.c.id.in_(stale)))
         conn.execute(
             update(submissions)
             .where(submissions.c.id == sid)

@@ -1139,12 +1139,20 @@ def test_deleting_a_games_first_uploader_hands_it_to_the_next_and_keeps_its_stan
     )
     result = JudgedResult(LEXICON, LAYOUT, "x", 300, 5, 0, 0, f"reports/{shared.id}/r", won)
     store.record_results([(claim, result, signature(["ann"]))])
+    add_fixed_lexicon(store)
+    run, _ = RejudgeStore(store).start("g1", "lex-2", LAYOUT, "full", by="admin")
+    rejudged = replace(result, lexicon_id="lex-2", report_key=f"reports/{shared.id}/lex-2")
+    assert RejudgeStore(store).record_batch(run, [(shared.id, rejudged)]) == 1
     second_copy = store.copy_of(shared.id, second.id)
 
     deleted = store.delete_team(first.id, by="admin")
 
     assert deleted.handed_on == [shared.id]
-    assert sorted(deleted.keys) == sorted([shared.blob_key, alone.blob_key, result.report_key])
+    assert sorted(deleted.keys) == sorted(
+        [shared.blob_key, alone.blob_key, result.report_key, rejudged.report_key]
+    )
+    # Judged again from the copy, under the live ruleset and then the open run's.
+    assert results_under(store, "lex-2") == [] and store.current_result(shared.id) is not None
     handed = store.get_submission(shared.id)
     assert handed is not None and store.get_submission(alone.id) is None
     # The earliest other uploader's copy (received first, not stored first) now is the game.
