@@ -81,6 +81,22 @@ class StoredResult:
 
 
 @dataclass(frozen=True)
+class ResultLine:
+    """A submission as an export lists it: its team, state, and the id of its result under
+    the contest's live ruleset (None before it is judged), whose fields its game shows."""
+
+    submission: str
+    team: str
+    team_id: str
+    state: str
+    received_at: str
+    judged_at: str | None
+    lexicon: str | None
+    layout: str | None
+    result_id: int | None
+
+
+@dataclass(frozen=True)
 class TeamDeleted:
     """A team's deletion: the blob keys to remove (its uploads, copies and reports), and the
     shared submissions it sent first that pass to another uploader, to be judged again."""

@@ -3,6 +3,7 @@ result for an export, and the event log."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
@@ -10,6 +11,7 @@ from fastapi import APIRouter, Query
 from api import schemas
 from api.lookups import known_contest, shown
 from api.services import Admin, Svc
+from core.records import ResultLine
 
 router = APIRouter()
 # An export's page: a few hundred KB of JSON, so the memory a request holds stays bounded.
@@ -44,14 +46,23 @@ def list_results(
     and its result under the live ruleset (null until judged); follow `next` until it is
     null."""
     found = known_contest(svc, contest)
-    rows = svc.store.results_page(contest, after, limit)
-    fields = svc.store.result_fields(found.game, [r["result_id"] for r in rows if r["result_id"]])
-    last = rows[-1]["submission"] if len(rows) == limit else None
+    lines = svc.store.results_page(contest, after, limit)
+    ids = [line.result_id for line in lines if line.result_id is not None]
+    fields = svc.store.result_fields(found.game, ids)
+    last = lines[-1].submission if len(lines) == limit else None
     return schemas.ResultsPage(
         contest=contest,
-        results=[schemas.ResultRow(**shown(row, fields.get(row.pop("result_id")))) for row in rows],
+        results=[schemas.ResultRow(**shown(_listed(line), _of(fields, line))) for line in lines],
         next=last,
     )
+
+
+def _listed(line: ResultLine) -> dict[str, Any]:
+    return {k: v for k, v in asdict(line).items() if k != "result_id"}
+
+
+def _of(fields: dict[int, dict[str, Any]], line: ResultLine) -> dict[str, Any] | None:
+    return fields.get(line.result_id) if line.result_id is not None else None
 
 
 @router.get("/v1/events", tags=["admin"])

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import and_, func, or_, select
 
 from core import clock
-from core.records import StoredResult, Submission
+from core.records import ResultLine, StoredResult, Submission
 from core.states import SubmissionState
 from infra.sql.base import StoreBase
 from infra.sql.schema import contests, events, results, submissions, teams
@@ -135,7 +135,7 @@ class StandingsMixin(StoreBase):
             for i, r in enumerate(rows, 1)
         ]
 
-    def results_page(self, contest_id: str, after: str, limit: int) -> list[dict[str, Any]]:
+    def results_page(self, contest_id: str, after: str, limit: int) -> list[ResultLine]:
         """Up to `limit` of the contest's submissions with ids after `after`, in id order,
         each with its team's name and its result under the live ruleset (None before it is
         judged): one page of an export, read along the (contest, id) index."""
@@ -150,9 +150,6 @@ class StandingsMixin(StoreBase):
                 submissions.c.team_id,
                 teams.c.name,
                 submissions.c.state,
-                results.c.score,
-                results.c.legal,
-                results.c.illegal,
                 submissions.c.received_at,
                 results.c.judged_at,
                 results.c.lexicon_id,
@@ -168,20 +165,17 @@ class StandingsMixin(StoreBase):
         )
         with self.read() as conn:
             return [
-                {
-                    "submission": r.id,
-                    "team": r.name,
-                    "team_id": r.team_id,
-                    "state": r.state,
-                    "score": r.score,
-                    "legal": r.legal,
-                    "illegal": r.illegal,
-                    "received_at": r.received_at,
-                    "judged_at": r.judged_at,
-                    "lexicon": r.lexicon_id,
-                    "layout": r.layout_id,
-                    "result_id": r.result_id,
-                }
+                ResultLine(
+                    submission=r.id,
+                    team=r.name,
+                    team_id=r.team_id,
+                    state=r.state,
+                    received_at=r.received_at,
+                    judged_at=r.judged_at,
+                    lexicon=r.lexicon_id,
+                    layout=r.layout_id,
+                    result_id=r.result_id,
+                )
                 for r in conn.execute(query)
             ]
 

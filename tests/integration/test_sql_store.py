@@ -1250,12 +1250,13 @@ def test_results_come_a_page_at_a_time_in_id_order_with_the_live_result_or_none(
     while page := store.results_page("c1", after, limit=2):
         assert len(page) <= 2
         rows += page
-        after = page[-1]["submission"]
+        after = page[-1].submission
 
-    assert [row["submission"] for row in rows] == expected
-    by_id = {row["submission"]: row for row in rows}
-    assert {k: by_id[judged_one.id][k] for k in ("team", "state", "score", "lexicon")} == {
-        "team": "alpha", "state": "judged", "score": 42, "lexicon": LEXICON,
-    }  # fmt: skip
-    assert by_id[waiting[0].id]["score"] is None and by_id[waiting[0].id]["state"] == "stored"
+    assert [row.submission for row in rows] == expected
+    by_id = {row.submission: row for row in rows}
+    shown = by_id[judged_one.id]
+    assert (shown.team, shown.state, shown.lexicon) == ("alpha", "judged", LEXICON)
+    assert shown.result_id is not None
+    assert store.result_fields("wordytaire", [shown.result_id])[shown.result_id]["score"] == 42
+    assert by_id[waiting[0].id].result_id is None and by_id[waiting[0].id].state == "stored"
     assert store.results_page("nope", "", limit=10) == []
