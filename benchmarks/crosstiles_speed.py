@@ -23,6 +23,7 @@ from typing import Any
 import judge.crosstiles.engine
 from benchmarks.machine import cpu_model
 from infra import lexicon_files
+from infra.settings import ClientSettings
 from judge import Lexicon
 from judge.crosstiles import Board, CrosstilesReport, default_board, generate, verify
 from tests.engines import load_source
@@ -38,15 +39,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--games", type=int, default=200, help="generated games")
     parser.add_argument("--repeat", type=int, default=5, help="timed runs of the whole corpus")
-    parser.add_argument("--lexicon", help="word list (default: ../shared/lexicons/crosstiles.txt)")
+    parser.add_argument(
+        "--lexicon", help="word list (default: crosstiles.txt in the cache `make lexicon` fills)"
+    )
     args = parser.parse_args(argv)
 
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m benchmarks.crosstiles_speed {shown}".rstrip())
     print(f"python {platform.python_version()} on {cpu_model()}; one process (one core)")
     path = _lexicon_path(args.lexicon)
-    if path is None:
-        print("crosstiles_speed: no crosstiles.txt; pass --lexicon PATH", file=sys.stderr)
+    if not path.is_file():
+        print(
+            f"crosstiles_speed: no {path}; run `make lexicon` or pass --lexicon PATH",
+            file=sys.stderr,
+        )
         return 2
     lexicon = Lexicon.from_bytes(path.read_bytes())
     board = default_board()
@@ -56,11 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _lexicon_path(given: str | None) -> Path | None:
+def _lexicon_path(given: str | None) -> Path:
     if given:
         return Path(given)
-    shared = lexicon_files.shared_lexicons()
-    return None if shared is None else shared / "crosstiles.txt"
+    return ClientSettings.from_env().lexicon_cache / lexicon_files.CROSSTILES_LIST.file
 
 
 def _corpus(lexicon: Lexicon, board: Board, games: int) -> list[bytes]:

@@ -90,7 +90,14 @@ def _parser() -> argparse.ArgumentParser:
         commands, "lexicon", "word lists: fetch the judge's; add, list, diff on a server"
     )
     lexicon_commands = lexicon.add_subparsers(required=True, metavar="ACTION")
-    fetch = command(lexicon_commands, "fetch", "fill the local cache (verified digests)")
+    fetch = command(
+        lexicon_commands,
+        "fetch",
+        "fill the local cache with the known word lists (verified digests)",
+        epilog="Each list comes from the first place that has it: the cache, the folder "
+        "$TILEJUDGE_LEXICON_SOURCE names (for machines without internet), ../shared/lexicons "
+        "beside the project, or upstream (a pinned download or a recipe; docs/lexicons.md).",
+    )
     fetch.set_defaults(run=_fetch)
     admin_cli.add_lexicon_actions(lexicon_commands)
     admin_cli.add_commands(commands)
@@ -259,16 +266,13 @@ def _generate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
 
 def _fetch(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    paths, unavailable = lexicon_files.fetch(ClientSettings.from_env(environ).lexicon_cache)
-    for path in paths:
-        print(path)
-    for known in unavailable:
-        print(
-            f"tilejudge: {known.file} not fetched: it has no download, only a copy in "
-            "../shared/lexicons beside the project fills it (its MANIFEST states how it is built)",
-            file=sys.stderr,
-        )
-    return 0
+    settings = ClientSettings.from_env(environ)
+    fetched, missing = lexicon_files.fetch(settings.lexicon_cache, settings.lexicon_source)
+    for found in fetched:
+        print(found.path)
+    for lost in missing:
+        print(f"tilejudge: {lost.sentence()}", file=sys.stderr)
+    return 1 if missing else 0
 
 
 # The service commands import their modules here, not at the top, so `tilejudge judge` does not

@@ -11,8 +11,8 @@ Beside it, a Crosstiles contest (`demo-crosstiles`, judged with `crosstiles.txt`
 board): two clubs allowed to upload game logs send whole games the bot played, a few of them
 spoilt on one line (a word respelt, a score miscounted, the end cut off), so its standings rank
 the players of the valid games and list the invalid ones with their failing line. It needs
-`crosstiles.txt` beside the Wordytaire list (in the cache `make lexicon` fills, or in
-../shared/lexicons); without it the demo says so and skips that contest.
+`crosstiles.txt` beside the Wordytaire list (in the cache `make lexicon` fills); without it the
+demo says so and skips that contest.
 
 Team tokens are shown once by the API, so each is kept in `$TILEJUDGE_HOME/demo-tokens/TEAM`
 (mode 0600, one line, ready for `$(cat …)`) and the rest in `$TILEJUDGE_HOME/demo.json`; a
@@ -78,12 +78,9 @@ class DemoError(RuntimeError):
 
 
 def demo_lexicon(settings: ClientSettings) -> Path:
-    """The demo contest's word list: from the cache `make lexicon` fills, else the shared copy
-    beside the project."""
-    shared = lexicon_files.shared_lexicons()
-    for folder in (settings.lexicon_cache, shared):
-        if folder is not None and (folder / LEXICON_FILE).is_file():
-            return folder / LEXICON_FILE
+    """The demo contest's word list, from the cache `make lexicon` fills."""
+    if (settings.lexicon_cache / LEXICON_FILE).is_file():
+        return settings.lexicon_cache / LEXICON_FILE
     raise lexicon_files.LexiconNotFound(
         f"the demo's word list {LEXICON_FILE} is not in {settings.lexicon_cache}: run "
         "`make lexicon` (or `tilejudge lexicon fetch`) first"
@@ -125,7 +122,7 @@ def load_demo(
             _wait_judged(api, state["submissions"])
         if games_list is None:
             print(
-                f"demo: no {GAMES_LIST} beside {lexicon_path} or in ../shared/lexicons: the "
+                f"demo: no {GAMES_LIST} beside {lexicon_path} (run `make lexicon`): the "
                 f"Crosstiles contest {GAMES_CONTEST!r} is skipped",
                 flush=True,
             )
@@ -146,13 +143,9 @@ def load_demo(
 
 
 def games_lexicon(lexicon_path: Path) -> Path | None:
-    """The Crosstiles contest's word list: beside the Wordytaire one (the cache holds both),
-    else the shared copy beside the project."""
-    shared = lexicon_files.shared_lexicons()
-    for folder in (lexicon_path.parent, shared):
-        if folder is not None and (folder / GAMES_LIST).is_file():
-            return folder / GAMES_LIST
-    return None
+    """The Crosstiles contest's word list, beside the Wordytaire one (the cache holds both)."""
+    path = lexicon_path.parent / GAMES_LIST
+    return path if path.is_file() else None
 
 
 def _load_games(

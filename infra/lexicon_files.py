@@ -1,69 +1,80 @@
 """Where word lists come from on disk: an explicit path, $TILEJUDGE_LEXICON (the Wordytaire
 list only), or the cache.
 
-The cache is filled by `make lexicon` (`tilejudge lexicon fetch`): copied from ../shared/lexicons
-when the project sits beside it, otherwise downloaded from upstream at the pinned commit; either
-way checked against the digest in the MANIFEST. The Crosstiles lists are built by a recipe (the
-MANIFEST states it) and have no single download: only a copy beside the project fills them.
+The cache is filled by `make lexicon` (`tilejudge lexicon fetch`). Each known list is taken from
+the first place that has it: the cache itself, the folder $TILEJUDGE_LEXICON_SOURCE names (for
+machines without internet), ../shared/lexicons beside the project (development and CI), or
+upstream (infra/lexicon_sources.py: a pinned download or a recipe over pinned sources). Whatever
+the origin, its sha256 is checked before it enters the cache.
 """
 
 from __future__ import annotations
 
 import hashlib
-import urllib.request
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra import lexicon_sources
+from infra.lexicon_sources import (
+    BEFORE_FIX,
+    CROSSTILES_LIST,
+    ENABLE_LIST,
+    JUDGE_LIST,
+    KNOWN_LISTS,
+    Download,
+    KnownList,
+    SourceUnavailable,
+)
 from infra.settings import ClientSettings
 from judge import Lexicon
 
+__all__ = [
+    "BEFORE_FIX",
+    "CROSSTILES_LIST",
+    "ENABLE_LIST",
+    "JUDGE_LIST",
+    "KNOWN_LISTS",
+    "KnownList",
+    "LexiconNotFound",
+    "fetch",
+    "load",
+    "resolve",
+]
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
-
-
-@dataclass(frozen=True)
-class KnownList:
-    file: str
-    url: str | None  # None: no single download (built by the MANIFEST's recipe)
-    sha256: str  # of the file as stored: LF line endings, each line ending in "\n"
-
-
-JUDGE_LIST = KnownList(
-    "words_alpha.txt",
-    "https://raw.githubusercontent.com/dwyl/english-words/"
-    "8179fe68775df3f553ef19520db065228e65d1d3/words_alpha.txt",
-    "643c7f71d5caee9806be56f5ed83ba36e2246a06a04bcf4aaa0576790bb90d66",
-)
-BEFORE_FIX = KnownList(
-    "words_alpha_2020-08-24.txt",
-    "https://raw.githubusercontent.com/dwyl/english-words/"
-    "7cb484da5de560c11109c8f3925565966015e5a9/words_alpha.txt",
-    "8f1f818cf4f153a24b39e7a566f588247784fb26848f7557d4e0e78ca8c79d28",
-)
-CROSSTILES_LIST = KnownList(
-    "crosstiles.txt", None, "c4fd1daf9c16aa3084157afc2f04744dd5c8a112176409722663478e1764b618"
-)
-ENABLE_LIST = KnownList(  # the Crosstiles list before British spellings were added
-    "enable_2-16.txt", None, "86f928e42c4b7b45b780811db2d98528c5a8a14549c8d9cb3edbbba3a59315e9"
-)
-KNOWN_LISTS = (JUDGE_LIST, BEFORE_FIX, CROSSTILES_LIST, ENABLE_LIST)
-
-
-# Where a list with no download comes from.
-_ONLY_BESIDE = " (this one is only copied from ../shared/lexicons beside the project)"
+SOURCE_VARIABLE = "TILEJUDGE_LEXICON_SOURCE"
 
 
 class LexiconNotFound(RuntimeError):
     """No word list where one was asked for or expected."""
 
 
-def shared_lexicons() -> Path | None:
-    for candidate in (
-        PROJECT_ROOT.parent / "shared" / "lexicons",
-        Path.cwd().parent / "shared" / "lexicons",
-    ):
-        if (candidate / JUDGE_LIST.file).is_file():
-            return candidate
-    return None
+@dataclass(frozen=True)
+class Fetched:
+    known: KnownList
+    path: Path
+    origin: str  # "cache", the folder it was copied from, or "upstream"
+
+
+@dataclass(frozen=True)
+class Missing:
+    known: KnownList
+    tried: tuple[str, ...]  # each place tried and why it did not serve, in a few words
+
+    def sentence(self) -> str:
+        """One sentence: which list, where it was looked for, and how to supply it."""
+        return (
+            f"{self.known.file} could not be had: {'; '.join(self.tried)}. Put a copy of it in "
+            f"a folder and set {SOURCE_VARIABLE} to that folder (docs/lexicons.md gives its "
+            f"source and sha256), then run `make lexicon` again."
+        )
+
+
+def beside_project() -> Path | None:
+    """../shared/lexicons beside the project, where development and CI keep the lists."""
+    candidate = PROJECT_ROOT.parent / "shared" / "lexicons"
+    return candidate if candidate.is_dir() else None
 
 
 def resolve(path: str | None, settings: ClientSettings, known: KnownList = JUDGE_LIST) -> Path:
@@ -81,9 +92,8 @@ def resolve(path: str | None, settings: ClientSettings, known: KnownList = JUDGE
         if not chosen.is_file():
             or_environment = ", or set TILEJUDGE_LEXICON" if known is JUDGE_LIST else ""
             raise LexiconNotFound(
-                f"no lexicon: {chosen} does not exist. Run `make lexicon` to fetch the judge's "
-                f"word list{_ONLY_BESIDE if known.url is None else ''}, or pass --lexicon "
-                f"PATH{or_environment}."
+                f"no lexicon: {chosen} does not exist. Run `make lexicon` (`tilejudge lexicon "
+                f"fetch`) to fill the cache, or pass --lexicon PATH{or_environment}."
             )
     if not chosen.is_file():
         raise LexiconNotFound(f"no lexicon at {chosen}")
@@ -94,41 +104,76 @@ def load(path: Path) -> Lexicon:
     return Lexicon.from_bytes(path.read_bytes())
 
 
-def fetch(target: Path) -> tuple[list[Path], list[KnownList]]:
-    """Fill the cache directory `target` with the known lists, verifying each digest; return
-    their paths, and the lists with no download that no copy beside the project supplied."""
+def fetch(
+    target: Path, source: Path | None = None, upstream: Download | None = None
+) -> tuple[list[Fetched], list[Missing]]:
+    """Fill the cache directory `target` with the known lists, each checked against its digest:
+    the lists it now holds, and those no place could supply."""
     target.mkdir(parents=True, exist_ok=True)
-    shared = shared_lexicons()
-    done: list[Path] = []
-    unavailable: list[KnownList] = []
+    folders = [folder for folder in (source, beside_project()) if folder is not None]
+    remembered = _Remembered(upstream or lexicon_sources.download)
+    fetched: list[Fetched] = []
+    missing: list[Missing] = []
     for known in KNOWN_LISTS:
         destination = target / known.file
         if destination.is_file() and _sha256(destination.read_bytes()) == known.sha256:
-            done.append(destination)
+            fetched.append(Fetched(known, destination, "cache"))
             continue
-        if shared is not None and (shared / known.file).is_file():
-            data = (shared / known.file).read_bytes()
-        elif known.url is None:
-            unavailable.append(known)
+        found = _first_source(known, folders, remembered)
+        if isinstance(found, Missing):
+            missing.append(found)
             continue
-        else:
-            with urllib.request.urlopen(known.url, timeout=60) as response:
-                data = _normalise(response.read())
-        if _sha256(data) != known.sha256:
-            raise RuntimeError(
-                f"{known.file}: sha256 {_sha256(data)} is not the pinned {known.sha256}"
-            )
+        data, origin = found
         partial = destination.with_suffix(".partial")
         partial.write_bytes(data)
         partial.replace(destination)
-        done.append(destination)
-    return done, unavailable
+        fetched.append(Fetched(known, destination, origin))
+    return fetched, missing
 
 
-def _normalise(data: bytes) -> bytes:
-    """Upstream stores CRLF, the old list without a final line ending; the cache holds LF."""
-    data = data.replace(b"\r\n", b"\n")
-    return data if data.endswith(b"\n") else data + b"\n"
+def _first_source(
+    known: KnownList, folders: Sequence[Path], upstream: Download
+) -> tuple[bytes, str] | Missing:
+    tried: list[str] = []
+    for folder in folders:
+        path = folder / known.file
+        if not path.is_file():
+            tried.append(f"not in {folder}")
+            continue
+        data = path.read_bytes()
+        if _sha256(data) == known.sha256:
+            return data, str(folder)
+        tried.append(f"{path} has sha256 {_sha256(data)[:16]}…, not the pinned one")
+    try:
+        data = known.build(upstream)
+    except SourceUnavailable as exc:
+        tried.append(str(exc))
+        return Missing(known, tuple(tried))
+    if _sha256(data) != known.sha256:
+        tried.append(
+            f"the list {known.origin} has sha256 {_sha256(data)[:16]}…, not the pinned one"
+        )
+        return Missing(known, tuple(tried))
+    return data, "upstream"
+
+
+class _Remembered:
+    """Each upstream source downloaded once per fetch, and a failure not tried again."""
+
+    def __init__(self, upstream: Download) -> None:
+        self._upstream = upstream
+        self._answers: dict[str, bytes | SourceUnavailable] = {}
+
+    def __call__(self, url: str) -> bytes:
+        if url not in self._answers:
+            try:
+                self._answers[url] = self._upstream(url)
+            except SourceUnavailable as exc:
+                self._answers[url] = exc
+        answer = self._answers[url]
+        if isinstance(answer, SourceUnavailable):
+            raise answer
+        return answer
 
 
 def _sha256(data: bytes) -> str:

@@ -182,11 +182,13 @@ class ClientSettings:
     home: Path  # where `up` keeps the admin token it generated and, while it runs, its URL
     lexicon: Path | None  # a word list to judge with instead of the cached one
     lexicon_cache: Path
+    lexicon_source: Path | None  # a folder holding the known lists, for machines without internet
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> ClientSettings:
         env = Config(os.environ if environ is None else environ)
         lexicon = env.optional("TILEJUDGE_LEXICON")
+        source = env.optional("TILEJUDGE_LEXICON_SOURCE")
         # HOME from the mapping, not Path.home() (which reads os.environ), so a test's mapping
         # decides; the password database only when the mapping has none.
         user_home = Path(env.optional("HOME") or pwd.getpwuid(os.getuid()).pw_dir)
@@ -198,6 +200,7 @@ class ClientSettings:
             home=Path(env.text("TILEJUDGE_HOME", "./.tilejudge")).resolve(),
             lexicon=Path(lexicon) if lexicon else None,
             lexicon_cache=Path(env.text("TILEJUDGE_LEXICON_CACHE", str(cache_base / "tilejudge"))),
+            lexicon_source=Path(source) if source else None,
         )
 
 

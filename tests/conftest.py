@@ -1,4 +1,5 @@
-"""Shared fixtures: the real word lists from ../shared/lexicons, a tiny lexicon, the layout."""
+"""Shared fixtures: the real word lists from the cache `make lexicon` fills, a tiny lexicon, the
+layout."""
 
 from __future__ import annotations
 
@@ -6,20 +7,26 @@ from pathlib import Path
 
 import pytest
 
+from infra.settings import ClientSettings
 from judge import Lexicon
 from judge.wordytaire import Layout, default_layout
 from judge.wordytaire.generator import WordIndex
 from tests.engines import ENGINES, JudgeFn
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "lexicons"
+# The cache as the project's own commands find it ($TILEJUDGE_LEXICON_CACHE, else the user's).
+LISTS = ClientSettings.from_env().lexicon_cache
 TINY_WORDS = {"cat", "cab", "at", "ate", "by", "jo", "to", "tab", "bat", "oat", "cyber", "zzz"}
 
 
-def shared_list(name: str) -> Path:
-    path = SHARED / name
+def cached_list(name: str) -> Path:
+    """A known word list from the cache (`make test` fills it first, through `make lexicon`)."""
+    path = LISTS / name
     if not path.is_file():
-        pytest.fail(f"{path} is missing: the real word lists live in ../shared/lexicons")
+        pytest.fail(f"{path} is missing: run `make lexicon` (tilejudge lexicon fetch) first")
     return path
+
+
+shared_list = cached_list  # the name some test modules still import
 
 
 @pytest.fixture(scope="session")

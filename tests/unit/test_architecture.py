@@ -159,7 +159,12 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 GAME_NAMES = re.compile("wordytaire|crosstiles", re.IGNORECASE)
 # The generic modules that may name a game: the registry, the demo (it shows both games) and
 # the word-list recipes (a game's lists are built by name).
-MAY_NAME_GAMES = {"core/games/__init__.py", "devstack/demo.py", "infra/lexicon_files.py"}
+MAY_NAME_GAMES = {
+    "core/games/__init__.py",
+    "devstack/demo.py",
+    "infra/lexicon_files.py",
+    "infra/lexicon_sources.py",
+}
 
 
 def names_a_game(path: Path, root: Path = ROOT) -> list[str]:

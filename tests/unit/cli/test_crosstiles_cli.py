@@ -8,7 +8,6 @@ import functools
 import json
 import random
 import re
-import shutil
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -334,32 +333,3 @@ def test_an_unreadable_log_or_a_bad_board_exits_2_before_any_report(
         f"tilejudge: cannot read {missing}: No such file or directory"
     )
     assert captured.err.splitlines()[1].startswith("tilejudge: not JSON")
-
-
-def test_lexicon_fetch_installs_the_crosstiles_lists_with_their_digests_checked(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    assert run(["lexicon", "fetch"], tmp_path) == 0
-    fetched = capsys.readouterr().out.split()
-    cache = tmp_path / "cache"
-    assert fetched == [str(cache / known.file) for known in lexicon_files.KNOWN_LISTS]
-    for name in ("crosstiles.txt", "enable_2-16.txt"):
-        assert (cache / name).read_bytes() == shared_list(name).read_bytes()
-
-
-def test_lexicon_fetch_says_which_lists_only_a_copy_beside_the_project_can_fill(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    for known in (lexicon_files.JUDGE_LIST, lexicon_files.BEFORE_FIX):
-        shutil.copy(shared_list(known.file), cache / known.file)
-    monkeypatch.setattr(lexicon_files, "shared_lexicons", lambda: None)
-
-    assert run(["lexicon", "fetch"], tmp_path) == 0
-
-    captured = capsys.readouterr()
-    assert len(captured.out.split()) == 2
-    missing = [line.split()[1] for line in captured.err.splitlines()]
-    assert missing == ["crosstiles.txt", "enable_2-16.txt"]
-    assert "has no download" in captured.err

@@ -1,68 +1,57 @@
-"""The real word lists from ../shared/lexicons, lexicon ids and errors, and the layout as data."""
+"""The real word lists from the cache, lexicon ids and errors, and the layout as data."""
 
 from __future__ import annotations
 
 import hashlib
 import json
-import re
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from infra import lexicon_sources
 from judge import Lexicon, LexiconError
 from judge.wordytaire import Layout, LayoutError, Reason, default_layout
 from judge.wordytaire.layout import BONUSES, LETTERS
-from tests.conftest import SHARED, shared_list
+from tests.conftest import shared_list
 from tests.engines import JudgeFn
 from tests.plain_judge import BAG_COUNTS, LETTER_POINTS, SPEC_BONUS_ROWS
 
-JUDGE_LIST = "words_alpha.txt"
-OLD_LIST = "words_alpha_2020-08-24.txt"
+JUDGE_LIST = lexicon_sources.JUDGE_LIST.file
+OLD_LIST = lexicon_sources.BEFORE_FIX.file
+PINS = {known.file: known for known in lexicon_sources.KNOWN_LISTS}
+LISTS_DOC = Path(__file__).resolve().parents[3] / "docs" / "lexicons.md"
 
 
-def read_manifest() -> dict[str, dict[str, str]]:
-    """Each list's facts from MANIFEST: {file: {"words": ..., "<what> sha256": digest}}."""
-    facts: dict[str, dict[str, str]] = {}
-    current: dict[str, str] = {}
-    for line in (SHARED / "MANIFEST").read_text().splitlines():
-        heading = re.match(r"(words_\S+\.txt)\b", line)
-        if heading:
-            current = facts.setdefault(heading.group(1), {})
-        elif line and not line[0].isspace():
-            current = {}  # another section (the Crosstiles lists follow): not a Wordytaire list
-        digest = re.match(r"\s+sha256 \((.+?)\)\s+([0-9a-f]{64})$", line)
-        if digest:
-            current[digest.group(1)] = digest.group(2)
-        count = re.match(r"\s+([0-9,]+) words,", line)
-        if count:
-            current["words"] = count.group(1).replace(",", "")
-    return facts
+@pytest.mark.parametrize("known", lexicon_sources.KNOWN_LISTS, ids=lambda known: known.file)
+def test_docs_lexicons_states_each_lists_pinned_digests_and_size(
+    known: lexicon_sources.KnownList,
+) -> None:
+    text = LISTS_DOC.read_text()
+    start = text.index(f"### `{known.file}`")
+    end = text.find("\n#", start + 1)
+    section = text[start : end if end > 0 else None]
+    assert known.sha256 in section
+    assert known.lexicon_id in section
+    assert f"{known.words:,}" in section
 
 
-MANIFEST = read_manifest()
-
-
-def test_the_manifest_describes_both_lists() -> None:
-    for name in (JUDGE_LIST, OLD_LIST):
-        assert set(MANIFEST[name]) == {"words", "file as stored here", "LC_ALL=C sort -u"}
-
-
-@pytest.mark.parametrize("name", [JUDGE_LIST, OLD_LIST])
-def test_each_shared_list_is_the_file_the_manifest_describes(name: str) -> None:
-    data = shared_list(name).read_bytes()
-    assert hashlib.sha256(data).hexdigest() == MANIFEST[name]["file as stored here"]
+@pytest.mark.parametrize("known", lexicon_sources.KNOWN_LISTS, ids=lambda known: known.file)
+def test_each_cached_list_is_the_file_its_pin_describes(known: lexicon_sources.KnownList) -> None:
+    data = shared_list(known.file).read_bytes()
+    assert hashlib.sha256(data).hexdigest() == known.sha256
 
 
 @pytest.mark.parametrize(
     ("fixture", "name"), [("real_lexicon", JUDGE_LIST), ("old_lexicon", OLD_LIST)]
 )
-def test_a_lexicon_id_is_the_manifest_digest_of_its_sorted_unique_words(
+def test_a_lexicon_id_is_the_pinned_digest_of_its_sorted_unique_words(
     request: pytest.FixtureRequest, fixture: str, name: str
 ) -> None:
     lexicon: Lexicon = request.getfixturevalue(fixture)
-    assert lexicon.id == MANIFEST[name]["LC_ALL=C sort -u"]
-    assert len(lexicon) == int(MANIFEST[name]["words"])
+    assert lexicon.id == PINS[name].lexicon_id
+    assert len(lexicon) == PINS[name].words
 
 
 @pytest.mark.parametrize(
