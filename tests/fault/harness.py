@@ -145,13 +145,21 @@ class FaultStack:
             for pid in pids:
                 os.kill(pid, signal.SIGCONT)
 
-    def wait_until_busy(self, claimed_after: datetime, timeout: float = 10.0) -> int:
+    def wait_until_busy(
+        self, claimed_after: datetime, timeout: float = 10.0, on_cpu: bool = False
+    ) -> int:
         """Wait for a moment when the pool is whole, a claim was taken after `claimed_after`
-        (the last kill) and a child is not waiting on its pipe for work: it is mid-task."""
+        (the last kill) and a child is not waiting on its pipe for work: it is mid-task. With
+        `on_cpu`, the child must also be running, not sleeping on a socket: judging is CPU work,
+        while reading an upload or recording a verdict waits on S3 or SQL."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             children = self.worker_children()
-            working = [pid for pid in children if "pipe_read" not in _waiting_in(pid)]
+            working = [
+                pid
+                for pid in children
+                if "pipe_read" not in _waiting_in(pid) and (not on_cpu or _on_cpu(pid))
+            ]
             if len(children) == self.workers and working and self._claims_since(claimed_after):
                 return working[0]
             time.sleep(0.002)
@@ -163,7 +171,7 @@ class FaultStack:
 
     def kill_busy_child(self, claimed_after: datetime) -> datetime:
         """SIGKILL a pool child in the middle of a task; returns when."""
-        os.kill(self.wait_until_busy(claimed_after), signal.SIGKILL)
+        os.kill(self.wait_until_busy(claimed_after, on_cpu=True), signal.SIGKILL)
         return datetime.now(UTC)
 
     def _claims_since(self, moment: datetime) -> int:
@@ -388,6 +396,14 @@ def _waiting_in(pid: int) -> str:
         return Path(f"/proc/{pid}/wchan").read_text()
     except OSError:
         return ""
+
+
+def _on_cpu(pid: int) -> bool:
+    """Running or runnable (state R), not sleeping."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "R"
+    except OSError:
+        return False
 
 
 def _running(pid: int) -> bool:

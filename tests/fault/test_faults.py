@@ -38,6 +38,7 @@ UPLOADS = 300
 RATE = 20.0  # uploads a second: the load spans about ten seconds, the fault sits inside it
 # The target: recovered within the visibility timeout after the fault ends.
 RECOVERY_BOUND_S = VISIBILITY_TIMEOUT_S
+KILLS = 6  # of worker children in the SIGKILL test
 GIVE_UP_S = 120.0  # waiting longer than the bound still measures how long recovery took
 
 
@@ -81,12 +82,14 @@ def backlog_of(stack: FaultStack, corpus: Corpus, contest: str) -> tuple[Load, B
     return load, burst
 
 
-def test_sigkill_of_a_worker_child_mid_batch_three_times_loses_nothing(
+def test_sigkill_of_worker_children_judging_mid_batch_loses_nothing(
     stack: FaultStack, corpus: Corpus
 ) -> None:
     load, burst = backlog_of(stack, corpus, "child-kill")
     last_kill = datetime.now(UTC)
-    for _ in range(3):
+    # Each kill waits for a child judging on the CPU; one may still catch it between two
+    # uploads, so more kills than the name's three make a kill that cuts a task short certain.
+    for _ in range(KILLS):
         last_kill = stack.kill_busy_child(claimed_after=last_kill)
     fault_over = datetime.now(UTC)
 
@@ -94,7 +97,7 @@ def test_sigkill_of_a_worker_child_mid_batch_three_times_loses_nothing(
 
     assert_no_server_errors(burst)
     cut_short = stack.interrupted("child-kill")
-    assert_recovered("worker child SIGKILL x3", recovery, stack, interrupted=cut_short)
+    assert_recovered(f"worker child SIGKILL x{KILLS}", recovery, stack, interrupted=cut_short)
     assert cut_short >= 1, "no kill landed on a running task: the test proved nothing"
 
 
