@@ -106,8 +106,11 @@ def spawn(
     # Append, so the log of an earlier run on the same directory survives a restart.
     with log_path.open("ab") as log:
         return subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env
-        )
+            argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, cwd=cwd, env=env,
+            # Own process group: a Ctrl-C in the terminal reaches only the code that started the
+            # server, which stops it after the parts that use it.
+            process_group=0,
+        )  # fmt: skip
 
 
 def wait_until(service: Service, is_ready: Callable[[], bool], deadline: float) -> None:

@@ -1,5 +1,5 @@
 """`tilejudge up` keeps the stack running when a part of it dies: the Celery worker and the
-local Redis are SIGKILLed in turn, `up` starts each again, and uploads are judged afterwards."""
+local Redis are SIGKILLed in turn, `up` starts each again, and uploads are judged afterwards; a Ctrl-C stops the API and workers before the servers they use."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def _upload_and_wait(http: httpx.Client, token: str, body: bytes, timeout: float
     pytest.fail(f"upload {sid} not judged within {timeout} s")
 
 
-def test_up_starts_a_killed_worker_and_a_killed_redis_again(
+def test_up_starts_a_killed_worker_and_redis_again_and_a_ctrl_c_stops_users_before_servers(
     tmp_path: Path, real_lexicon: Lexicon, word_index: WordIndex
 ) -> None:
     bodies = [generate(word_index, default_layout(), seed=seed, moves=60) for seed in range(3)]
@@ -113,3 +113,12 @@ def test_up_starts_a_killed_worker_and_a_killed_redis_again(
         assert stat.S_IMODE(stack.home.stat().st_mode) == 0o700  # made before `up`, as 0755
         assert "worker started again" in out
         assert "redis started again" in out
+
+        # A Ctrl-C in the terminal reaches the whole foreground process group: only `up` may
+        # act on it, stopping the API and workers before the Redis and S3 they talk to.
+        before = {name: len(stack.log(name)) for name in ("api", "worker")}
+        os.killpg(stack.process.pid, signal.SIGINT)
+        assert stack.process.wait(90) == 0, (stack.home / "up.out").read_text()
+    stopping = "".join(stack.log(name)[start:] for name, start in before.items())
+    for warning in ("worker_watch_failed", "release_failed", "Connection refused", "Traceback"):
+        assert warning not in stopping, stopping[-3000:]
