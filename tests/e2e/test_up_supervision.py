@@ -1,5 +1,6 @@
 """`tilejudge up` keeps the stack running when a part of it dies: the Celery worker and the
-local Redis are SIGKILLed in turn, `up` starts each again, and uploads are judged afterwards; a Ctrl-C stops the API and workers before the servers they use."""
+local Redis are SIGKILLed in turn, `up` starts each again, and uploads are judged afterwards;
+a Ctrl-C stops the API and workers before the servers they use."""
 
 from __future__ import annotations
 
