@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +98,7 @@ def copy_sources(dest: Path) -> Path:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     packages = [name.rstrip("*") for name in config["tool"]["setuptools"]["packages"]["find"]["include"]]  # fmt: skip
     dest.mkdir()
-    for name in ("pyproject.toml", "setup.py", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md", "LICENSE"):
         shutil.copy2(ROOT / name, dest / name)
     for package in packages:
         shutil.copytree(
@@ -113,9 +114,14 @@ def build_wheel(source: Path, out: Path) -> Path:
             "setuptools >= 70.1 in this environment"
         )
     # TILEJUDGE_PURE=1: no mypyc compile, which this test does not need.
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "-w", str(out), str(source)], env={"TILEJUDGE_PURE": "1"})  # fmt: skip
+    built = run([sys.executable, "-m", "pip", "wheel", "-v", "--no-deps", "--no-build-isolation",
+                 "--no-index", "-w", str(out), str(source)], env={"TILEJUDGE_PURE": "1"})  # fmt: skip
+    # The build backend's own warnings (a deprecated pyproject.toml form, say) are the project's.
+    warned = [line for line in built.splitlines() if "Warning" in line or "!!" in line]
+    assert not warned, "\n".join(warned)
     [wheel] = out.glob("tilejudge-*.whl")
+    with zipfile.ZipFile(wheel) as contents:
+        assert any(name.endswith("licenses/LICENSE") for name in contents.namelist())
     return wheel
 
 
