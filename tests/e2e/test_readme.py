@@ -51,9 +51,10 @@ PLACEHOLDERS = {
     "TEAM_ID": re.compile(r"^([0-9a-f]{32})\s+late-team$", re.M),
 }
 # What differs from run to run, wherever it appears in a sample line.
+TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
 VARYING = re.compile(
-    r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z"  # a time
-    r"|[0-9a-f]{16,64}"  # an id or a digest, whole or cut short
+    TIME.pattern  # a time
+    + r"|[0-9a-f]{16,64}"  # an id or a digest, whole or cut short
     r"|tj_[A-Za-z0-9_-]{20,}"  # a team's token
     r"|…"  # a value that differs between games, the README says
 )
@@ -120,11 +121,21 @@ def sample_pattern(line: str) -> re.Pattern[str]:
         parts, start = [], 0
         for found in VARYING.finditer(word):
             parts.append(re.escape(word[start : found.start()]))
-            parts.append(r"[^\s,]+")
+            parts.append(_open(found.group()))
             start = found.end()
         parts.append(re.escape(word[start:]))
         words.append("".join(parts))
     return re.compile(r"\s*" + r"\s+".join(words) + r"\s*")
+
+
+def _open(varying: str) -> str:
+    """What a varying value in a sample line matches: a time only in the same form (with or
+    without fractions of a second, as the sample shows it), anything else any run of non-space,
+    non-comma characters."""
+    if TIME.fullmatch(varying):
+        fraction = r"\.\d{6}" if "." in varying else ""
+        return rf"\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d{fraction}Z"
+    return r"[^\s,]+"
 
 
 def missing_lines(sample: list[str], output: str) -> list[str]:
@@ -319,9 +330,13 @@ def test_the_readme_walkthrough_runs_as_written_from_a_copy_that_stands_alone(
 def test_the_sample_matcher_finds_lines_in_order_and_only_there() -> None:
     output = "x\nrank  team    score\n   1  team-1  64166  2026-12-01T23:22:45.642265Z\nend\n"
     assert (
-        missing_lines(["rank team score", "...", "1 team-1 64166 2020-01-01T00:00:00Z"], output)
+        missing_lines(
+            ["rank team score", "...", "1 team-1 64166 2020-01-01T00:00:00.000000Z"], output
+        )
         == []
     )
-    assert missing_lines(["1 team-1 64167 2020-01-01T00:00:00Z"], output) != []
+    assert missing_lines(["1 team-1 64167 2020-01-01T00:00:00.000000Z"], output) != []
     assert missing_lines(["end", "rank team score"], output) == ["rank team score"]
     assert missing_lines(["… team-1 … …"], output) == []
+    # A time keeps its form: a sample without fractions of a second does not match one with.
+    assert missing_lines(["1 team-1 64166 2020-01-01T00:00:00Z"], output) != []

@@ -14,9 +14,9 @@ from judge import Lexicon
 from judge.wordytaire import default_layout
 from judge.wordytaire.generator import WordIndex, generate
 from judge.wordytaire.layout import LETTERS
-from tests.conftest import SHARED
+from tests.conftest import cached_list
 
-WORDS = str(SHARED / "words_alpha.txt")
+WORDS = str(cached_list("words_alpha.txt"))
 SPEC_KEYS = {"total", "legal", "illegal", "lexicon", "layout", "lines"}
 
 
