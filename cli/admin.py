@@ -22,6 +22,7 @@ from cli.options import (
     read_input,
     run_with_client,
 )
+from cli.progress import Progress
 from core.states import RejudgeMode, RejudgeState
 
 if TYPE_CHECKING:  # the client is imported when a command runs: `tilejudge judge` needs no httpx
@@ -30,6 +31,12 @@ if TYPE_CHECKING:  # the client is imported when a command runs: `tilejudge judg
     from infra.api_client import Client
 
 POLL_SECONDS = 0.5
+# Both forms of `rejudge`: argparse would show one line ending in the optional action.
+REJUDGE_USAGE = """\
+%(prog)s --contest CONTEST --lexicon LEXICON [--layout LAYOUT]
+                         [--affected] [--apply] [--timeout SECONDS]
+                         [--url URL] [--token TOKEN] [-v]
+       %(prog)s {show,apply,cancel} RUN_ID [--url URL] [--token TOKEN] [-v]"""
 # Registering a word list of several MB and diffing two of them take the server a while.
 ADMIN_TIMEOUT_S = 120.0
 
@@ -65,8 +72,10 @@ def _add_rejudge(commands: Any) -> None:
         commands,
         "rejudge",
         "rejudge a contest under another word list or layout; show, apply or cancel a run",
-        epilog="Start: tilejudge rejudge --contest C --lexicon L [--layout Y] [--affected] "
-        "[--apply]. Then: tilejudge rejudge show|apply|cancel ID.",
+        usage=REJUDGE_USAGE,
+        epilog="The first form starts a run, follows it (a progress bar on a terminal, a line "
+        "each tenth of the way elsewhere) and prints its preview; the second acts on the run "
+        "whose id the first printed.",
     )
     rejudge.add_argument("--contest", help="the contest to rejudge (starts a run)")
     rejudge.add_argument("--lexicon", help="the word list to rejudge under: id or name")
@@ -86,18 +95,22 @@ def _add_rejudge(commands: Any) -> None:
         "--timeout",
         type=float,
         default=3600.0,
+        metavar="SECONDS",
         help="stop waiting for the run to be ready after this many seconds; the run goes on "
         "(default: 3600)",
     )
     _common(rejudge, _rejudge)
-    runs = rejudge.add_subparsers(dest="action", metavar="ACTION", required=False)
+    # prog: the actions' usage starts `tilejudge rejudge show`, not with REJUDGE_USAGE.
+    runs = rejudge.add_subparsers(dest="action", required=False, prog=rejudge.prog)
     for name, summary in (
         ("show", "show a run's progress and, once ready, the scores and ranks it changes"),
         ("apply", "switch the contest to a ready run's results, in one transaction"),
         ("cancel", "close a run; nothing visible changes"),
     ):
         action = command(runs, name, summary)
-        action.add_argument("run_id", metavar="ID", help="the run's id, as `rejudge` printed it")
+        action.add_argument(
+            "run_id", metavar="RUN_ID", help="the run's id, as `rejudge` printed it"
+        )
         # SUPPRESS: an option given before the action is not reset by the action's default.
         _common(action, _rejudge_action, default=argparse.SUPPRESS)
 
@@ -128,7 +141,12 @@ def _common(parser: argparse.ArgumentParser, action: Action, **options: Any) -> 
     add_server_options(parser, Role.ADMIN, **options)
     parser.set_defaults(
         run=lambda args, environ: run_as_admin(
-            lambda api: action(api, args), environ, args.url, args.token, err=sys.stderr
+            lambda api: action(api, args),
+            environ,
+            args.url,
+            args.token,
+            err=sys.stderr,
+            verbose=args.verbose,
         )
     )
 
@@ -141,6 +159,7 @@ def run_as_admin(
     *,
     err: TextIO,
     transport: httpx.BaseTransport | None = None,
+    verbose: bool = False,
 ) -> int:
     """Run `action` with a client holding the admin token; a failure is one line on `err`."""
     return run_with_client(
@@ -152,6 +171,7 @@ def run_as_admin(
         err=err,
         timeout=ADMIN_TIMEOUT_S,
         transport=transport,
+        verbose=verbose,
     )
 
 
@@ -164,6 +184,7 @@ def run_team_delete(
     out: TextIO | None = None,
     err: TextIO | None = None,
     transport: httpx.BaseTransport | None = None,
+    verbose: bool = False,
 ) -> int:
     """`tilejudge team delete`: remove a team, its uploads, results and reports."""
 
@@ -176,7 +197,13 @@ def run_team_delete(
 
     # sys.stdout and sys.stderr are looked up late, so redirection works.
     return run_as_admin(
-        delete, environ, url, admin_token, err=err or sys.stderr, transport=transport
+        delete,
+        environ,
+        url,
+        admin_token,
+        err=err or sys.stderr,
+        transport=transport,
+        verbose=verbose,
     )
 
 
@@ -244,7 +271,7 @@ def _layout_diff(api: Client, args: argparse.Namespace) -> int:
 def _rejudge_action(api: Client, args: argparse.Namespace) -> int:
     """`rejudge show|apply|cancel ID`."""
     if args.contest or args.lexicon or args.layout or args.affected or args.apply:
-        raise CliError(f"rejudge {args.action} takes only the run's ID (and --url, --token)")
+        raise CliError(f"rejudge {args.action} takes only RUN_ID (and --url, --token, -v)")
     if args.action == "show":
         run = api.call("GET", f"/v1/rejudges/{args.run_id}")
         print_preview(run, game_of(api, run["contest"]))
@@ -257,7 +284,7 @@ def _rejudge_action(api: Client, args: argparse.Namespace) -> int:
 def _rejudge(api: Client, args: argparse.Namespace) -> int:
     """`rejudge --contest C --lexicon L`: start a run, follow it, show its preview."""
     if not (args.contest and args.lexicon):
-        raise CliError("rejudge needs --contest and --lexicon (or show|apply|cancel ID)")
+        raise CliError("rejudge needs --contest and --lexicon (or show|apply|cancel RUN_ID)")
     request = {
         "lexicon": args.lexicon,
         "mode": RejudgeMode.AFFECTED if args.affected else RejudgeMode.FULL,
@@ -274,28 +301,33 @@ def _rejudge(api: Client, args: argparse.Namespace) -> int:
     return 0 if shown["state"] in (RejudgeState.READY, RejudgeState.APPLIED) else 1
 
 
-def follow(api: Client, run_id: str, timeout: float) -> dict[str, Any]:
-    """Redraw a progress bar (count, rate, ETA) until the run is no longer running."""
-    started = time.monotonic()
+def follow(
+    api: Client,
+    run_id: str,
+    timeout: float,
+    *,
+    err: TextIO | None = None,
+    sleep: Callable[[float], None] = time.sleep,
+    clock: Callable[[], float] = time.monotonic,
+) -> dict[str, Any]:
+    """Show the run's progress (count, rate, ETA) on `err` (stderr) until it is no longer
+    running or `timeout` seconds have passed; the run as last read."""
+    progress = Progress(err or sys.stderr, f"rejudge {run_id}", clock=clock)
+    started = clock()
     first_done: int | None = None
     while True:
         run = api.call("GET", f"/v1/rejudges/{run_id}")
-        elapsed = time.monotonic() - started
+        elapsed = clock() - started
         first_done = run["done"] if first_done is None else first_done
         rate = (run["done"] - first_done) / elapsed if elapsed > 0 else 0.0
         left = run["total"] - run["done"]
-        eta = f"{left / rate:5.0f} s" if rate > 0 else "    ? s"
-        width = 30
-        filled = width * run["done"] // max(1, run["total"])
-        sys.stderr.write(
-            f"\r[{'#' * filled}{'.' * (width - filled)}] {run['done']}/{run['total']}"
-            f"  {rate:7.1f}/s  ETA {eta}  ({run['carried']} carried over)  "
-        )
-        sys.stderr.flush()
+        eta = f"{left / rate:.0f} s" if rate > 0 else "? s"
+        detail = f"{rate:.1f}/s  ETA {eta}  ({run['carried']} carried over)"
         if run["state"] != RejudgeState.RUNNING or elapsed > timeout:
-            sys.stderr.write("\n")
+            progress.finish(run["done"], run["total"], detail)
             return run
-        time.sleep(POLL_SECONDS)
+        progress.show(run["done"], run["total"], detail)
+        sleep(POLL_SECONDS)
 
 
 def print_preview(run: Mapping[str, Any], game: str) -> None:

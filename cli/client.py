@@ -14,7 +14,15 @@ from typing import Any, TextIO
 import httpx
 
 from cli.games import cli_game
-from cli.options import EXIT_NOT_JUDGED, EXIT_OK, WAIT_TIMEOUT_S, Role, fail, resolve
+from cli.options import (
+    EXIT_NOT_JUDGED,
+    EXIT_OK,
+    WAIT_TIMEOUT_S,
+    Role,
+    fail,
+    fail_call,
+    resolve,
+)
 from core.states import SubmissionState
 from infra import api_client
 from infra.api_client import ApiError, Client, Retry
@@ -48,12 +56,14 @@ def run_submit(
     poll: Poll = Poll(),
     transport: httpx.BaseTransport | None = None,
     attempts: int = SUBMIT_ATTEMPTS,
+    verbose: bool = False,
 ) -> int:
     """`tilejudge submit`: upload (again, after no answer or a busy server), print the receipt,
     and with `wait` the result."""
     out, err = out or sys.stdout, err or sys.stderr  # looked up late, so redirection works
+    settings = ClientSettings.from_env(environ)
     try:
-        target = resolve(ClientSettings.from_env(environ), Role.TEAM, url=url, token=token, err=err)
+        target = resolve(settings, Role.TEAM, url=url, token=token, err=err, verbose=verbose)
     except SettingsError as exc:
         return fail(err, str(exc))
     retry = Retry(attempts=attempts, sleep=poll.sleep, clock=poll.clock)
@@ -66,7 +76,7 @@ def run_submit(
                 return EXIT_OK
             status = wait_for_result(api, str(receipt["id"]), poll)
         except ApiError as exc:
-            return fail(err, str(exc))
+            return fail_call(err, exc, target)
     out.write(format_result(status))
     if status.get("state") == SubmissionState.JUDGED:
         return EXIT_OK
@@ -107,18 +117,20 @@ def run_leaderboard(
     out: TextIO | None = None,
     err: TextIO | None = None,
     transport: httpx.BaseTransport | None = None,
+    verbose: bool = False,
 ) -> int:
     """`tilejudge leaderboard`: print the contest's ranking as a table."""
     out, err = out or sys.stdout, err or sys.stderr
+    settings = ClientSettings.from_env(environ)
     try:
-        target = resolve(ClientSettings.from_env(environ), Role.PUBLIC, url=url, err=err)
+        target = resolve(settings, Role.PUBLIC, url=url, err=err, verbose=verbose)
     except SettingsError as exc:
         return fail(err, str(exc))
     with api_client.connect(target.url, transport=transport) as api:
         try:
             board = api.call("GET", f"/v1/contests/{contest}/leaderboard")
         except ApiError as exc:
-            return fail(err, str(exc))
+            return fail_call(err, exc, target)
     out.write(format_leaderboard(board, contest))
     return EXIT_OK
 

@@ -130,6 +130,7 @@ def _organiser(parser: argparse.ArgumentParser, role: Role, action: Action) -> N
             getattr(args, "token", None),
             err=sys.stderr,
             timeout=ADMIN_TIMEOUT_S,
+            verbose=args.verbose,
         )
     )
 
@@ -226,7 +227,9 @@ def _team_allow_logs(api: Client, args: argparse.Namespace) -> int:
 def _team_delete(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     if bool(args.team_id) == bool(args.team):
         raise CliError("team delete needs the team's id: TEAM_ID (or --team TEAM_ID), once")
-    return run_team_delete(args.team_id or args.team, args.url, args.token, environ=environ)
+    return run_team_delete(
+        args.team_id or args.team, args.url, args.token, environ=environ, verbose=args.verbose
+    )
 
 
 def format_contest(contest: Mapping[str, Any]) -> str:

@@ -1,7 +1,7 @@
-"""What the commands that talk to a server share: the --url and token options and the one way
-they resolve (the option, then the environment, then what a running local stack recorded, then
-the default), running a command with a client, reading a FILE argument, and printing a failure
-as one line."""
+"""What the commands that talk to a server share: the --url, token and --verbose options and
+the one way they resolve (the option, then the environment, then what a running local stack
+recorded, then the default), running a command with a client, reading a FILE argument, and
+printing a failure as one line (with a hint where the server could not be reached)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import fcntl
 import os
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -35,6 +35,13 @@ URL_HELP = (
     "the API's URL (default: $TILEJUDGE_URL, then the URL a running `tilejudge up` recorded in "
     f"$TILEJUDGE_HOME/{STACK_URL_FILE}, then {DEFAULT_URL})"
 )
+VERBOSE_HELP = (
+    "say on stderr which server is used and where its URL came from (said anyway when the "
+    "server cannot be reached)"
+)
+# What a transport error is named when no connection was made: nothing answered at the URL.
+NOT_REACHED = frozenset({"ConnectError", "ConnectTimeout"})
+STARTERS = "`make run` (or `tilejudge up`)"  # what starts the local stack
 
 
 class CliError(Exception):
@@ -62,10 +69,52 @@ TOKEN_HELP = {
 }
 
 
+class UrlSource(StrEnum):
+    """Where the server's URL came from."""
+
+    OPTION = "option"
+    ENVIRONMENT = "environment"
+    STACK = "stack"
+    DEFAULT = "default"
+
+
 @dataclass(frozen=True)
 class Target:
     url: str
     token: str | None
+    source: UrlSource = UrlSource.OPTION
+    home: Path | None = None  # $TILEJUDGE_HOME, as a person typed it (for STACK and DEFAULT)
+
+    @property
+    def origin(self) -> str:
+        """Where the URL came from, as the end of a sentence about it."""
+        if self.source is UrlSource.OPTION:
+            return "from --url"
+        if self.source is UrlSource.ENVIRONMENT:
+            return "from TILEJUDGE_URL"
+        if self.source is UrlSource.STACK:
+            return f"recorded by the stack in {self.home}"
+        return f"the default: no running stack recorded a URL in {self.home}"
+
+    def unreachable_hint(self) -> str:
+        """What to do when nothing answers at the URL, given where it came from."""
+        if self.source is UrlSource.DEFAULT:
+            return (
+                f"{self.url} is {self.origin}. Start the stack with {STARTERS}; if it runs "
+                "elsewhere, export TILEJUDGE_HOME=<its data directory> or pass --url URL"
+            )
+        if self.source is UrlSource.STACK:
+            return (
+                f"{self.url} was {self.origin}, whose `tilejudge up` still runs: it may be "
+                "starting or stopping; wait for its banner, or pass --url URL"
+            )
+        instead = "leave --url out"
+        if self.source is UrlSource.ENVIRONMENT:
+            instead = "unset TILEJUDGE_URL"
+        return (
+            f"{self.url} is {self.origin}: start the stack there, or {instead} to use the local "
+            f"one, which {STARTERS} starts"
+        )
 
 
 def resolve(
@@ -76,23 +125,26 @@ def resolve(
     token: str | None = None,
     flag: str = "--token",
     err: TextIO | None = None,
+    verbose: bool = False,
 ) -> Target:
     """The server and the token to call it with.
 
     The server: `url`, else $TILEJUDGE_URL, else the URL a running `tilejudge up` recorded
-    under $TILEJUDGE_HOME, else the local API; when it is not `url` or the default, `err`
-    (stderr) is told which and why. The token for `role`: a team's is `token`, else
-    $TILEJUDGE_TOKEN; an organiser's is `token`, else $TILEJUDGE_ADMIN_TOKEN, else the one `up`
-    wrote to $TILEJUDGE_HOME/admin-token; a reader's is either. SettingsError, naming the
-    option (`flag`) and the variables, when there is none."""
-    server = _server(settings, url, err or sys.stderr)
+    under $TILEJUDGE_HOME, else the local API; with `verbose`, `err` (stderr) is told which and
+    why. The token for `role`: a team's is `token`, else $TILEJUDGE_TOKEN; an organiser's is
+    `token`, else $TILEJUDGE_ADMIN_TOKEN, else the one `up` wrote to
+    $TILEJUDGE_HOME/admin-token; a reader's is either. SettingsError, naming the option
+    (`flag`) and the variables, when there is none."""
+    server = _server(settings, url)
+    if verbose:
+        announce(server, err or sys.stderr)
     if role is Role.PUBLIC:
-        return Target(server, None)
+        return server
     if role is Role.TEAM:
         team = token or settings.team_token
         if not team:
             raise SettingsError(f"no team token: pass {flag} or set TILEJUDGE_TOKEN")
-        return Target(server, team)
+        return replace(server, token=team)
     if role is Role.READER:
         token = token or settings.team_token
     admin = token or settings.admin_token or _home_admin_token(settings.home)
@@ -102,22 +154,25 @@ def resolve(
             f"no {'token' if team_too else 'admin token'}: pass {flag}, set "
             f"TILEJUDGE_ADMIN_TOKEN{team_too}, or run beside TILEJUDGE_HOME"
         )
-    return Target(server, admin)
+    return replace(server, token=admin)
 
 
-def _server(settings: ClientSettings, url: str | None, err: TextIO) -> str:
+def _server(settings: ClientSettings, url: str | None) -> Target:
     if url:
-        return url.rstrip("/")
+        return Target(url.rstrip("/"), None)
     if settings.url:
-        found, why = settings.url, "from TILEJUDGE_URL"
-    else:
-        recorded = stack_url(settings.home)
-        if recorded is None:
-            return DEFAULT_URL
-        found, why = recorded, f"recorded by the stack in {_shown(settings.home)}"
-    err.write(f"tilejudge: using {found} ({why})\n")
+        return Target(settings.url, None, UrlSource.ENVIRONMENT)
+    home = _shown(settings.home)
+    recorded = stack_url(settings.home)
+    if recorded is None:
+        return Target(DEFAULT_URL, None, UrlSource.DEFAULT, home)
+    return Target(recorded, None, UrlSource.STACK, home)
+
+
+def announce(target: Target, err: TextIO) -> None:
+    """Say on `err` which server a command calls and where its URL came from."""
+    err.write(f"tilejudge: using {target.url} ({target.origin})\n")
     err.flush()
-    return found
 
 
 def stack_url(home: Path) -> str | None:
@@ -180,11 +235,16 @@ def command(actions: Any, name: str, summary: str, **options: Any) -> argparse.A
 
 
 def add_server_options(parser: argparse.ArgumentParser, role: Role, **options: Any) -> None:
-    """--url, and --token for a command that needs one (`options`: more for both, such as
-    `default=argparse.SUPPRESS` on a subcommand whose parent has them too)."""
+    """--url, -v/--verbose, and --token for a command that needs one (`options`: more for all,
+    such as `default=argparse.SUPPRESS` on a subcommand whose parent has them too)."""
     parser.add_argument("--url", help=URL_HELP, **options)
+    add_verbose_option(parser, **options)
     if role is not Role.PUBLIC:
         parser.add_argument("--token", help=TOKEN_HELP[role], **options)
+
+
+def add_verbose_option(parser: argparse.ArgumentParser, **options: Any) -> None:
+    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP, **options)
 
 
 def run_with_client(
@@ -197,19 +257,28 @@ def run_with_client(
     err: TextIO,
     timeout: float | None = None,
     transport: httpx.BaseTransport | None = None,
+    verbose: bool = False,
 ) -> int:
     """Run `action` with a client of the server, holding the token `role` needs; a failure
-    (no token, a refusal, no answer) is one line on `err`, exit status 2."""
+    (no token, a refusal, no answer) is one line on `err`, exit status 2; where nothing
+    answered, a second line says where the URL came from and what to do."""
     from infra import api_client
     from infra.api_client import DEFAULT_TIMEOUT_S, ApiError
 
     try:
-        target = resolve(ClientSettings.from_env(environ), role, url=url, token=token, err=err)
+        target = resolve(
+            ClientSettings.from_env(environ), role, url=url, token=token, err=err, verbose=verbose
+        )
+    except SettingsError as exc:
+        return fail(err, str(exc))
+    try:
         with api_client.connect(
             target.url, target.token, timeout=timeout or DEFAULT_TIMEOUT_S, transport=transport
         ) as api:
             return action(api)
-    except (SettingsError, ApiError, CliError) as exc:
+    except ApiError as exc:
+        return fail_call(err, exc, target)
+    except (SettingsError, CliError) as exc:
         return fail(err, str(exc))
 
 
@@ -226,3 +295,23 @@ def read_input(path: str) -> bytes:
 def fail(err: TextIO, message: str) -> int:
     err.write(f"tilejudge: {message}\n")
     return EXIT_ERROR
+
+
+def fail_call(err: TextIO, exc: Exception, target: Target) -> int:
+    """`fail` for a call to `target` that failed with `exc` (an ApiError, or an error caused by
+    one), and the hint of `unreachable_hint` when nothing answered there."""
+    fail(err, str(exc))
+    if not_reached(exc):
+        err.write(f"tilejudge: {target.unreachable_hint()}\n")
+    return EXIT_ERROR
+
+
+def not_reached(exc: BaseException | None) -> bool:
+    """Whether `exc`, or the error that caused it, is a call to which nothing answered."""
+    from infra.api_client import ApiError
+
+    while exc is not None:
+        if isinstance(exc, ApiError) and exc.outcome in NOT_REACHED:
+            return True
+        exc = exc.__cause__
+    return False

@@ -1,6 +1,7 @@
 """What judging produced, from the server: `tilejudge results export` (every submission of a
 contest as CSV or JSON Lines, page by page) and `tilejudge report` (one submission's per-line
-report, as the offline judge prints it; a game log's verdict, scores and winners)."""
+report, as the offline judge prints it, with --runs each run of lines that fail alike folded
+into one; a game log's verdict, scores and winners)."""
 
 from __future__ import annotations
 
@@ -70,6 +71,14 @@ def add_commands(commands: Any) -> None:
         "--json", action="store_true", help="the SPEC JSON report as the server sent it, one line"
     )
     report.add_argument(
+        "--runs",
+        action="store_true",
+        help="fold each run of consecutive illegal lines that fail alike (same reason, same "
+        "detail) into one entry: its first line, its last and how many (the API's "
+        "?lines=runs; with --json, the folded JSON). A report that names one failing line, as "
+        "a game log's does, is the same either way",
+    )
+    report.add_argument(
         "--file",
         metavar="FILE",
         help="the submitted file, to quote each illegal line (checked against the upload's "
@@ -81,7 +90,13 @@ def add_commands(commands: Any) -> None:
 
 def _run(role: Role, action: Action, args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     return run_with_client(
-        role, lambda api: action(api, args), environ, args.url, args.token, err=sys.stderr
+        role,
+        lambda api: action(api, args),
+        environ,
+        args.url,
+        args.token,
+        err=sys.stderr,
+        verbose=args.verbose,
     )
 
 
@@ -138,7 +153,8 @@ def _report(api: Client, args: argparse.Namespace) -> int:
         if hashlib.sha256(data).hexdigest() != receipt["sha256"]:
             raise CliError(f"{args.file} is not what submission {args.submission_id} uploaded")
         contest = receipt["contest"]
-    answer = api.request("GET", f"{path}/report")
+    folded = {"lines": "runs"} if args.runs else None
+    answer = api.request("GET", f"{path}/report", params=folded)
     if args.json:
         sys.stdout.buffer.write(answer.body.rstrip(b"\n") + b"\n")
         return 0

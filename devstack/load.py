@@ -2,9 +2,10 @@
 that every acknowledged upload was judged exactly once, with the offline judge's score.
 
 Loopback only. It stops by itself: N uploads at most, and one deadline for uploading and for
-waiting on results. This module sets the contest up, runs the parts and reports; the plan and
-corpus, the burst and the proof are their own modules, which fault tests and the spike benchmark
-drive in-process.
+waiting on results. Its teams and uploads stay on the server: in a contest of the run's own
+(`new_contest_id`) unless it is given one, and its report says which and how to remove them.
+This module sets the contest up, runs the parts and reports; the plan and corpus, the burst and
+the proof are their own modules, which fault tests and the spike benchmark drive in-process.
 """
 
 from __future__ import annotations
@@ -26,6 +27,13 @@ from infra.api_client import Client, describe, step
 from judge import Lexicon
 
 LEXICON_NAME = "words_alpha"
+CONTEST_PREFIX = "load-"  # of a run's own contest, and of its teams' names
+
+
+def new_contest_id(now: datetime) -> str:
+    """A contest for one run: `load-`, when it started (UTC) and a random tail, so two runs in
+    the same second get one each."""
+    return f"{CONTEST_PREFIX}{now:%Y%m%d-%H%M%S}-{secrets.token_hex(2)}"
 
 
 def prepare(http: httpx.Client, plan: Plan, lexicon: Lexicon) -> list[str]:
@@ -41,7 +49,7 @@ def prepare(http: httpx.Client, plan: Plan, lexicon: Lexicon) -> list[str]:
     tokens = []
     for n in range(plan.teams):
         with step(f"creating team {n}", LoadError):
-            team = {"name": f"load-{run}-{n}"}
+            team = {"name": f"{CONTEST_PREFIX}{run}-{n}"}
             made = api.call("POST", f"/v1/contests/{plan.contest}/teams", json_body=team)
         tokens.append(str(made["token"]))
     return tokens
@@ -110,8 +118,28 @@ def summary(plan: Plan, burst: Burst, events: list[dict[str, Any]], problems: li
     return "\n".join(lines) + "\n"
 
 
-def run(plan: Plan, lexicon: Lexicon, out: TextIO = sys.stdout) -> int:
-    """The whole `tilejudge load`: 0 if nothing was lost or misjudged, else 1."""
+def kept(plan: Plan, created: bool) -> str:
+    """What a run leaves on the server (`created`: in a contest made for it), and how to
+    remove it."""
+    where = plan.contest
+    remove = (
+        f"  `tilejudge team list --contest {where}` lists them; `tilejudge team delete TEAM_ID` "
+        "deletes one with its uploads\n"
+    )
+    if created:
+        return (
+            f"kept          contest {where}, created for this run, with its {plan.teams} teams "
+            "and their uploads (no command deletes a contest)\n" + remove
+        )
+    return (
+        f"kept          {plan.teams} teams named {CONTEST_PREFIX}* and their uploads in contest "
+        f"{where}, whose standings show them\n" + remove
+    )
+
+
+def run(plan: Plan, lexicon: Lexicon, out: TextIO = sys.stdout, *, created: bool = False) -> int:
+    """The whole `tilejudge load`: 0 if nothing was lost or misjudged, else 1. `created`: the
+    contest is the run's own, which its report says."""
     corpus = build_corpus(lexicon, plan)
     with httpx.Client(base_url=plan.url, timeout=REQUEST_TIMEOUT_S) as http:
         deadline = time.monotonic() + plan.timeout
@@ -121,5 +149,5 @@ def run(plan: Plan, lexicon: Lexicon, out: TextIO = sys.stdout) -> int:
         ids = [u.submission for u in burst.acknowledged if u.submission]
         events = follow_events(http, plan, mark, ids, deadline)
         problems = verify(http, plan, burst, corpus, events)
-    out.write(summary(plan, burst, events, problems))
+    out.write(summary(plan, burst, events, problems) + kept(plan, created))
     return 1 if problems else 0

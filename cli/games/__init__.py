@@ -1,18 +1,19 @@
 """How each game shows on the command line, beside what every game shares.
 
 By convention the module `cli.games.<game name>` gives a game's `CLI` (a `GameCli`): the
-options its offline `judge` and `generate` take and what they do, and how its standings, its
-rejudge previews and its reports are printed. A game without such a module (or one this
-client does not know, named by a newer server) is shown as teams ranked by their best score
-(`TeamRanked`): its leaderboard and previews as scores, its report as indented JSON, and it has
-no offline command.
+options its offline `judge` and `generate` take and what they do, how it recognises its own
+uploads (what `judge` without --game goes by), and how its standings, its rejudge previews and
+its reports are printed. A game without such a module (or one this client does not know, named
+by a newer server) is shown as teams ranked by their best score (`TeamRanked`): its leaderboard
+and previews as scores, its report as indented JSON; it recognises no upload and has no offline
+command.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
@@ -24,6 +25,9 @@ if TYPE_CHECKING:
     from infra.api_client import Client
 
 PREVIEW_ROWS = 50  # changed submissions a rejudge preview lists; the rest are counted
+# How a rejudge preview shows a rank or score a team did not have: before the run (it is new to
+# the standings, such as a team added since), or after it (it has left them).
+NOTHING_BEFORE, NOTHING_AFTER = "new", "-"
 
 
 @dataclass(frozen=True)
@@ -72,8 +76,20 @@ class GameCli(Protocol):
         """`team list` shows whether each team may upload game logs (`uploads_logs`)."""
         ...
 
-    def judge(self, args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -> int:
-        """`tilejudge judge`: each file's report on `out`; the exit status."""
+    def recognises(self, data: bytes) -> bool:
+        """Whether `data` is, by its header, one of this game's uploads: `judge` without --game
+        judges it as such."""
+        ...
+
+    def judge(
+        self,
+        files: Sequence[tuple[str, bytes]],
+        args: argparse.Namespace,
+        environ: Mapping[str, str],
+        out: TextIO,
+    ) -> int:
+        """`tilejudge judge`: each file's report (its name, its bytes) on `out`; the exit
+        status."""
         ...
 
     def generate(self, args: argparse.Namespace, environ: Mapping[str, str]) -> bytes:
@@ -102,7 +118,16 @@ class TeamRanked:
         # The right to upload logs means something only where an upload names other players.
         self.shows_upload_rights = name in names() and game(name).shared_uploads
 
-    def judge(self, args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -> int:
+    def recognises(self, data: bytes) -> bool:
+        return False
+
+    def judge(
+        self,
+        files: Sequence[tuple[str, bytes]],
+        args: argparse.Namespace,
+        environ: Mapping[str, str],
+        out: TextIO,
+    ) -> int:
         raise CliError(
             f"--game {self.name} has no offline command: its uploads are judged by a server "
             "(`tilejudge submit`, then `tilejudge report`)"
@@ -127,29 +152,47 @@ class TeamRanked:
 
     def print_preview(self, run: Mapping[str, Any], out: TextIO) -> None:
         changed = run.get("changed", [])
-        out.write(
+        lines = [
             f"rejudge {run['id']}: {run['state']}, {run['done']}/{run['total']} done "
-            f"({run['carried']} carried over), {len(changed)} scores change\n"
-        )
+            f"({run['carried']} carried over), {len(changed)} scores change"
+        ]
         if changed:
-            out.write(f"  {'submission':<34} {'team':<20} {'old':>8} {'new':>8}\n")
-            for row in changed[:PREVIEW_ROWS]:
-                out.write(
-                    f"  {row['submission']:<34} {row['team']:<20} {row['old_score']:>8} "
-                    f"{row['new_score']:>8}\n"
-                )
+            lines.append(f"  {'submission':<34} {'team':<20} {'old':>8} {'new':>8}")
+            lines += [
+                f"  {row['submission']:<34} {row['team']:<20} {before(row['old_score']):>8} "
+                f"{after(row['new_score']):>8}"
+                for row in changed[:PREVIEW_ROWS]
+            ]
             if len(changed) > PREVIEW_ROWS:
-                out.write(f"  ... and {len(changed) - PREVIEW_ROWS} more\n")
+                lines.append(f"  ... and {len(changed) - PREVIEW_ROWS} more")
         moves = run.get("rank_changes", [])
         if moves:
-            out.write(f"  {'team':<20} {'rank':>6} -> {'new':<6}\n")
-            for row in moves:
-                out.write(f"  {row['team']:<20} {row['old_rank']!s:>6} -> {row['new_rank']!s:<6}\n")
+            lines.append(f"  {'team':<20} {'rank':>6} -> new")
+            lines += [
+                f"  {row['team']:<20} {before(row['old_rank']):>6} -> {after(row['new_rank'])}"
+                for row in moves
+            ]
+        write_lines(lines, out)
 
     def print_report(
         self, submission_id: str, data: bytes | None, report: Any, out: TextIO
     ) -> None:
         out.write(json.dumps(report, indent=2) + "\n")
+
+
+def before(value: object) -> str:
+    """A rank or score before a rejudge, as a preview shows it."""
+    return NOTHING_BEFORE if value is None else str(value)
+
+
+def after(value: object) -> str:
+    """A rank or score after a rejudge, as a preview shows it."""
+    return NOTHING_AFTER if value is None else str(value)
+
+
+def write_lines(lines: Sequence[str], out: TextIO) -> None:
+    """Each line on `out`, without the spaces a padded last column leaves at its end."""
+    out.write("".join(f"{line.rstrip()}\n" for line in lines))
 
 
 @cache
@@ -165,10 +208,19 @@ def cli_game(name: str) -> GameCli:
     return found
 
 
-def game_help() -> str:
-    """The games --game takes, the default first: "a (the default), b or c"."""
+def recognised_game(data: bytes) -> str | None:
+    """The name of the first registered game that recognises `data` by its header, if any."""
+    for name in names():
+        if cli_game(name).recognises(data):
+            return name
+    return None
+
+
+def game_help(default: str = " (the default)") -> str:
+    """The games --game takes, the default first and marked by `default`: "a (the default), b
+    or c"."""
     others = [name for name in names() if name != DEFAULT]
-    listed = ", ".join([f"{DEFAULT} (the default)", *others[:-1]])
+    listed = ", ".join([f"{DEFAULT}{default}", *others[:-1]])
     return f"{listed} or {others[-1]}" if others else listed
 
 

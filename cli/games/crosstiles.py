@@ -1,19 +1,20 @@
-"""Crosstiles game logs on the command line: `judge --game crosstiles` (a report per log, for
-people or as JSON Lines), a plain-English sentence for each reason code,
-`generate --game crosstiles` (a bot's whole valid game), and what the server sends of a
-Crosstiles contest as people read it: a log's report, the players' standings with the invalid
-logs, and a rejudge's preview."""
+"""Crosstiles game logs on the command line: how a log is recognised (by its `#crosstiles`
+header), `judge` (a report per log, for people or as JSON Lines), a plain-English sentence for
+each reason code, `generate --game crosstiles` (a bot's whole valid game), and what the server
+sends of a Crosstiles contest as people read it: a log's report, the players' standings with
+the invalid logs, and a rejudge's preview."""
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from cli.games import PREVIEW_ROWS, GameCli, Option
+from cli.games import PREVIEW_ROWS, GameCli, Option, after, before, write_lines
 from cli.options import CliError, read_input
 from infra import lexicon_files
 from infra.settings import ClientSettings
@@ -26,6 +27,11 @@ EXIT_INVALID = 1
 PLAYERS = (2, 3, 4)
 SEED = re.compile(r"[!-~]{1,128}")  # CROSSTILES.md: 1 to 128 printable ASCII, no space
 SHOWN_CHARS = 80  # of a failing line's text in the human report
+BOM = b"\xef\xbb\xbf"
+# CROSSTILES.md: a log may hold blank and #note lines anywhere; the first other line is the
+# header's `#crosstiles` pragma.
+IGNORED_LINE = re.compile(rb"[ \t]*(?:#note.*)?", re.DOTALL)
+HEADER = re.compile(rb"[ \t]*#crosstiles(?:[ \t]|$)")
 
 BOARD = Option(
     "--board", "Crosstiles' board JSON file (default: the packaged board-1)", metavar="FILE"
@@ -72,18 +78,28 @@ REASONS: dict[Reason, str] = {
 }
 
 
+def is_game_log(data: bytes) -> bool:
+    """Whether the first line of `data` that is neither blank nor a #note (lines a log may hold
+    anywhere) is the `#crosstiles` pragma, whatever version it gives: the verifier then says
+    what is wrong with it, if anything."""
+    for line in io.BytesIO(data.removeprefix(BOM)):
+        text = line.removesuffix(b"\n").removesuffix(b"\r")
+        if not IGNORED_LINE.fullmatch(text):
+            return HEADER.match(text) is not None
+    return False
+
+
 def judge_logs(
-    names: Sequence[str],
+    logs: Sequence[tuple[str, bytes]],
     lexicon_path: str | None,
     board_path: str | None,
     as_json: bool,
     environ: Mapping[str, str],
     out: TextIO,
 ) -> int:
-    """Verify each log and write its report on `out`: for people, or one JSON object a line
-    (the spec's report with its `file`). Exit status 0 when all are valid, else EXIT_INVALID."""
-    # Every file is read before any is judged: a missing one fails the command before output.
-    logs = [(name, read_input(name)) for name in names]
+    """Verify each log (its name, its bytes) and write its report on `out`: for people, or one
+    JSON object a line (the spec's report with its `file`). Exit status 0 when all are valid,
+    else EXIT_INVALID."""
     lexicon, board = load_rules(lexicon_path, board_path, environ)
     all_valid = True
     for name, data in logs:
@@ -119,7 +135,7 @@ def print_log_report(name: str, data: bytes, report: CrosstilesReport, out: Text
 def line_text(data: bytes, number: int) -> str:
     """Physical line `number` (1-based) of a log, quoted and cut to SHOWN_CHARS, or where it
     would be when the log ends before it."""
-    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    lines = data.removeprefix(BOM).split(b"\n")
     if lines[-1] == b"":
         lines.pop()  # a final "\n" ends the last line, it does not start another
     if number > len(lines):
@@ -233,30 +249,31 @@ def print_preview(run: Mapping[str, Any], out: TextIO | None = None) -> None:
     winners change, and the players whose standing moves."""
     out = out or sys.stdout  # looked up late, so redirection works
     changed = run.get("changed", [])
-    out.write(
+    lines = [
         f"rejudge {run['id']}: {run['state']}, {run['done']}/{run['total']} done "
-        f"({run['carried']} carried over), {len(changed)} games change\n"
-    )
+        f"({run['carried']} carried over), {len(changed)} games change"
+    ]
 
     def verdict(valid: bool, winners: list[str], reason: str | None) -> str:
         return f"won by {', '.join(winners)}" if valid else f"invalid: {reason}"
 
     if changed:
-        out.write(f"  {'submission':<34} {'team':<20} old -> new\n")
+        lines.append(f"  {'submission':<34} {'team':<20} old -> new")
         for row in changed[:PREVIEW_ROWS]:
             old = verdict(row["old_valid"], row["old_winners"], row["old_reason"])
             new = verdict(row["new_valid"], row["new_winners"], row["new_reason"])
-            out.write(f"  {row['submission']:<34} {row['team']:<20} {old} -> {new}\n")
+            lines.append(f"  {row['submission']:<34} {row['team']:<20} {old} -> {new}")
         if len(changed) > PREVIEW_ROWS:
-            out.write(f"  ... and {len(changed) - PREVIEW_ROWS} more\n")
+            lines.append(f"  ... and {len(changed) - PREVIEW_ROWS} more")
     moves = run.get("rank_changes", [])
     if moves:
-        out.write(f"  {'player':<20} {'rank':>6} -> {'new':<6} {'wins':>6} -> {'new':<6}\n")
-        for row in moves:
-            out.write(
-                f"  {row['player']:<20} {row['old_rank']!s:>6} -> {row['new_rank']!s:<6} "
-                f"{_number(row['old_wins']):>6} -> {_number(row['new_wins']):<6}\n"
-            )
+        lines.append(f"  {'player':<20} {'rank':>6} -> {'new':<6} {'wins':>6} -> new")
+        lines += [
+            f"  {row['player']:<20} {before(row['old_rank']):>6} -> {after(row['new_rank']):<6} "
+            f"{_number(row['old_wins']):>6} -> {_number(row['new_wins'])}"
+            for row in moves
+        ]
+    write_lines(lines, out)
 
 
 def _number(value: float | None) -> str:
@@ -268,8 +285,17 @@ class Crosstiles:
     bot_options = BOT_OPTIONS
     shows_upload_rights = True  # a log names other players: only teams allowed may send one
 
-    def judge(self, args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -> int:
-        return judge_logs(args.files, args.lexicon, args.board, args.json, environ, out)
+    def recognises(self, data: bytes) -> bool:
+        return is_game_log(data)
+
+    def judge(
+        self,
+        files: Sequence[tuple[str, bytes]],
+        args: argparse.Namespace,
+        environ: Mapping[str, str],
+        out: TextIO,
+    ) -> int:
+        return judge_logs(files, args.lexicon, args.board, args.json, environ, out)
 
     def generate(self, args: argparse.Namespace, environ: Mapping[str, str]) -> bytes:
         return generate_log(

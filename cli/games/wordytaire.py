@@ -1,14 +1,15 @@
 """Wordytaire on the command line: `judge` (each move list's report, for people or as JSON
 Lines), `generate` (a bot's move list), and a report as people read it: the total, counts by
 reason and each illegal line explained, the same for a report judged offline and one the server
-sent as SPEC JSON. Its standings and rejudge previews are teams ranked by score
-(`cli.games.TeamRanked`)."""
+sent as SPEC JSON (with `?lines=runs`, each run of lines that fail alike as one entry). Its
+standings and rejudge previews are teams ranked by score (`cli.games.TeamRanked`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from cli.games import GameCli, Option, TeamRanked
@@ -33,6 +34,15 @@ ILLEGAL_SHARE = Option(
 )
 
 
+@dataclass(frozen=True)
+class Span:
+    """Consecutive illegal lines that fail alike, folded into the first one's verdict (the
+    API's `?lines=runs`): the last one's line and how many they are."""
+
+    through: int
+    size: int
+
+
 class Wordytaire(TeamRanked):
     rules_options = (LAYOUT,)
     bot_options = (MOVES, ILLEGAL_SHARE)
@@ -40,11 +50,15 @@ class Wordytaire(TeamRanked):
     def __init__(self) -> None:
         super().__init__("wordytaire")
 
-    def judge(self, args: argparse.Namespace, environ: Mapping[str, str], out: TextIO) -> int:
-        # Every file is read before any is judged: a missing one fails the command before output.
-        submissions = [(name, read_input(name)) for name in args.files]
+    def judge(
+        self,
+        files: Sequence[tuple[str, bytes]],
+        args: argparse.Namespace,
+        environ: Mapping[str, str],
+        out: TextIO,
+    ) -> int:
         lexicon, layout = load_rules(args.lexicon, args.layout, environ)
-        for name, data in submissions:
+        for name, data in files:
             report = judge_moves(data, lexicon, layout)
             if args.json:
                 head = json.dumps({"file": name}, separators=(",", ":"))[:-1]
@@ -75,10 +89,10 @@ class Wordytaire(TeamRanked):
         self, submission_id: str, data: bytes | None, report: Any, out: TextIO
     ) -> None:
         try:
-            parsed = report_from_json(report)
+            parsed, runs = report_from_json(report), runs_of(report)
         except ValueError as exc:
             raise CliError(f"the server's report of {submission_id}: {exc}") from exc
-        print_human(submission_id, data, parsed, out)
+        print_human(submission_id, data, parsed, out, runs)
 
 
 def load_rules(
@@ -92,15 +106,25 @@ def load_rules(
     return lexicon, layout
 
 
-def print_human(name: str, data: bytes | None, report: Report, out: TextIO) -> None:
+def print_human(
+    name: str,
+    data: bytes | None,
+    report: Report,
+    out: TextIO,
+    runs: Mapping[int, Span] | None = None,
+) -> None:
     """`report` on `out`, headed by `name`; each illegal line quoted from `data`, the bytes
-    judged, when they are at hand."""
-    legal, illegal = report.legal, report.illegal
-    out.write(f"{name}: {report.total} points from {legal} legal moves, {illegal} illegal\n")
+    judged, when they are at hand. `runs`: the folded runs among its verdicts, by first line
+    (a report sent with `?lines=runs`), each counted as the lines it stands for."""
+    runs = runs or {}
+    illegal, reasons = report.illegal, report.reasons()
+    if runs:
+        illegal, reasons = _unfolded_counts(report, runs)
+    out.write(f"{name}: {report.total} points from {report.legal} legal moves, {illegal} illegal\n")
     out.write(
         f"  tiles placed {report.tiles_placed}, left in the bag {sum(report.bag_left.values())}\n"
     )
-    for reason, count in report.reasons().items():
+    for reason, count in reasons.items():
         out.write(f"  {reason}: {count}\n")
     texts = data.removeprefix(b"\xef\xbb\xbf").split(b"\n") if data is not None else []
     for verdict in report.illegal_verdicts():
@@ -109,7 +133,35 @@ def print_human(name: str, data: bytes | None, report: Report, out: TextIO) -> N
             text = texts[verdict.line - 1].removesuffix(b"\r").decode("utf-8", "replace")
             shown = text if len(text) <= 60 else text[:57] + "..."
             quoted = f"{shown!r}: "
-        out.write(f"  line {verdict.line}: {quoted}{verdict.detail} [{verdict.reason}]\n")
+        span = runs.get(verdict.line)
+        where = f"line {verdict.line}"
+        if span is not None:
+            where = f"lines {verdict.line}-{span.through} ({span.size} lines)"
+        out.write(f"  {where}: {quoted}{verdict.detail} [{verdict.reason}]\n")
+
+
+def _unfolded_counts(report: Report, runs: Mapping[int, Span]) -> tuple[int, dict[str, int]]:
+    """The illegal lines and the counts by reason (in SPEC's order) of a folded report, each
+    run counted as the lines it stands for."""
+    counts = dict.fromkeys(Reason, 0)
+    for verdict in report.illegal_verdicts():
+        assert verdict.reason is not None  # an illegal verdict has its reason
+        span = runs.get(verdict.line)
+        counts[verdict.reason] += 1 if span is None else span.size
+    return sum(counts.values()), {reason.value: n for reason, n in counts.items() if n}
+
+
+def runs_of(body: Mapping[str, Any]) -> dict[int, Span]:
+    """The folded runs of a report the server sent with `?lines=runs`, by first line (none in
+    a report sent line by line); ValueError if one is not a run."""
+    try:
+        return {
+            int(line["line"]): Span(int(line["through"]), int(line["count"]))
+            for line in body["lines"]
+            if "count" in line
+        }
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a judge's report: {exc!r}") from exc
 
 
 def report_from_json(body: Mapping[str, Any]) -> Report:

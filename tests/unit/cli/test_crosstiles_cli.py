@@ -286,7 +286,8 @@ def test_the_wordytaire_commands_refuse_crosstiles_options(
     assert capsys.readouterr().err.splitlines() == [
         "tilejudge: --players: not an option of --game wordytaire",
         "tilejudge: --seed must be a whole number for --game wordytaire, not 'x'",
-        "tilejudge: --board: not an option of --game wordytaire",
+        "tilejudge: --board: not an option of wordytaire, the game of the files given "
+        "(--game chooses one)",
         "tilejudge: --layout: not an option of --game crosstiles",
     ]
 

@@ -257,6 +257,35 @@ def test_report_prints_what_the_offline_judge_prints(
     assert (report["total"], report["legal"], report["illegal"]) == (9, 1, 3)
 
 
+def test_report_runs_prints_each_run_of_lines_that_fail_alike_once(
+    pipe: Pipeline, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    create_demo(capsys)
+    token = add_team(capsys, "ravens")
+    data = b"0 0 2 0 cat\nnonsense\nnonsense\n\nnonsense\n0 0 0 2 zzz\nfoo\n"
+    submission = submit(pipe, token, data)
+    drain(pipe.services)
+    code, each, _ = run(capsys, "report", submission, token=token)
+    assert code == 0
+
+    code, folded, _ = run(capsys, "report", "--runs", submission, token=token)
+
+    assert code == 0
+    malformed = "a move has 5 fields (x1 y1 x2 y2 word); this line has 1 [malformed]"
+    assert folded.splitlines()[:4] == each.splitlines()[:4]  # the same totals and counts
+    assert folded.splitlines()[4:] == [
+        f"  lines 2-5 (3 lines): {malformed}",
+        "  line 6: 'zzz' is not in the lexicon [not_in_dictionary]",
+        f"  line 7: {malformed}",
+    ]
+    assert each.count(malformed) == 4
+
+    code, raw, _ = run(capsys, "report", "--runs", "--json", submission, token=token)
+    assert code == 0
+    first = json.loads(raw)["lines"][1]
+    assert (first["line"], first["through"], first["count"]) == (2, 5, 3)
+
+
 def test_report_refuses_a_file_that_is_not_the_upload_and_another_teams_submission(
     pipe: Pipeline, capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
@@ -285,4 +314,4 @@ def test_rejudge_apply_reaches_the_run_named(
     assert err.endswith(": no rejudge run 'run-123'\n")  # the server was asked about that run
     code, _, err = run(capsys, "rejudge", "--contest", "demo", "apply", "run-123")
     assert code == 2
-    assert "rejudge apply takes only the run's ID" in err
+    assert "rejudge apply takes only RUN_ID" in err

@@ -257,6 +257,10 @@ def test_an_unreachable_server_exits_2_naming_the_url(api: FakeApi, clock: FakeC
     assert code == 2
     assert "cannot reach http://127.0.0.1:9" in err
     assert "Connection refused" in err
+    assert err.splitlines()[-1] == (
+        "tilejudge: http://127.0.0.1:9 is from --url: start the stack there, or leave --url out "
+        "to use the local one, which `make run` (or `tilejudge up`) starts"
+    )
 
 
 def test_without_a_token_nothing_is_sent_and_the_exit_is_2(api: FakeApi, clock: FakeClock) -> None:
