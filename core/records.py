@@ -1,9 +1,10 @@
-"""The pipeline's records: contests, teams, submissions and their claims, judged results and
-rejudge runs. Plain frozen values; the SQL store reads and writes them."""
+"""The pipeline's records: contests, teams, submissions and their claims, judged results,
+rejudge runs and what they change. Plain frozen values; the SQL store reads and writes them."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from core.states import RejudgeMode, RejudgeState, SubmissionState
 
@@ -185,3 +186,21 @@ class Run:
     @property
     def open(self) -> bool:
         return self.state in (RejudgeState.RUNNING, RejudgeState.READY)
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What a rejudge run changes between the ruleset it replaces and its own, in its game's
+    rows: `changed` (the submissions whose score changes, or the game logs whose verdict or
+    winners do) and `rank_changes` (the teams whose rank moves, or the players whose standing
+    does). `frozen_at`: when `apply` recorded it, after which it never changes; None for a
+    preview of the data as it is now."""
+
+    changed: tuple[dict[str, Any], ...]
+    rank_changes: tuple[dict[str, Any], ...]
+    frozen_at: str | None = None
+
+    @property
+    def counts(self) -> dict[str, int]:
+        """How many rows of each: the dashboard's "n scores and m ranks"."""
+        return {"scores": len(self.changed), "ranks": len(self.rank_changes)}

@@ -14,11 +14,10 @@ from api.lookups import known_contest
 from api.services import Admin, Svc
 from core.errors import Invalid, NotFound, PublishFailed
 from core.ports import RejudgeRuns
-from core.records import Run
-from core.states import RejudgeMode, RejudgeState
+from core.records import Run, RunSummary
+from core.states import RejudgeMode
 
 router = APIRouter()
-PREVIEWS_KEPT = 64  # runs whose preview is remembered; more open at once is not expected
 
 
 @router.post("/v1/contests/{contest}/rejudges", status_code=202, tags=["admin"])
@@ -58,10 +57,14 @@ def show_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
     change (a Crosstiles contest: the games whose verdict or winners change, and the players
     whose standing does). While it runs, `changed` and `rank_changes` are empty and `preview`
     is false: ranks over a half-judged contest would mislead, and a progress bar polls this
-    often."""
+    often.
+
+    An applied run shows what it changed as `apply` recorded it (`summary_recorded` true,
+    `frozen_at` the moment), the same however the contest changes later. A run applied before
+    summaries were recorded has none to show: `preview` and `summary_recorded` false."""
     rejudges = svc.rejudges
     run = _run(rejudges, run_id)
-    return {"id": run.id, **_summary(run), **_preview(rejudges, run)}
+    return {"id": run.id, **_summary(run), **_preview(rejudges.summary(run))}
 
 
 @router.post("/v1/rejudges/{run_id}/apply", tags=["admin"])
@@ -76,27 +79,22 @@ def cancel_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
     return {"id": run.id, **_summary(run)}
 
 
-_PREVIEWS: dict[str, tuple[tuple[object, ...], dict[str, Any]]] = {}
-
-
-def _preview(rejudges: RejudgeRuns, run: Run) -> dict[str, Any]:
-    """Computed once per state of the run (a result added under either ruleset moves `done`,
-    `total` or `updated_at`), however often it is asked for."""
-    if run.state == RejudgeState.RUNNING:
-        return {"preview": False, "changed": [], "rank_changes": []}
-    key = (run.state, run.total, run.done, run.carried, run.updated_at)
-    cached = _PREVIEWS.get(run.id)
-    if cached is not None and cached[0] == key:
-        return cached[1]
-    preview = {
+def _preview(summary: RunSummary | None) -> dict[str, Any]:
+    if summary is None:
+        return {
+            "preview": False,
+            "changed": [],
+            "rank_changes": [],
+            "summary_recorded": False,
+            "frozen_at": None,
+        }
+    return {
         "preview": True,
-        "changed": rejudges.changes(run),
-        "rank_changes": rejudges.rank_changes(run),
+        "changed": list(summary.changed),
+        "rank_changes": list(summary.rank_changes),
+        "summary_recorded": summary.frozen_at is not None,
+        "frozen_at": summary.frozen_at,
     }
-    if len(_PREVIEWS) > PREVIEWS_KEPT:
-        _PREVIEWS.clear()
-    _PREVIEWS[run.id] = (key, preview)
-    return preview
 
 
 def _summary(run: Run) -> dict[str, Any]:

@@ -25,7 +25,15 @@ from core import clock
 from core.events import EventType
 from core.games import DEFAULT as DEFAULT_GAME
 from core.states import OPEN_REJUDGE_STATES, SubmissionState
-from infra.sql.schema import contests, events, layouts, lexicons, rejudge_runs, submissions
+from infra.sql.schema import (
+    contests,
+    events,
+    layouts,
+    lexicon_names,
+    rejudge_runs,
+    results,
+    submissions,
+)
 from infra.sql.store import SqlStore
 
 SERIES_MINUTES = 60
@@ -71,9 +79,11 @@ class DashboardReader:
     def read(self, now: datetime, *, judged_after: int, rejudges_since_s: float) -> Readings:
         with self._engine.connect().execution_options(readonly=True) as conn:
             totals = activity(conn, now)
+            series = minute_series(conn, now)
+            totals["rejudged_last_minute"], series["rejudged"] = rejudge_work(conn, now)
             return Readings(
                 totals=totals,
-                series=minute_series(conn, now),
+                series=series,
                 latency=latency(conn, now),
                 failures=failures(conn, now, totals["failed_last_5_min"]),
                 contests=contests_now(conn, now),
@@ -81,6 +91,16 @@ class DashboardReader:
                 judged=judged_after_event(conn, judged_after),
                 last_event_id=conn.execute(select(func.max(events.c.id))).scalar() or 0,
             )
+
+    def rejudge(self, run_id: str) -> dict[str, Any] | None:
+        """One rejudge run's row with its rulesets' names, as `recent_rejudges` gives it."""
+        with self._engine.connect().execution_options(readonly=True) as conn:
+            row = (
+                conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id))
+                .mappings()
+                .first()
+            )
+            return None if row is None else with_names(conn, [dict(row)])[0]
 
     def _rejudges(self, conn: Connection, now: datetime, since_s: float) -> list[dict[str, Any]]:
         if (
@@ -115,16 +135,51 @@ def activity(conn: Connection, now: datetime) -> dict[str, int]:
 
 
 def minute_series(conn: Connection, now: datetime) -> dict[str, Any]:
-    first = minute_floor(now) - timedelta(minutes=SERIES_MINUTES - 1)
-    since = clock.format_time(first)
-    keys = [(first + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M") for i in range(60)]
+    since, keys = _series_minutes(now)
     series: dict[str, Any] = {"start": since, "step_s": 60}
     for name, column in (("uploads", S.received_at), ("judged", S.judged_at)):
-        minute = func.substr(column, 1, 16)  # 'YYYY-MM-DDTHH:MM' of the fixed-width ISO text
+        minute = _minute_of(column)
         rows = conn.execute(select(minute, func.count()).where(column >= since).group_by(minute))
         counts = {str(key): int(n) for key, n in rows}
         series[name] = [counts.get(key, 0) for key in keys]
     return series
+
+
+def rejudge_work(conn: Connection, now: datetime) -> tuple[int, list[int]]:
+    """Results judged for rejudge runs: how many in the last minute, and per minute over the
+    series' hour. A live judging stamps its submission and its result with one time, in one
+    transaction; a run's results carry the time of their own batch. Results a run carried over
+    unchanged were copied, not judged, and are left out."""
+    since, keys = _series_minutes(now)
+    R = results.c
+    minute = _minute_of(R.judged_at)
+    rows = conn.execute(
+        select(minute, func.count(), _count(R.judged_at >= ago(now, 60)))
+        .select_from(results.join(submissions, S.id == R.submission_id))
+        .where(
+            and_(
+                R.judged_at >= since,
+                R.carried == 0,
+                or_(S.judged_at.is_(None), S.judged_at != R.judged_at),
+            )
+        )
+        .group_by(minute)
+    ).all()
+    per_minute = {str(key): int(n) for key, n, _ in rows}
+    return sum(int(recent) for _, _, recent in rows), [per_minute.get(key, 0) for key in keys]
+
+
+def _series_minutes(now: datetime) -> tuple[str, list[str]]:
+    """The series' first moment, and the 'YYYY-MM-DDTHH:MM' of each of its minutes."""
+    first = minute_floor(now) - timedelta(minutes=SERIES_MINUTES - 1)
+    keys = [
+        (first + timedelta(minutes=i)).strftime("%Y-%m-%dT%H:%M") for i in range(SERIES_MINUTES)
+    ]
+    return clock.format_time(first), keys
+
+
+def _minute_of(column: Any) -> Any:
+    return func.substr(column, 1, 16)  # 'YYYY-MM-DDTHH:MM' of the fixed-width ISO text
 
 
 def latency(conn: Connection, now: datetime) -> dict[str, Any]:
@@ -216,8 +271,8 @@ def contests_now(conn: Connection, now: datetime) -> list[dict[str, Any]]:
 
 def recent_rejudges(conn: Connection, now: datetime, since_s: float) -> list[dict[str, Any]]:
     """Each run's row, with the names of the word lists and layouts it goes from and to
-    (`lexicon_name`, `from_layout_name`...: None for an id no longer registered) and its
-    contest's game."""
+    (`lexicon_name`, `from_layout_name`...: None for an id no longer registered; and every
+    name each carries, `lexicon_names`...) and its contest's game."""
     R = rejudge_runs.c
     rows = [
         dict(row)
@@ -228,14 +283,26 @@ def recent_rejudges(conn: Connection, now: datetime, since_s: float) -> list[dic
             .limit(20)
         ).mappings()
     ]
-    for table, keys in (
-        (lexicons, ("lexicon_id", "from_lexicon_id")),
-        (layouts, ("layout_id", "from_layout_id")),
-    ):
-        named = _names(conn, table, {row[key] for row in rows for key in keys})
-        for row in rows:
-            for key in keys:
-                row[key.removesuffix("_id") + "_name"] = named.get(row[key])
+    return with_names(conn, rows)
+
+
+def with_names(conn: Connection, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rejudge run rows with the names of their rulesets and their contest's game added (see
+    `recent_rejudges`)."""
+    keys = ("lexicon_id", "from_lexicon_id")
+    labels = _lexicon_labels(conn, {row[key] for row in rows for key in keys})
+    for row in rows:
+        for key in keys:
+            named = labels.get(row[key], [])
+            row[key.removesuffix("_id") + "_name"] = name_at(named, row["created_at"])
+            row[key.removesuffix("_id") + "_names"] = [name for name, _ in named]
+    keys = ("layout_id", "from_layout_id")
+    layout_names = _names(conn, layouts, {row[key] for row in rows for key in keys})
+    for row in rows:
+        for key in keys:
+            name = layout_names.get(row[key])
+            row[key.removesuffix("_id") + "_name"] = name
+            row[key.removesuffix("_id") + "_names"] = [] if name is None else [name]
     games = dict(
         conn.execute(
             select(contests.c.id, contests.c.game).where(
@@ -246,6 +313,31 @@ def recent_rejudges(conn: Connection, now: datetime, since_s: float) -> list[dic
     for row in rows:
         row["game"] = games.get(row["contest_id"], DEFAULT_GAME)
     return rows
+
+
+def name_at(labels: list[tuple[str, str]], moment: str) -> str | None:
+    """The name a word list was last given at or before `moment` (a run's start: the name the
+    organiser knew it by then), else its first; `labels` are (name, given at), oldest first."""
+    given = [name for name, at in labels if at <= moment]
+    if given:
+        return given[-1]
+    return labels[0][0] if labels else None
+
+
+def _lexicon_labels(conn: Connection, ids: set[str]) -> dict[str, list[tuple[str, str]]]:
+    """Each word list's names with when each was given, oldest first (`lexicon_names` holds
+    the first name too, so `lexicons.name` is never the only one)."""
+    if not ids:
+        return {}
+    found: dict[str, list[tuple[str, str]]] = {}
+    N = lexicon_names.c
+    for lexicon_id, name, at in conn.execute(
+        select(N.lexicon_id, N.name, N.created_at)
+        .where(N.lexicon_id.in_(sorted(ids)))
+        .order_by(N.created_at, N.name)
+    ):
+        found.setdefault(str(lexicon_id), []).append((str(name), str(at)))
+    return found
 
 
 def _names(conn: Connection, table: Table, ids: set[str]) -> dict[str, str]:

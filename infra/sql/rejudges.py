@@ -1,29 +1,45 @@
 """Rejudge runs: results under a new ruleset live beside the current ones until `apply` switches
-the contest in one transaction. History is never overwritten: results are keyed by ruleset.
+the contest in one transaction, which records what the run changed (its summary) as it stood.
+History is never overwritten: results are keyed by ruleset.
 """
 
 from __future__ import annotations
 
+import json
+import threading
 import uuid
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from sqlalchemy import and_, func, insert, literal, select, update
+from sqlalchemy import Connection, and_, func, insert, literal, or_, select, update
 
 from core import clock
 from core.errors import NotFound, RejudgeRefused
 from core.events import EventType
-from core.records import JudgedResult, Run, Submission
+from core.records import JudgedResult, Run, RunSummary, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from infra.sql.games import GameRows, copy_details, rows_of
 from infra.sql.results import count_progress, keep_words, put_new_results
-from infra.sql.schema import contests, rejudge_runs, results, submissions, word_hashes
+from infra.sql.schema import (
+    contests,
+    rejudge_runs,
+    rejudge_summaries,
+    results,
+    submissions,
+    word_hashes,
+)
 from infra.sql.store import SqlStore
+
+# Runs whose summary a process remembers; more open or recent at once is not expected.
+SUMMARIES_KEPT = 64
 
 
 class RejudgeStore:
     def __init__(self, store: SqlStore) -> None:
         self.store = store
+        # Each run's summary with the key it was computed under (`_data_key`).
+        self._summaries: dict[str, tuple[tuple[Any, ...], RunSummary | None]] = {}
+        self._summaries_lock = threading.Lock()
 
     def start(
         self, contest_id: str, lexicon_id: str, layout_id: str, mode: str, by: str
@@ -284,6 +300,7 @@ class RejudgeStore:
                 .where(rejudge_runs.c.id == run_id)
                 .values(state=RejudgeState.APPLIED, updated_at=now)
             )
+            _record_summary(conn, run, now)
             # Other open runs were measured against the old ruleset: their previews are void.
             for other in conn.execute(
                 select(rejudge_runs.c.id).where(
@@ -366,17 +383,102 @@ class RejudgeStore:
 
     def changes(self, run: Run) -> list[dict[str, Any]]:
         """What a preview lists as changed between the run's ruleset and the one it replaces,
-        by the contest's game: the submissions whose score differs, or (game logs) the games
-        whose verdict or winners do."""
-        return self._rows(run).changes(self.store, run)
+        by the contest's game, over the data as it is now: the submissions whose score
+        differs, or (game logs) the games whose verdict or winners do."""
+        with self.store.read() as conn:
+            return _game_rows(conn, run).changes(conn, run)
 
     def rank_changes(self, run: Run) -> list[dict[str, Any]]:
-        """Who moves between the two rulesets, by the contest's game: the teams whose rank
-        differs, or (game logs) the players whose standing does."""
-        return self._rows(run).rank_changes(self.store, run)
+        """Who moves between the two rulesets, by the contest's game, over the data as it is
+        now: the teams whose rank differs, or (game logs) the players whose standing does."""
+        with self.store.read() as conn:
+            return _game_rows(conn, run).rank_changes(conn, run)
 
-    def _rows(self, run: Run) -> GameRows:
-        contest = self.store.get_contest(run.contest_id)
-        if contest is None:
-            raise NotFound(f"no contest {run.contest_id}")
-        return rows_of(contest.game)
+    def summary(self, run: Run) -> RunSummary | None:
+        """What the run changes: an applied run's summary as `apply` recorded it (None for a
+        run applied before summaries were recorded); a ready or cancelled run's preview of the
+        data as it is now; None while it runs.
+
+        A preview is computed again only when the data it reads has changed (`_data_key`): a
+        dashboard and a progress bar ask every second, and over a large contest the two
+        leaderboards a preview compares cost several times the key's one indexed query."""
+        if run.state is RejudgeState.RUNNING:
+            return None
+        if run.state is RejudgeState.APPLIED:
+            key: tuple[Any, ...] = (run.state,)  # recorded once, never changed
+        else:
+            with self.store.read() as conn:
+                key = _data_key(conn, run)
+        with self._summaries_lock:
+            known = self._summaries.get(run.id)
+        if known is not None and known[0] == key:
+            return known[1]
+        if run.state is RejudgeState.APPLIED:
+            found = self._recorded(run.id)
+        else:
+            # Read after the key: data changing in between costs one more computation, never
+            # a stale preview kept under a newer key.
+            found = RunSummary(tuple(self.changes(run)), tuple(self.rank_changes(run)))
+        with self._summaries_lock:
+            if len(self._summaries) >= SUMMARIES_KEPT:
+                self._summaries.clear()
+            self._summaries[run.id] = (key, found)
+        return found
+
+    def _recorded(self, run_id: str) -> RunSummary | None:
+        with self.store.read() as conn:
+            row = conn.execute(
+                select(rejudge_summaries).where(rejudge_summaries.c.run_id == run_id)
+            ).first()
+        if row is None:
+            return None
+        return RunSummary(
+            tuple(json.loads(row.changed)), tuple(json.loads(row.rank_changes)), row.frozen_at
+        )
+
+
+def _game_rows(conn: Connection, run: Run) -> GameRows:
+    game = conn.execute(select(contests.c.game).where(contests.c.id == run.contest_id)).first()
+    if game is None:
+        raise NotFound(f"no contest {run.contest_id}")
+    return rows_of(game.game)
+
+
+def _record_summary(conn: Connection, run: Run, now: str) -> None:
+    """The run's preview as it stands, kept as its summary, in `apply`'s transaction."""
+    rows = _game_rows(conn, run)
+    changed, moved = rows.changes(conn, run), rows.rank_changes(conn, run)
+    conn.execute(
+        insert(rejudge_summaries).values(
+            run_id=run.id,
+            frozen_at=now,
+            scores=len(changed),
+            ranks=len(moved),
+            changed=_as_json(changed),
+            rank_changes=_as_json(moved),
+        )
+    )
+
+
+def _as_json(rows: list[dict[str, Any]]) -> str:
+    return json.dumps(rows, separators=(",", ":"))  # ASCII: a NUL in a name stays escaped
+
+
+def _data_key(conn: Connection, run: Run) -> tuple[Any, ...]:
+    """What a run's summary depends on: the run's own row, and the contest's results under
+    the two rulesets it compares (their number, newest id and newest judging: a result added,
+    deleted or judged again in place moves one of them; a game's own rows and a submission's
+    team move only with its result rows)."""
+    rulesets = or_(
+        and_(results.c.lexicon_id == run.lexicon_id, results.c.layout_id == run.layout_id),
+        and_(
+            results.c.lexicon_id == run.from_lexicon_id,
+            results.c.layout_id == run.from_layout_id,
+        ),
+    )
+    counted = conn.execute(
+        select(func.count(), func.max(results.c.id), func.max(results.c.judged_at))
+        .select_from(results.join(submissions, submissions.c.id == results.c.submission_id))
+        .where(and_(submissions.c.contest_id == run.contest_id, rulesets))
+    ).one()
+    return (run.state, run.total, run.done, run.carried, run.updated_at, *counted)

@@ -186,6 +186,22 @@ rejudge_runs = Table(
     Index("ix_rejudge_runs_contest", "contest_id", "state"),
 )
 
+# What an applied run changed, recorded by `apply` in the transaction that switches the
+# contest: a preview is computed from the results under both rulesets, which later uploads
+# (judged under the new one only), deletions and later runs go on changing. A run applied
+# before this table existed has no row: its summary was not recorded.
+rejudge_summaries = Table(
+    "rejudge_summaries",
+    metadata,
+    Column("run_id", ID, ForeignKey("rejudge_runs.id"), primary_key=True),
+    Column("frozen_at", TIME, nullable=False),
+    Column("scores", Integer, nullable=False),  # how many rows `changed` holds
+    Column("ranks", Integer, nullable=False),  # and `rank_changes`
+    # The preview's two lists in the game's own rows (`RunSummary`), as JSON.
+    Column("changed", Text, nullable=False),
+    Column("rank_changes", Text, nullable=False),
+)
+
 events = Table(
     "events",
     metadata,

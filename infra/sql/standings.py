@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import Connection, and_, func, or_, select
 
 from core import clock
 from core.records import ResultLine, StoredResult, Submission
@@ -90,50 +90,8 @@ class StandingsMixin(StoreBase):
     ) -> list[dict[str, Any]]:
         """Each team's best judged score under the live ruleset (or the given lexicon and layout
         ids, for a rejudge preview); ties go to the earlier receipt."""
-        if ruleset is None:
-            live = (
-                results.c.lexicon_id == contests.c.lexicon_id,
-                results.c.layout_id == contests.c.layout_id,
-            )
-        else:
-            live = (results.c.lexicon_id == ruleset[0], results.c.layout_id == ruleset[1])
-        ranked = (
-            select(
-                submissions.c.team_id,
-                submissions.c.id.label("submission"),
-                results.c.score,
-                submissions.c.received_at,
-                func.row_number()
-                .over(
-                    partition_by=submissions.c.team_id,
-                    order_by=(results.c.score.desc(), submissions.c.received_at, submissions.c.id),
-                )
-                .label("n"),
-            )
-            .join(results, results.c.submission_id == submissions.c.id)
-            .join(contests, contests.c.id == submissions.c.contest_id)
-            .where(and_(submissions.c.contest_id == contest_id, *live))
-            .subquery()
-        )
-        query = (
-            select(ranked, teams.c.name)
-            .join(teams, teams.c.id == ranked.c.team_id)
-            .where(ranked.c.n == 1)
-            .order_by(ranked.c.score.desc(), ranked.c.received_at, ranked.c.submission)
-        )
         with self.read() as conn:
-            rows = conn.execute(query).mappings().all()
-        return [
-            {
-                "rank": i,
-                "team": r["name"],
-                "team_id": r["team_id"],
-                "score": r["score"],
-                "submission": r["submission"],
-                "received_at": r["received_at"],
-            }
-            for i, r in enumerate(rows, 1)
-        ]
+            return leaderboard_in(conn, contest_id, ruleset)
 
     def results_page(self, contest_id: str, after: str, limit: int) -> list[ResultLine]:
         """Up to `limit` of the contest's submissions with ids after `after`, in id order,
@@ -188,3 +146,53 @@ class StandingsMixin(StoreBase):
                 {"id": r["id"], "ts": r["ts"], "type": r["type"], **json.loads(r["data"])}
                 for r in rows
             ]
+
+
+def leaderboard_in(
+    conn: Connection, contest_id: str, ruleset: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """`StandingsMixin.leaderboard` on an open connection: inside the caller's transaction (a
+    rejudge's `apply` records its summary in the one that switches the contest)."""
+    if ruleset is None:
+        live = (
+            results.c.lexicon_id == contests.c.lexicon_id,
+            results.c.layout_id == contests.c.layout_id,
+        )
+    else:
+        live = (results.c.lexicon_id == ruleset[0], results.c.layout_id == ruleset[1])
+    ranked = (
+        select(
+            submissions.c.team_id,
+            submissions.c.id.label("submission"),
+            results.c.score,
+            submissions.c.received_at,
+            func.row_number()
+            .over(
+                partition_by=submissions.c.team_id,
+                order_by=(results.c.score.desc(), submissions.c.received_at, submissions.c.id),
+            )
+            .label("n"),
+        )
+        .join(results, results.c.submission_id == submissions.c.id)
+        .join(contests, contests.c.id == submissions.c.contest_id)
+        .where(and_(submissions.c.contest_id == contest_id, *live))
+        .subquery()
+    )
+    query = (
+        select(ranked, teams.c.name)
+        .join(teams, teams.c.id == ranked.c.team_id)
+        .where(ranked.c.n == 1)
+        .order_by(ranked.c.score.desc(), ranked.c.received_at, ranked.c.submission)
+    )
+    rows = conn.execute(query).mappings().all()
+    return [
+        {
+            "rank": i,
+            "team": r["name"],
+            "team_id": r["team_id"],
+            "score": r["score"],
+            "submission": r["submission"],
+            "received_at": r["received_at"],
+        }
+        for i, r in enumerate(rows, 1)
+    ]

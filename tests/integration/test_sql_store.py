@@ -40,7 +40,7 @@ from infra.sql.games import crosstiles as crosstiles_sql
 from infra.sql.games import load_all
 from infra.sql.migrate import alembic_config, upgrade
 from infra.sql.rejudges import RejudgeStore
-from infra.sql.schema import events, results, word_hashes
+from infra.sql.schema import events, rejudge_summaries, results, word_hashes
 from infra.sql.store import SqlStore
 
 pytestmark = pytest.mark.integration
@@ -277,6 +277,55 @@ def test_rows_from_before_0007_are_wordytaire_contests_teams_without_the_log_rig
             connection.execute(insert, {"id": "sub-2", "team": "team-1", "now": clock.now()})
         with pytest.raises(IntegrityError), engine.begin() as connection:
             connection.execute(insert, {"id": "sub-3", "team": "team-2", "now": clock.now()})
+    finally:
+        engine.dispose()
+
+
+def test_a_run_applied_before_0010_has_no_summary_recorded_and_one_applied_after_has_its_own(
+    sql_url: str,
+) -> None:
+    engine = make_engine(sql_url)
+    config = alembic_config()
+    try:
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.upgrade(config, "0009")
+        with engine.begin() as connection:
+            sub_id = rows_at_0003(connection)
+            now = clock.now()
+            for statement in (
+                "INSERT INTO lexicons (id, name, words, size, blob_key, source, created_by,"
+                " created_at) VALUES ('lex-2', 'fixed', 4, 16, 'lexicons/lex-2.txt', 'test',"
+                " 'admin', :now)",
+                "INSERT INTO results (submission_id, lexicon_id, layout_id, judge_version, score,"
+                " legal, illegal, tiles, report_key, judged_at) VALUES"
+                " (:s, 'lex-1', 'layout-1', '1', 9, 1, 0, 3, 'reports/1', :now),"
+                " (:s, 'lex-2', 'layout-1', '1', 4, 1, 0, 3, 'reports/2', :now)",
+                "INSERT INTO rejudge_runs (id, contest_id, lexicon_id, layout_id, from_lexicon_id,"
+                " from_layout_id, mode, state, total, done, carried, cursor, created_by,"
+                " created_at, updated_at, finished_at) VALUES ('run-1', 'c1', 'lex-2',"
+                " 'layout-1', 'lex-1', 'layout-1', 'full', 'applied', 1, 1, 0, :s, 'admin',"
+                " :now, :now, :now)",
+                "UPDATE contests SET lexicon_id = 'lex-2'",
+            ):
+                connection.execute(text(statement), {"s": sub_id, "now": now})
+
+        upgrade(engine)
+
+        store = SqlStore(engine)
+        rejudges = RejudgeStore(store)
+        legacy = rejudges.get("run-1")
+        assert legacy is not None and legacy.state == "applied"
+        assert rejudges.summary(legacy) is None  # not recorded, and not made up from today's data
+        assert rejudges.changes(legacy) != []  # though a live preview would list a change
+        back, _ = rejudges.start("c1", LEXICON, "layout-1", "full", by="admin")
+        assert back.state == "ready"  # the result under lex-1 counts
+        applied = rejudges.apply(back.id, by="admin")
+        summary = RejudgeStore(store).summary(applied)
+        assert summary is not None and summary.frozen_at == applied.updated_at
+        assert summary.changed == (
+            {"submission": sub_id, "team": "alpha", "old_score": 4, "new_score": 9},
+        )
     finally:
         engine.dispose()
 
@@ -797,6 +846,162 @@ def test_a_rejudge_batch_records_only_what_is_new_and_counts_a_redelivered_batch
     assert shown is not None and (shown.state, shown.done, shown.carried) == ("ready", 5, 0)
     assert sorted(results_under(store, "lex-2")) == sorted(
         (s.id, 100 + n, 0) for n, s in enumerate(subs)
+    )
+
+
+# -- rejudge summaries --------------------------------------------------------------------------
+
+
+def judged_under(store: SqlStore, team: Team, lexicon_id: str, score: int) -> Submission:
+    """A new submission of the team's, judged live under `lexicon_id` (the contest's list)."""
+    submission = store_submission(store, team)
+    claim = claim_one(store, submission.id, stale_after=HOUR)
+    assert claim is not None
+    result = JudgedResult(
+        lexicon_id=lexicon_id, layout_id=LAYOUT, judge_version="test", score=score, legal=1,
+        illegal=0, tiles=3, report_key=f"reports/{submission.id}/{lexicon_id}.json",
+    )  # fmt: skip
+    assert store.record_results([(claim, result, signature(["cat"]))]) == {submission.id}
+    return submission
+
+
+def rejudged_as(sub: Submission, lexicon_id: str, score: int) -> tuple[str, JudgedResult]:
+    key = f"reports/{sub.id}/{lexicon_id}.json"
+    return sub.id, JudgedResult(lexicon_id, LAYOUT, "v1", score, 1, 0, 2, key)
+
+
+def test_an_applied_runs_summary_stays_as_apply_recorded_it_whatever_is_judged_later(
+    store: SqlStore, team: Team
+) -> None:
+    beta = add_team(store, "beta")
+    alpha_sub = judged(store, team, score=10, received_at=at(-60))
+    beta_sub = judged(store, beta, score=20, received_at=at(-50))
+    add_fixed_lexicon(store)
+    rejudges = RejudgeStore(store)
+    run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
+    rejudges.record_batch(
+        run, [rejudged_as(alpha_sub, "lex-2", 30), rejudged_as(beta_sub, "lex-2", 20)]
+    )
+    ready = rejudges.get(run.id)
+    assert ready is not None and ready.state == "ready"
+    previewed = rejudges.summary(ready)
+    assert previewed is not None and previewed.frozen_at is None
+    assert previewed.changed == (
+        {"submission": alpha_sub.id, "team": "alpha", "old_score": 10, "new_score": 30},
+    )
+    assert previewed.rank_changes == (
+        {"team": "alpha", "old_rank": 2, "new_rank": 1},
+        {"team": "beta", "old_rank": 1, "new_rank": 2},
+    )
+
+    applied = rejudges.apply(run.id, by="admin")
+
+    def assert_as_recorded() -> None:
+        for reader in (rejudges, RejudgeStore(store)):  # this process, and one never asked
+            summary = reader.summary(applied)
+            assert summary is not None and summary.frozen_at == applied.updated_at
+            assert (summary.changed, summary.rank_changes) == (
+                previewed.changed,
+                previewed.rank_changes,
+            )
+            assert summary.counts == {"scores": 1, "ranks": 2}
+
+    # A new team's upload, judged under the live list only: a preview computed now has it
+    # come from nowhere.
+    gamma = add_team(store, "load-3a1fcc-0")
+    late = judged_under(store, gamma, "lex-2", score=50)
+    moved = {"team": "load-3a1fcc-0", "old_rank": None, "new_rank": 1}
+    assert moved in rejudges.rank_changes(applied)
+    assert_as_recorded()
+    # A later run back to the first list judges it under that one too: a preview computed
+    # now counts its score as changed by the first run.
+    back, _ = rejudges.start("c1", LEXICON, LAYOUT, "full", by="admin")
+    assert rejudges.record_batch(back, [rejudged_as(late, LEXICON, 45)]) == 1
+    rejudges.apply(back.id, by="admin")
+    assert late.id in {row["submission"] for row in rejudges.changes(applied)}
+    assert_as_recorded()
+    with store.engine.connect() as conn:
+        counted = conn.execute(
+            select(rejudge_summaries.c.scores, rejudge_summaries.c.ranks).where(
+                rejudge_summaries.c.run_id == run.id
+            )
+        ).one()
+    assert tuple(counted) == (1, 2)
+
+
+def test_an_applied_crosstiles_runs_summary_stays_as_recorded_when_a_new_game_is_judged(
+    store: SqlStore,
+) -> None:
+    first, second, _ = add_game_contest(store)
+    add_fixed_lexicon(store)
+    ann_wins = GameOutcome(
+        (GamePlayer(1, "ann", 300, False, 12, 40), GamePlayer(2, "bob", 260, False, 0, -40)), None
+    )
+    broken = GameOutcome((), GameError(7, "not_in_dictionary", "'colour' is not in the list"))
+    subs = [store.store_submission(game_log(first, str(n) * 64)) for n in range(2)]
+    for sub, game in zip(subs, (ann_wins, broken), strict=True):
+        (claim,) = store.claim_many([sub.id], stale_after=HOUR)
+        result = JudgedResult(LEXICON, LAYOUT, "x", 0, 0, 0, 0, f"k-{sub.id}", game)
+        assert store.record_results([(claim, result, signature(["colour"]))]) == {sub.id}
+    rejudges = RejudgeStore(store)
+    run, _ = rejudges.start("g1", "lex-2", LAYOUT, "affected", by="admin")
+    assert rejudges.carry(run, [subs[0].id]) == 1
+    cy_wins = GameOutcome(
+        (GamePlayer(1, "cy", 90, False, 12, 10), GamePlayer(2, "dee", 80, True, 0, -10)), None
+    )
+    fixed = JudgedResult("lex-2", LAYOUT, "x", 90, 0, 0, 0, "k2", cy_wins)
+    assert rejudges.record_batch(run, [(subs[1].id, fixed)]) == 1
+    ready = rejudges.get(run.id)
+    assert ready is not None and ready.state == "ready"
+    previewed = rejudges.summary(ready)
+    assert previewed is not None
+    assert [(row["submission"], row["new_winners"]) for row in previewed.changed] == [
+        (subs[1].id, ["cy"])
+    ]
+    assert [row["player"] for row in previewed.rank_changes] == ["cy", "dee", "bob"]
+
+    applied = rejudges.apply(run.id, by="admin")
+    late = store.store_submission(game_log(second, "9" * 64))
+    (claim,) = store.claim_many([late.id], stale_after=HOUR)
+    eve_wins = GameOutcome(
+        (GamePlayer(1, "eve", 500, False, 12, 300), GamePlayer(2, "ann", 200, False, 0, -300)),
+        None,
+    )
+    live = JudgedResult("lex-2", LAYOUT, "x", 500, 0, 0, 0, "k3", eve_wins)
+    assert store.record_results([(claim, live, signature(["zebra"]))]) == {late.id}
+
+    assert "eve" in {row["player"] for row in rejudges.rank_changes(applied)}  # as if it moved
+    summary = RejudgeStore(store).summary(applied)
+    assert summary is not None and summary.frozen_at == applied.updated_at
+    assert (summary.changed, summary.rank_changes) == (previewed.changed, previewed.rank_changes)
+
+
+def test_a_ready_runs_preview_follows_a_result_judged_after_the_run_was_judged_through(
+    store: SqlStore, team: Team
+) -> None:
+    beta = add_team(store, "beta")
+    alpha_sub = judged(store, team, score=10, received_at=at(-60))
+    waiting = store_submission(store, beta)  # received, not yet judged live
+    add_fixed_lexicon(store)
+    rejudges = RejudgeStore(store)
+    run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
+    rejudges.record_batch(
+        run, [rejudged_as(alpha_sub, "lex-2", 30), rejudged_as(waiting, "lex-2", 5)]
+    )
+    ready = rejudges.get(run.id)
+    assert ready is not None and ready.state == "ready"
+    before = rejudges.summary(ready)
+    assert before is not None and before.counts == {"scores": 1, "ranks": 1}  # beta: None -> 2
+
+    (claim,) = store.claim_many([waiting.id], stale_after=HOUR)
+    record(store, claim, score=50)  # judged live, under the list the run replaces
+
+    assert rejudges.get(run.id) == ready  # the run's own row does not move
+    after = rejudges.summary(ready)
+    assert after is not None and after.counts == {"scores": 2, "ranks": 2}
+    assert after.rank_changes == (
+        {"team": "alpha", "old_rank": 2, "new_rank": 1},
+        {"team": "beta", "old_rank": 1, "new_rank": 2},
     )
 
 

@@ -21,7 +21,8 @@ from sqlalchemy.sql import Select
 from core.games import names, part_of
 from core.records import Run
 from infra.sql.base import StoreBase
-from infra.sql.schema import metadata, results, submissions
+from infra.sql.schema import metadata, results, submissions, teams
+from infra.sql.standings import leaderboard_in
 
 
 class GameRows(Protocol):
@@ -39,8 +40,10 @@ class GameRows(Protocol):
         ...
 
     def standings(self, store: StoreBase, contest_id: str) -> dict[str, Any]: ...
-    def changes(self, store: StoreBase, run: Run) -> list[dict[str, Any]]: ...
-    def rank_changes(self, store: StoreBase, run: Run) -> list[dict[str, Any]]: ...
+    # A rejudge preview's two lists, read on an open connection: a read of their own, or the
+    # transaction of `apply`, which records them as the run's summary.
+    def changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]: ...
+    def rank_changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]: ...
 
 
 class TeamRanked:
@@ -65,15 +68,16 @@ class TeamRanked:
     def standings(self, store: StoreBase, contest_id: str) -> dict[str, Any]:
         return {"entries": store.leaderboard(contest_id)}  # type: ignore[attr-defined]
 
-    def changes(self, store: StoreBase, run: Run) -> list[dict[str, Any]]:
+    def changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]:
         old, new = results.alias("old"), results.alias("new")
         query: Select[Any] = (
             select(
                 submissions.c.id,
-                submissions.c.team_id,
+                teams.c.name,
                 old.c.score.label("old_score"),
                 new.c.score.label("new_score"),
             )
+            .join(teams, teams.c.id == submissions.c.team_id)
             .join(
                 old,
                 and_(
@@ -93,26 +97,24 @@ class TeamRanked:
             .where(and_(submissions.c.contest_id == run.contest_id, old.c.score != new.c.score))
             .order_by(submissions.c.id)
         )
-        team_names = store.team_names(run.contest_id)  # type: ignore[attr-defined]
-        with store.read() as conn:
-            return [
-                {
-                    "submission": r.id,
-                    "team": team_names.get(r.team_id, r.team_id),
-                    "old_score": r.old_score,
-                    "new_score": r.new_score,
-                }
-                for r in conn.execute(query)
-            ]
+        return [
+            {
+                "submission": r.id,
+                "team": r.name,
+                "old_score": r.old_score,
+                "new_score": r.new_score,
+            }
+            for r in conn.execute(query)
+        ]
 
-    def rank_changes(self, store: StoreBase, run: Run) -> list[dict[str, Any]]:
-        board = store.leaderboard  # type: ignore[attr-defined]
+    def rank_changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]:
         before = {
             e["team"]: e["rank"]
-            for e in board(run.contest_id, (run.from_lexicon_id, run.from_layout_id))
+            for e in leaderboard_in(conn, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
         }
         after = {
-            e["team"]: e["rank"] for e in board(run.contest_id, (run.lexicon_id, run.layout_id))
+            e["team"]: e["rank"]
+            for e in leaderboard_in(conn, run.contest_id, (run.lexicon_id, run.layout_id))
         }
         return [
             {"team": team, "old_rank": before.get(team), "new_rank": after.get(team)}

@@ -67,6 +67,14 @@ def game_standings(
     """Every player named in the contest's valid game logs under the live ruleset (or the
     given one), ranked by wins (a k-way tie for the win counts 1/k to each), then total
     spread, then nick: games played, wins, spread."""
+    with store.read() as conn:
+        return standings_in(conn, contest_id, ruleset)
+
+
+def standings_in(
+    conn: Connection, contest_id: str, ruleset: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """`game_standings` on an open connection (inside `apply`'s transaction, say)."""
     query = (
         select(
             crosstiles_players.c.nick,
@@ -82,8 +90,7 @@ def game_standings(
         .where(and_(submissions.c.contest_id == contest_id, *_under(ruleset)))
         .group_by(crosstiles_players.c.nick)
     )
-    with store.read() as conn:
-        found = conn.execute(query).all()
+    found = conn.execute(query).all()
     # Sorted here, not in SQL: nicks compare by code point whatever the database's collation.
     rows = sorted(found, key=lambda r: (-int(r.twelfths), -int(r.spread), r.nick))
     return [
@@ -144,6 +151,14 @@ def game_verdicts(
 ) -> dict[str, dict[str, Any]]:
     """Each judged game log of the contest under a ruleset: by submission id, its team id,
     whether it is valid, its winners (nicks, in seat order) and its error's reason."""
+    with store.read() as conn:
+        return verdicts_in(conn, contest_id, ruleset)
+
+
+def verdicts_in(
+    conn: Connection, contest_id: str, ruleset: tuple[str, str]
+) -> dict[str, dict[str, Any]]:
+    """`game_verdicts` on an open connection."""
     query = (
         select(
             submissions.c.id,
@@ -166,15 +181,13 @@ def game_verdicts(
         .order_by(submissions.c.id, crosstiles_players.c.seat)
     )
     verdicts: dict[str, dict[str, Any]] = {}
-    with store.read() as conn:
-        for r in conn.execute(query):
-            verdict = verdicts.setdefault(
-                r.id,
-                {"team_id": r.team_id, "valid": r.reason is None, "winners": [],
-                 "reason": r.reason},
-            )  # fmt: skip
-            if r.nick is not None:
-                verdict["winners"].append(r.nick)
+    for r in conn.execute(query):
+        verdict = verdicts.setdefault(
+            r.id,
+            {"team_id": r.team_id, "valid": r.reason is None, "winners": [], "reason": r.reason},
+        )
+        if r.nick is not None:
+            verdict["winners"].append(r.nick)
     return verdicts
 
 
@@ -205,11 +218,16 @@ def put_games(conn: Connection, found: Sequence[tuple[int, object]]) -> None:
         conn.execute(insert(crosstiles_players), players)
 
 
-def game_changes(store: StoreBase, run: Run, names: dict[str, str]) -> list[dict[str, Any]]:
+def game_changes(conn: Connection, run: Run) -> list[dict[str, Any]]:
     """The games whose verdict or winners differ between the run's ruleset and the one it
-    replaces (a rejudge preview's `changed`), each with its team's name (from `names`)."""
-    before = game_verdicts(store, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
-    after = game_verdicts(store, run.contest_id, (run.lexicon_id, run.layout_id))
+    replaces (a rejudge preview's `changed`), each with its team's name."""
+    before = verdicts_in(conn, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
+    after = verdicts_in(conn, run.contest_id, (run.lexicon_id, run.layout_id))
+    names = dict(
+        conn.execute(
+            select(teams.c.id, teams.c.name).where(teams.c.contest_id == run.contest_id)
+        ).all()
+    )
     changed = []
     for sid in sorted(before.keys() & after.keys()):
         old, new = before[sid], after[sid]
@@ -230,16 +248,16 @@ def game_changes(store: StoreBase, run: Run, names: dict[str, str]) -> list[dict
     return changed
 
 
-def standing_changes(store: StoreBase, run: Run) -> list[dict[str, Any]]:
+def standing_changes(conn: Connection, run: Run) -> list[dict[str, Any]]:
     """The players whose rank, games, wins or spread differ between the two rulesets, by
     their new rank (a rejudge preview's `rank_changes`)."""
     fields = ("rank", "games", "wins", "spread")
     before = {
         e["nick"]: e
-        for e in game_standings(store, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
+        for e in standings_in(conn, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
     }
     after = {
-        e["nick"]: e for e in game_standings(store, run.contest_id, (run.lexicon_id, run.layout_id))
+        e["nick"]: e for e in standings_in(conn, run.contest_id, (run.lexicon_id, run.layout_id))
     }
     moved = []
     for nick in sorted(before.keys() | after.keys(), key=lambda n: (_rank(after, n), n)):
@@ -318,11 +336,11 @@ class CrosstilesRows:
             "invalid": invalid_games(store, contest_id),
         }
 
-    def changes(self, store: StoreBase, run: Run) -> list[dict[str, Any]]:
-        return game_changes(store, run, store.team_names(run.contest_id))  # type: ignore[attr-defined]
+    def changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]:
+        return game_changes(conn, run)
 
-    def rank_changes(self, store: StoreBase, run: Run) -> list[dict[str, Any]]:
-        return standing_changes(store, run)
+    def rank_changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]:
+        return standing_changes(conn, run)
 
 
 ROWS = CrosstilesRows()

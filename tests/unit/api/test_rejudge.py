@@ -19,7 +19,7 @@ from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
 from tests.conftest import shared_list
-from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline
+from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain, open_pipeline
 
 # Moves whose verdicts the real fix (+abled +cyber +nerdy -unneccessary) flips.
 THROUGH_CYBER = b"-2 0 2 0 cyber\n0 0 0 3 crab\n"
@@ -289,3 +289,48 @@ def test_a_submission_is_touched_exactly_when_it_holds_a_changed_word(
     # Exact but for a CRC-32 collision between two of these short words (one in 2**32 a pair).
     assert touches(signature(words), changed_hashes(changed)) == (not changed.isdisjoint(words))
     assert touches(None, changed_hashes(changed))  # never judged: judge it rather than guess
+
+
+# -- what an applied run changed ------------------------------------------------------------
+
+WITHOUT_CAB = tuple(word for word in TINY_WORDS if word != "cab")
+
+
+def test_an_applied_runs_page_shows_what_apply_recorded_whoever_uploads_afterwards(
+    pipe: Pipeline,
+) -> None:
+    pipe.accepted(pipe.add_team("ravens"), b"0 0 2 0 cab\n")
+    pipe.accepted(pipe.add_team("owls"), b"0 0 2 0 cat\n")
+    drain(pipe.services)
+    pipe.add_lexicon(WITHOUT_CAB, name="tiny-fixed")
+    run = pipe.client.post(
+        "/v1/contests/open/rejudges", json={"lexicon": "tiny-fixed", "mode": "full"}, headers=ADMIN
+    ).json()
+    run_rejudge_work(pipe)
+    previewed = show(pipe, run["id"])
+    assert (previewed["state"], previewed["summary_recorded"], previewed["frozen_at"]) == (
+        "ready",
+        False,
+        None,
+    )
+    assert pipe.client.post(f"/v1/rejudges/{run['id']}/apply", headers=ADMIN).status_code == 200
+    applied = show(pipe, run["id"])
+    assert applied["summary_recorded"] is True and applied["frozen_at"] == applied["updated_at"]
+    assert (applied["changed"], applied["rank_changes"]) == (
+        previewed["changed"],
+        previewed["rank_changes"],
+    )
+    assert [(row["team"], row["old_rank"], row["new_rank"]) for row in applied["rank_changes"]] == [
+        ("owls", 2, 1),
+        ("ravens", 1, 2),
+    ]
+
+    for n in range(3):  # a load test's teams
+        pipe.accepted(pipe.add_team(f"load-3a1fcc-{n}"), b"0 0 2 0 bat\n-1 1 0 1 tea\n")
+    drain(pipe.services)
+
+    assert show(pipe, run["id"]) == applied
+    stored = pipe.services.rejudges.get(run["id"])
+    assert stored is not None
+    live = pipe.services.rejudges.rank_changes(stored)  # what the page showed before
+    assert {row["team"] for row in live} >= {"load-3a1fcc-0", "load-3a1fcc-1", "load-3a1fcc-2"}
