@@ -152,10 +152,7 @@ class TeamRanked:
 
     def print_preview(self, run: Mapping[str, Any], out: TextIO) -> None:
         changed = run.get("changed", [])
-        lines = [
-            f"rejudge {run['id']}: {run['state']}, {run['done']}/{run['total']} done "
-            f"({run['carried']} carried over), {len(changed)} scores change"
-        ]
+        lines = [headline(run, f"{len(changed)} scores change")]
         if changed:
             lines.append(f"  {'submission':<34} {'team':<20} {'old':>8} {'new':>8}")
             lines += [
@@ -178,6 +175,17 @@ class TeamRanked:
         self, submission_id: str, data: bytes | None, report: Any, out: TextIO
     ) -> None:
         out.write(json.dumps(report, indent=2) + "\n")
+
+
+def headline(run: Mapping[str, Any], counted: str) -> str:
+    """A preview's first line: the run's state and progress, and `counted` (what changes), or,
+    for a run applied before apply recorded what it changed, that it is not known."""
+    if run.get("state") == "applied" and run.get("summary_recorded") is False:
+        counted = "what it changed was not recorded (applied before summaries were kept)"
+    return (
+        f"rejudge {run['id']}: {run['state']}, {run['done']}/{run['total']} done "
+        f"({run['carried']} carried over), {counted}"
+    )
 
 
 def before(value: object) -> str:

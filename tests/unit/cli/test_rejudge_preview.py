@@ -91,3 +91,18 @@ def test_each_action_has_its_own_usage(capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit):
         main(["rejudge", "cancel", "--help"])
     assert capsys.readouterr().out.startswith("usage: tilejudge rejudge cancel [-h] ")
+
+
+@pytest.mark.parametrize("game", ["wordytaire", "crosstiles"])
+def test_a_run_applied_before_summaries_were_kept_says_so_instead_of_counting_nothing(
+    game: str,
+) -> None:
+    applied = {**RUN, "state": "applied", "summary_recorded": False, "changed": []}
+    assert preview(game, applied) == [
+        "rejudge r1: applied, 4/4 done (0 carried over), what it changed was not recorded "
+        "(applied before summaries were kept)"
+    ]
+    recorded = {**applied, "summary_recorded": True}
+    assert preview(game, recorded)[0].endswith(
+        "(0 carried over), 0 " + ("scores change" if game == "wordytaire" else "games change")
+    )
