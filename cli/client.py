@@ -136,7 +136,8 @@ def run_leaderboard(
 
 
 def _rows(pairs: list[tuple[str, object]]) -> str:
-    return "".join(f"{name:<12}{value}\n" for name, value in pairs)
+    width = max([12, *(len(name) + 1 for name, _ in pairs)])
+    return "".join(f"{name:<{width}}{value}\n" for name, value in pairs)
 
 
 def format_receipt(receipt: Mapping[str, Any]) -> str:
@@ -145,10 +146,27 @@ def format_receipt(receipt: Mapping[str, Any]) -> str:
 
 
 def format_result(status: Mapping[str, Any]) -> str:
-    keys = ["state", "score", "legal", "illegal", "judged_at"]
+    """A submission's state and, once judged, its result in its game's own fields."""
+    result = status.get("result") or {}
+    pairs: list[tuple[str, object]] = [("state", status.get("state", "-"))]
+    pairs += [(key, _shown(value)) for key, value in result.items()]
+    pairs.append(("judged_at", _shown(status.get("judged_at"))))
     # The contract does not name a failure field; show one if the server sends it.
-    keys += [key for key in ("failure", "reason") if status.get(key)]
-    return _rows([(key, status.get(key, "-")) for key in keys])
+    pairs += [(key, status[key]) for key in ("failure", "reason") if status.get(key)]
+    return _rows(pairs)
+
+
+def _shown(value: object) -> str:
+    """A result field as people read it: no Python None, lists and objects spelt out."""
+    if value is None or value == []:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, list):
+        return ", ".join(_shown(item) for item in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{key} {_shown(item)}" for key, item in value.items())
+    return str(value)
 
 
 def format_leaderboard(board: Mapping[str, Any], contest: str) -> str:

@@ -152,7 +152,7 @@ class TeamRanked:
 
     def print_preview(self, run: Mapping[str, Any], out: TextIO) -> None:
         changed = run.get("changed", [])
-        lines = [headline(run, f"{len(changed)} scores change")]
+        lines = [headline(run, changes(len(changed), "score"))]
         if changed:
             lines.append(f"  {'submission':<34} {'team':<20} {'old':>8} {'new':>8}")
             lines += [
@@ -175,6 +175,11 @@ class TeamRanked:
         self, submission_id: str, data: bytes | None, report: Any, out: TextIO
     ) -> None:
         out.write(json.dumps(report, indent=2) + "\n")
+
+
+def changes(count: int, what: str) -> str:
+    """'1 score changes', '6 scores change'."""
+    return f"{count} {what} changes" if count == 1 else f"{count} {what}s change"
 
 
 def headline(run: Mapping[str, Any], counted: str) -> str:

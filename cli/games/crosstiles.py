@@ -14,7 +14,16 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
-from cli.games import PREVIEW_ROWS, GameCli, Option, after, before, headline, write_lines
+from cli.games import (
+    PREVIEW_ROWS,
+    GameCli,
+    Option,
+    after,
+    before,
+    changes,
+    headline,
+    write_lines,
+)
 from cli.options import CliError, read_input
 from infra import lexicon_files
 from infra.settings import ClientSettings
@@ -249,7 +258,7 @@ def print_preview(run: Mapping[str, Any], out: TextIO | None = None) -> None:
     winners change, and the players whose standing moves."""
     out = out or sys.stdout  # looked up late, so redirection works
     changed = run.get("changed", [])
-    lines = [headline(run, f"{len(changed)} games change")]
+    lines = [headline(run, changes(len(changed), "game"))]
 
     def verdict(valid: bool, winners: list[str], reason: str | None) -> str:
         return f"won by {', '.join(winners)}" if valid else f"invalid: {reason}"

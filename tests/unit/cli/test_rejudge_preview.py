@@ -106,3 +106,10 @@ def test_a_run_applied_before_summaries_were_kept_says_so_instead_of_counting_no
     assert preview(game, recorded)[0].endswith(
         "(0 carried over), 0 " + ("scores change" if game == "wordytaire" else "games change")
     )
+
+
+def test_one_change_is_counted_in_the_singular() -> None:
+    one_game = {**GAMES, "rank_changes": []}
+    assert preview("crosstiles", one_game)[0].endswith("(0 carried over), 1 game changes")
+    one_score = {**SCORES, "rank_changes": []}
+    assert preview("wordytaire", one_score)[0].endswith("(0 carried over), 1 score changes")

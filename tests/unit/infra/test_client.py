@@ -71,6 +71,7 @@ class FakeApi:
             "legal": 90 if judged else None,
             "illegal": 10 if judged else None,
             "judged_at": "2025-01-01T00:00:02Z" if judged else None,
+            "result": {"score": 1234, "legal": 90, "illegal": 10} if judged else None,
         }
 
 
@@ -158,6 +159,34 @@ def test_wait_polls_every_half_second_until_judged_and_prints_the_score(
         lines
     )
     assert lines.index("state       judged") > lines.index(f"id          {RECEIPT['id']}")
+
+
+def test_a_game_logs_result_is_printed_in_its_own_fields_without_python_none() -> None:
+    status = {
+        "state": "judged",
+        "score": None,
+        "legal": None,
+        "illegal": None,
+        "judged_at": "2025-01-01T00:00:02Z",
+        "result": {
+            "valid": False,
+            "turns": 18,
+            "winning_score": None,
+            "winners": [],
+            "error": {"line": 18, "reason": "not_in_dictionary", "detail": "'twire'"},
+        },
+    }
+    printed = client.format_result(status)
+    assert "None" not in printed
+    assert printed.splitlines() == [
+        "state         judged",
+        "valid         no",
+        "turns         18",
+        "winning_score -",
+        "winners       -",
+        "error         line 18; reason not_in_dictionary; detail 'twire'",
+        "judged_at     2025-01-01T00:00:02Z",
+    ]
 
 
 def test_wait_gives_up_after_the_timeout_with_exit_1(api: FakeApi, clock: FakeClock) -> None:
