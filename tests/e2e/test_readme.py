@@ -169,19 +169,24 @@ class Shell:
         name = assignment.group(1) if assignment else None
         # An assignment is run with a line that prints what it set, for the next commands.
         script = f'{command}\nprintf %s "${name}"' if name else command
+        # What an assignment captures is its stdout alone, as in a shell; the rest is shown.
         done = subprocess.run(
             ["bash", "-o", "pipefail", "-c", script],
             cwd=self.workdir,
             env=self.env,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.PIPE if name else subprocess.STDOUT,
             text=True,
             timeout=COMMAND_TIMEOUT_S,
         )
-        assert done.returncode == 0, f"`{command}` exited {done.returncode}:\n{done.stdout[-4000:]}"
+        shown = done.stderr if name else done.stdout
+        assert done.returncode == 0, (
+            f"`{command}` exited {done.returncode}:\n{(shown or done.stdout)[-4000:]}"
+        )
         if name:
             self.env[name] = done.stdout
-            return ""
+            self.output += shown
+            return shown
         self.output += done.stdout
         return done.stdout
 
@@ -234,7 +239,9 @@ def lone_copy(at: Path) -> LoneCopy:
         if source.is_file():  # a file deleted in the working tree is still listed
             (root / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, root / name)
-    subprocess.run([sys.executable, "-m", "venv", root / ".venv"], check=True)
+    # Without its own pip and setuptools: the borrowed ones (this checkout's, as its extras pin
+    # them) build the copy.
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", root / ".venv"], check=True)
     python = root / ".venv" / "bin" / "python"
     site = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
