@@ -6,9 +6,8 @@ within a size and a time limit. FastAPI reads a body parameter before the route'
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
-from fastapi.dependencies.models import Dependant
 from fastapi.routing import APIRoute
 from starlette.requests import Request
 from starlette.responses import JSONResponse
@@ -17,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from api.body import UPLOAD_READ_SECONDS
 from api.errors import Unauthorized
+from api.openapi import dependency_calls
 from api.services import bearer_token, caller, require_credential
 
 JSON_MAX_BYTES = 1024 * 1024  # a contest, team or rejudge request is a few hundred bytes
@@ -61,7 +61,7 @@ class RequestLimits:
         for route in self._candidates:
             if route.matches(scope)[0] is Match.FULL:
                 if id(route) not in self._routes:
-                    calls = {dep.call for dep in _dependencies(route.dependant)}
+                    calls = dependency_calls(route.dependant)
                     self._routes[id(route)] = (
                         any(call in calls for call in _NEEDS_TOKEN),
                         route.body_field is not None,
@@ -98,12 +98,6 @@ class RequestLimits:
             await _refuse(408, "request_timeout", detail)(scope, receive, send)
             return
         await self.app(scope, _replay(b"".join(chunks), receive), send)
-
-
-def _dependencies(dependant: Dependant) -> Iterator[Dependant]:
-    for dep in dependant.dependencies:
-        yield dep
-        yield from _dependencies(dep)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

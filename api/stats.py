@@ -13,7 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
@@ -97,9 +97,12 @@ class StatsSnapshotter:
         events: ResultReads,
         client: redis.Redis | None,
         workers: WorkerWatch | None,
-        wall: Callable[[], datetime] = lambda: datetime.now(UTC),
+        wall: Callable[[], datetime] | None = None,
     ) -> None:
-        self._events, self._redis, self._workers, self._wall = events, client, workers, wall
+        """`wall`: the time a snapshot is for; by default the clock every stored time is
+        written with (`core.clock.now`), so a test that sets that clock sets both."""
+        self._events, self._redis, self._workers = events, client, workers
+        self._wall = wall or _store_time
         self._sql = reader
         self._depths: deque[tuple[float, int]] = deque(maxlen=4000)  # (epoch s, total depth)
         self._rejudge_seen: dict[str, deque[tuple[float, int]]] = {}
@@ -142,6 +145,8 @@ class StatsSnapshotter:
             "totals": totals,
             "uploads_per_minute": totals["uploads_last_minute"],
             "judged_per_minute": totals["judged_last_minute"],
+            # Submissions judged again for rejudge runs: busy workers while no upload arrives.
+            "rejudged_per_minute": totals["rejudged_last_minute"],
             "series": series,
             "latency_ms": sql.latency,
             "latency_histogram": self._histogram.as_dict(),
@@ -220,50 +225,64 @@ class StatsSnapshotter:
             "to": _ruleset(row, ""),
             "changes": self._previews.counts(row),
             "preview_url": f"/v1/rejudges/{quote(row['id'], safe='')}",
+            "preview_page_url": f"/dashboard/rejudges/{quote(row['id'], safe='')}",
         }
 
 
 class PreviewCounts:
-    """How many scores and ranks a run judged through changes: the lengths of the preview's
-    `changed` and `rank_changes`, counted by the same queries, once per state of the run (its
-    state, counts and `updated_at`: a result added under either ruleset moves one of them)."""
+    """How many scores and ranks a run judged through changes: the lengths of its summary's
+    `changed` and `rank_changes` (`RejudgeRuns.summary`). An applied run's were recorded at
+    apply and never change, so they are asked once; a ready run's are asked every time, and
+    the store computes its preview again only when the data under its two rulesets changed."""
 
     def __init__(self, rejudges: RejudgeRuns) -> None:
         self._rejudges = rejudges
-        self._known: dict[str, tuple[tuple[Any, ...], dict[str, int]]] = {}
+        self._applied: dict[str, dict[str, int] | None] = {}
 
     def counts(self, row: dict[str, Any]) -> dict[str, int] | None:
-        """{"scores": n, "ranks": m} for a ready or applied run; None while it cannot say."""
+        """{"scores": n, "ranks": m} for a ready or applied run; None while it cannot say (and
+        for a run applied before summaries were recorded)."""
         if row["state"] not in PREVIEW_STATES:
             return None
-        key = (row["state"], row["total"], row["done"], row["carried"], row["updated_at"])
-        known = self._known.get(row["id"])
-        if known is not None and known[0] == key:
-            return known[1]
+        if row["id"] in self._applied:
+            return self._applied[row["id"]]
         run = Run(**{column.name: row[column.name] for column in rejudge_runs.c})
-        found = {
-            "scores": len(self._rejudges.changes(run)),
-            "ranks": len(self._rejudges.rank_changes(run)),
-        }
-        self._known[row["id"]] = (key, found)
+        summary = self._rejudges.summary(run)
+        found = summary.counts if summary is not None else None
+        if run.state is RejudgeState.APPLIED:
+            self._applied[run.id] = found
         return found
 
     def forget_all_but(self, run_ids: set[str]) -> None:
         """Drop the counts of runs no longer on the page."""
-        for run_id in set(self._known) - run_ids:
-            del self._known[run_id]
+        for run_id in set(self._applied) - run_ids:
+            del self._applied[run_id]
 
 
-def _ruleset(row: dict[str, Any], prefix: str) -> dict[str, dict[str, str | None]]:
-    """The word list and layout a run goes from (`prefix` "from_") or to (""), id and name."""
+def _ruleset(row: dict[str, Any], prefix: str) -> dict[str, dict[str, Any]]:
+    """The word list and layout a run goes from (`prefix` "from_") or to (""): id, the name
+    it went by when the run started, and every name it carries."""
     return {
-        kind: {"id": row[f"{prefix}{kind}_id"], "name": row.get(f"{prefix}{kind}_name")}
+        kind: {
+            "id": row[f"{prefix}{kind}_id"],
+            "name": row.get(f"{prefix}{kind}_name"),
+            "names": row.get(f"{prefix}{kind}_names", []),
+        }
         for kind in ("lexicon", "layout")
     }
 
 
 def _contest_links(contest_id: str) -> dict[str, str]:
-    return {"leaderboard_url": f"/v1/contests/{quote(contest_id, safe='')}/leaderboard"}
+    """The leaderboard's JSON (public) and its page on the dashboard."""
+    quoted = quote(contest_id, safe="")
+    return {
+        "leaderboard_url": f"/v1/contests/{quoted}/leaderboard",
+        "leaderboard_page_url": f"/dashboard/contests/{quoted}/leaderboard",
+    }
+
+
+def _store_time() -> datetime:
+    return clock.parse_time(clock.now())
 
 
 class LatencyHistogram:

@@ -1,31 +1,39 @@
-"""The operations dashboard: its sign-in, the page and its assets, `/v1/stats` and `/metrics`.
+"""The operations dashboard: its sign-in, the page and its assets, the pages it links to (a
+contest's leaderboard, a rejudge run's changes), `/v1/stats` and `/metrics`.
 
 The page is static HTML, CSS and JS shipped in `api/static`; it draws everything from
 `/v1/stats`, which it fetches every second with the HttpOnly session cookie set by the sign-in
 form. The cookie holds a signed session, never the admin token, and counts only on the page's
-own reads (`api.services.DASHBOARD_READS`).
+own reads (`api.services.DASHBOARD_READS`) and on the pages below `/dashboard/`.
 """
 
 from __future__ import annotations
 
+import functools
 import html
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Annotated
-from urllib.parse import urlsplit
+from typing import Annotated, Any
+from urllib.parse import quote, urlsplit
 
 from fastapi import APIRouter, Depends, FastAPI, Form, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
 from prometheus_client import CONTENT_TYPE_LATEST
+from pydantic import TypeAdapter
 
+from api import dashboard_pages
 from api.errors import Forbidden
+from api.lookups import known_contest
 from api.metrics import exposition
+from api.routes import rejudges, standings
 from api.services import (
     ADMIN_COOKIE,
     SESSION_MAX_AGE_S,
     Admin,
+    Caller,
     MetricsAccess,
     Services,
     Session,
@@ -84,6 +92,37 @@ def dashboard(request: Request, svc: Svc) -> Response:
     if _session(request, svc) is None:
         return _sign_in_form()
     return FileResponse(STATIC / "dashboard.html", media_type="text/html", headers=SECURITY_HEADERS)
+
+
+@router.get("/dashboard/contests/{contest}/leaderboard", include_in_schema=False)
+def leaderboard_page(contest: str, request: Request, svc: Svc) -> Response:
+    """The contest's leaderboard as a page: what `/v1/contests/{contest}/leaderboard` answers."""
+    if _session(request, svc) is None:
+        return _sign_in_form()
+    found = known_contest(svc, contest)
+    board = _as_served(standings.leaderboard(contest, svc))
+    body = dashboard_pages.leaderboard_body(board, found.title)
+    json_url = f"/v1/contests/{quote(contest, safe='')}/leaderboard"
+    page = dashboard_pages.page(f"Leaderboard · {contest}", body, json_url=json_url)
+    return HTMLResponse(page, headers=SECURITY_HEADERS)
+
+
+@router.get("/dashboard/rejudges/{run_id}", include_in_schema=False)
+def rejudge_page(run_id: str, request: Request, svc: Svc) -> Response:
+    """A rejudge run as a page: what `/v1/rejudges/{run_id}` answers (its preview, or once
+    applied what changed), with its word lists and layouts by name."""
+    if _session(request, svc) is None:
+        return _sign_in_form()
+    run = rejudges.show_rejudge(run_id, svc, Caller(admin=True, team=None))
+    row = svc.dashboard.rejudge(run["id"]) or {}
+    names = {
+        key: row.get(f"{key}_name") for key in ("lexicon", "layout", "from_lexicon", "from_layout")
+    }
+    heading = "What changed" if run["state"] == "applied" else "Preview"
+    body = dashboard_pages.rejudge_body(run, names)
+    json_url = f"/v1/rejudges/{quote(run['id'], safe='')}"
+    page = dashboard_pages.page(f"{heading} · run {run['id'][:8]}", body, json_url=json_url)
+    return HTMLResponse(page, headers=SECURITY_HEADERS)
 
 
 @router.get("/dashboard/static/{name}", include_in_schema=False)
@@ -146,6 +185,24 @@ def metrics(collector: Stats, with_ids: MetricsAccess) -> Response:
     `TILEJUDGE_METRICS_TOKEN` set, only those tokens are answered."""
     body = exposition(collector.get, with_ids=with_ids)
     return Response(body, media_type=CONTENT_TYPE_LATEST)
+
+
+def _as_served(board: dict[str, Any]) -> dict[str, Any]:
+    """A leaderboard through its JSON route's response model, as that route answers it: the
+    page shows no field the JSON leaves out."""
+    model = _leaderboard_model()
+    served: dict[str, Any] = model.dump_python(model.validate_python(board), mode="json")
+    return served
+
+
+@functools.cache
+def _leaderboard_model() -> TypeAdapter[Any]:
+    [model] = [
+        route.response_model
+        for route in standings.router.routes
+        if isinstance(route, APIRoute) and route.endpoint is standings.leaderboard
+    ]
+    return TypeAdapter(model)
 
 
 def _session(request: Request, svc: Services) -> Session | None:

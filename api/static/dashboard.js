@@ -3,7 +3,7 @@
 "use strict";
 
 const POLL_MS = 1000; // the server refreshes at most once a second, however many pages poll
-const COLOURS = { depth: "#f59e0b", uploads: "#60a5fa", judged: "#34d399" };
+const COLOURS = { depth: "#f59e0b", uploads: "#60a5fa", judged: "#34d399", rejudged: "#a78bfa" };
 let last = null;
 let lastOkAt = 0;
 
@@ -62,6 +62,7 @@ function renderStatus(s) {
   pill.dataset.colour = s.status.colour;
   setText("status-label", s.status.label);
   setText("status-reasons", s.status.reasons.join(" · "));
+  $("status-reasons").title = s.status.reasons.join("\n");
   document.body.dataset.colour = s.status.colour;
   const areas = s.status.areas;
   $("kpi-queue").dataset.colour = s.queues.status === "ok" ? areas.queue : "unknown";
@@ -91,6 +92,8 @@ function renderFigures(s) {
   setText("uploads-rate", fmtInt(s.uploads_per_minute));
   setText("uploads-total", fmtInt(t.uploads));
   setText("judged-rate", fmtInt(s.judged_per_minute));
+  setText("rejudged-rate", fmtInt(s.rejudged_per_minute));
+  $("rejudged").dataset.idle = String(!s.rejudged_per_minute);
   setText("judged-total", fmtInt(t.judged));
   setText("backlog", fmtInt(t.backlog));
   const lat = s.latency_ms;
@@ -107,17 +110,19 @@ function renderFigures(s) {
 function renderContests(s) {
   const rows = s.contests.map((c) => {
     const tr = el("tr");
-    const name = el("td", "name");
-    name.appendChild(document.createTextNode(c.id));
-    name.appendChild(el("span", `phase ${c.phase}`, c.phase));
-    name.appendChild(el("span", `game ${c.game}`, c.game));
+    const name = el("td", "contest");
+    const head = el("div", "contest-head");
+    head.appendChild(el("span", "contest-id", c.id));
+    head.appendChild(el("span", `phase ${c.phase}`, c.phase));
+    head.appendChild(el("span", `game ${c.game}`, c.game));
+    name.appendChild(head);
     name.appendChild(el("span", "title", c.title));
     name.title = `${c.title} (${c.game})`;
     const board = el("a", "board", "leaderboard");
-    board.href = c.leaderboard_url;
+    board.href = c.leaderboard_page_url;
     board.title = c.game === "crosstiles"
-      ? `${c.title}: the players of its valid game logs, ranked, and its invalid logs (JSON)`
-      : `${c.title}: each team's best score, ranked (JSON)`;
+      ? `${c.title}: the players of its valid game logs, ranked, and its invalid logs`
+      : `${c.title}: each team's best score, ranked`;
     name.appendChild(board);
     tr.appendChild(name);
     const counts = c.counts;
@@ -125,12 +130,14 @@ function renderContests(s) {
     tr.appendChild(el("td", "num", fmtInt(counts.judging)));
     tr.appendChild(el("td", "num", fmtInt(counts.judged)));
     tr.appendChild(el("td", counts.failed ? "num bad" : "num", fmtInt(counts.failed)));
+    // Two pieces that each stay whole, so a narrow column breaks the line between them.
     let deadline;
-    if (c.phase === "upcoming") deadline = `opens in ${fmtDuration(c.opens_in_s)}`;
-    else if (c.phase === "open") deadline = `in ${fmtDuration(c.closes_in_s)}`;
-    else deadline = `closed ${fmtDuration(c.closes_in_s)} ago`;
+    if (c.phase === "upcoming") deadline = ["opens in", fmtDuration(c.opens_in_s)];
+    else if (c.phase === "open") deadline = ["in", fmtDuration(c.closes_in_s)];
+    else deadline = ["closed", `${fmtDuration(c.closes_in_s)} ago`];
     const soon = c.phase === "open" && c.closes_in_s < 600;
-    const cell = el("td", soon ? "num deadline warn" : "num deadline", deadline);
+    const cell = el("td", soon ? "num deadline warn" : "num deadline");
+    cell.append(el("span", "", deadline[0]), " ", el("span", "", deadline[1]));
     cell.title = `closes_at ${c.closes_at}`;
     tr.appendChild(cell);
     return tr;
@@ -146,6 +153,17 @@ function rulesetChange(r, kind, label) {
   const from = rulesetName(r.from[kind]);
   const to = rulesetName(r.to[kind]);
   return r.from[kind].id === r.to[kind].id ? `${label} ${to} (unchanged)` : `${label} ${from} → ${to}`;
+}
+
+// Every name a run's word lists carry, for its tooltip: the line shows the one given last
+// before the run started.
+function rulesetNames(r) {
+  const parts = [];
+  for (const [side, part] of [["from", r.from.lexicon], ["to", r.to.lexicon]]) {
+    if (side === "to" && part.id === r.from.lexicon.id) continue;
+    parts.push(`word list ${part.id.slice(0, 12)}: ${(part.names || []).join(", ") || "no name"}`);
+  }
+  return parts.join("\n");
 }
 
 // What a run's preview counts: scores and team ranks, or (game logs) games and players.
@@ -177,6 +195,7 @@ function renderRejudges(s) {
     const layout = r.game === "crosstiles" ? "board" : "layout";
     const rules = el("div", "run-rules", `${rulesetChange(r, "lexicon", "word list")} · ${rulesetChange(r, "layout", layout)}`);
     rules.dataset.field = "rules";
+    rules.title = rulesetNames(r);
     box.appendChild(rules);
     const bar = el("div", r.total > 0 && r.done >= r.total ? "bar done" : "bar");
     bar.setAttribute("role", "progressbar");
@@ -198,10 +217,10 @@ function renderRejudges(s) {
     const counted = changesText(r);
     if (counted) changes.appendChild(el("span", r.changes && r.changes.scores ? "warn" : "", counted));
     const preview = el("a", "preview", r.state === "applied" ? "what changed" : "preview");
-    preview.href = r.preview_url;
+    preview.href = r.preview_page_url;
     preview.title = r.game === "crosstiles"
-      ? "the games whose verdict or winners change, and the players whose standing moves (JSON)"
-      : "the scores and ranks that change, team by team (JSON)";
+      ? "the games whose verdict or winners change, and the players whose standing moves"
+      : "the scores and ranks that change, team by team";
     changes.appendChild(preview);
     box.appendChild(changes);
     return box;
@@ -214,7 +233,7 @@ function renderWorkers(s) {
     const tr = el("tr");
     const name = el("td", "name", w.hostname);
     name.title = w.hostname;
-    if (!w.online) name.appendChild(el("span", "title bad", "offline: no heartbeat"));
+    if (!w.online) name.appendChild(el("span", "offline", "offline: no heartbeat"));
     tr.appendChild(name);
     tr.appendChild(el("td", "num", w.concurrency === null ? "?" : fmtInt(w.concurrency)));
     tr.appendChild(el("td", "num", fmtInt(w.active)));
@@ -378,6 +397,7 @@ function renderCharts(s) {
   drawChart($("chart-throughput"), [
     { values: s.series.uploads, colour: COLOURS.uploads, fill: "rgba(96, 165, 250, 0.45)" },
     { values: s.series.judged, colour: COLOURS.judged },
+    { values: s.series.rejudged, colour: COLOURS.rejudged },
   ]);
 }
 

@@ -80,14 +80,17 @@ class DashboardReader:
         with self._engine.connect().execution_options(readonly=True) as conn:
             totals = activity(conn, now)
             series = minute_series(conn, now)
-            totals["rejudged_last_minute"], series["rejudged"] = rejudge_work(conn, now)
+            rejudges = self._rejudges(conn, now, rejudges_since_s)
+            totals["rejudged_last_minute"], series["rejudged"] = (
+                rejudge_work(conn, now) if self._has_rejudges else (0, [0] * SERIES_MINUTES)
+            )
             return Readings(
                 totals=totals,
                 series=series,
                 latency=latency(conn, now),
                 failures=failures(conn, now, totals["failed_last_5_min"]),
                 contests=contests_now(conn, now),
-                rejudges=self._rejudges(conn, now, rejudges_since_s),
+                rejudges=rejudges,
                 judged=judged_after_event(conn, judged_after),
                 last_event_id=conn.execute(select(func.max(events.c.id))).scalar() or 0,
             )
@@ -149,8 +152,20 @@ def rejudge_work(conn: Connection, now: datetime) -> tuple[int, list[int]]:
     """Results judged for rejudge runs: how many in the last minute, and per minute over the
     series' hour. A live judging stamps its submission and its result with one time, in one
     transaction; a run's results carry the time of their own batch. Results a run carried over
-    unchanged were copied, not judged, and are left out."""
+    unchanged were copied, not judged, and are left out.
+
+    Only runs write such results, and each of their writes moves the run's `updated_at`: with
+    no run open or updated within the hour the results table is not read at all, and with one
+    it is read from the earliest such run's start."""
     since, keys = _series_minutes(now)
+    RR = rejudge_runs.c
+    first_run = conn.execute(
+        select(func.min(RR.created_at)).where(
+            or_(RR.state.in_(OPEN_REJUDGE_STATES), RR.updated_at >= since)
+        )
+    ).scalar()
+    if first_run is None:
+        return 0, [0] * len(keys)
     R = results.c
     minute = _minute_of(R.judged_at)
     rows = conn.execute(
@@ -158,7 +173,7 @@ def rejudge_work(conn: Connection, now: datetime) -> tuple[int, list[int]]:
         .select_from(results.join(submissions, S.id == R.submission_id))
         .where(
             and_(
-                R.judged_at >= since,
+                R.judged_at >= max(since, str(first_run)),
                 R.carried == 0,
                 or_(S.judged_at.is_(None), S.judged_at != R.judged_at),
             )

@@ -3,7 +3,8 @@
 The app runs in-process under uvicorn on 127.0.0.1 (with the test pipeline's fakes behind it);
 Debian's Chromium, driven by Playwright, has every request to another host aborted. The pages
 must render the operations from files the API serves itself, with no console error and no
-Content-Security-Policy violation.
+Content-Security-Policy violation; Swagger UI's Authorize button takes the admin token and its
+calls carry it.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from playwright.sync_api import Browser, Page, Route
 
 from api.app import create_app
 from tests.e2e.browsers import chromium
-from tests.pipeline_fixtures import open_pipeline
+from tests.pipeline_fixtures import ADMIN_TOKEN, open_pipeline
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 OPERATION = "/v1/contests/{contest}/submissions"
+ADMIN_OPERATION = "#operations-admin-list_lexicons_v1_lexicons_get"  # GET /v1/lexicons
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 RENDER_TIMEOUT_MS = 30_000  # the bundles are 1-1.5 MB of script to parse on a shared core
 # Collects CSP violations the document sees, before any of the page's own scripts run.
@@ -110,6 +112,51 @@ def test_swagger_ui_renders_the_operations_from_the_api_alone(
     assert watched.problems == []
     assert watched.violations() == []
     assert watched.aborted == []
+
+
+def test_swagger_ui_authorizes_with_the_admin_token_and_then_admin_calls_succeed(
+    api_url: str, watched: Watched
+) -> None:
+    page = watched.page
+    page.goto(f"{api_url}/docs")
+    authorize = page.wait_for_selector(".auth-wrapper .btn.authorize", timeout=RENDER_TIMEOUT_MS)
+    assert authorize is not None and "unlocked" in (authorize.get_attribute("class") or "")
+    # An admin operation shows its padlock, and without a token it is refused.
+    page.click(f"{ADMIN_OPERATION} .opblock-summary-control")
+    assert page.locator(f"{ADMIN_OPERATION} .authorization__btn").count() == 1
+    page.click(f"{ADMIN_OPERATION} .try-out__btn")
+    assert _execute(page) == "401"
+
+    authorize.click()
+    schemes = page.locator(".modal-ux .auth-container h4 code").all_text_contents()
+    assert {"adminToken", "teamToken"} <= set(schemes)
+    admin = page.locator(".modal-ux .auth-container").nth(schemes.index("adminToken"))
+    admin.locator("input").fill(ADMIN_TOKEN)
+    admin.locator("button.authorize").click()
+    admin.locator("button.btn-done").click()
+    page.wait_for_selector(".auth-wrapper .btn.authorize.locked")
+
+    assert _execute(page) == "200"
+    curl = page.text_content(f"{ADMIN_OPERATION} .curl-command") or ""
+    assert f"Authorization: Bearer {ADMIN_TOKEN}" in curl
+    _settle(watched)
+    # The browser logs the deliberate 401 itself; nothing else may appear.
+    assert [p for p in watched.problems if "401" not in p] == []
+    assert watched.violations() == []
+    assert watched.aborted == []
+
+
+def _execute(page: Page) -> str:
+    """Press the opened operation's Execute; the status of the answer it shows."""
+    status = f"{ADMIN_OPERATION} .live-responses-table td.response-col_status:not(.col_header)"
+    clear = page.locator(f"{ADMIN_OPERATION} .btn-clear")
+    if clear.count():  # the answer shown before goes, so the one waited for is the new one
+        clear.click()
+        page.wait_for_selector(status, state="detached")
+    page.click(f"{ADMIN_OPERATION} .execute")
+    shown = page.wait_for_selector(status, timeout=RENDER_TIMEOUT_MS)
+    assert shown is not None
+    return (shown.text_content() or "").strip()
 
 
 def test_redoc_renders_the_operations_from_the_api_alone(api_url: str, watched: Watched) -> None:

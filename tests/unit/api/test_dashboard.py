@@ -17,7 +17,7 @@ from api.heartbeats import WorkerWatch
 from api.services import ADMIN_COOKIE
 from api.stats import StatsCollector, StatsSnapshotter, queue_depths, status_of
 from core import clock
-from infra.sql.dashboard import reason_of
+from infra.sql.dashboard import minute_floor, reason_of
 from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, drain
 
 MOVES = b"0 0 2 0 cat\n"
@@ -26,6 +26,34 @@ STATIC = Path(__file__).resolve().parents[3] / "api" / "static"
 
 def sign_in(pipe: Pipeline, token: str = ADMIN_TOKEN) -> Any:
     return pipe.client.post("/dashboard/login", data={"token": token}, follow_redirects=False)
+
+
+class StoreClock:
+    """Stands in for `core.clock.now`, the clock every stored time is written with and every
+    snapshot is taken at: it reads `at`, then moves it on a microsecond (the stored times'
+    precision), so times still differ and keep their order. A test puts `at` where it wants
+    (inside one minute, or just before a minute ends) instead of taking its chances with the
+    wall clock."""
+
+    def __init__(self, at: datetime) -> None:
+        self.at = at
+
+    def __call__(self) -> str:
+        self.at += timedelta(microseconds=1)
+        return clock.format_time(self.at)
+
+
+def pin_store_clock(monkeypatch: pytest.MonkeyPatch) -> StoreClock:
+    """The store's clock, 1 s into the coming minute: up to a minute ahead of the wall clock,
+    well inside the contest "open" (open for an hour either side of now)."""
+    pinned = StoreClock(minute_floor(datetime.now(UTC)) + timedelta(minutes=1, seconds=1))
+    monkeypatch.setattr(clock, "now", pinned)
+    return pinned
+
+
+@pytest.fixture
+def store_clock(monkeypatch: pytest.MonkeyPatch) -> StoreClock:
+    return pin_store_clock(monkeypatch)
 
 
 # -- signing in and out ---------------------------------------------------------------------
@@ -108,7 +136,9 @@ def test_v1_stats_is_for_the_admin_only(pipe: Pipeline) -> None:
 # -- what /v1/stats holds -------------------------------------------------------------------
 
 
-def test_v1_stats_has_the_shape_the_page_draws_from(pipe: Pipeline) -> None:
+def test_v1_stats_has_the_shape_the_page_draws_from(
+    pipe: Pipeline, store_clock: StoreClock
+) -> None:
     team = pipe.add_team("ravens")
     pipe.accepted(team, MOVES)
     pipe.accepted(team, b"0 0 2 0 tab\n")
@@ -121,9 +151,11 @@ def test_v1_stats_has_the_shape_the_page_draws_from(pipe: Pipeline) -> None:
     assert stats["workers"]["status"] == "unavailable" and stats["workers"]["online"] is None
     assert stats["totals"] == stats["totals"] | {"uploads": 2, "judged": 2, "backlog": 0}
     assert stats["uploads_per_minute"] == 2 and stats["judged_per_minute"] == 2
+    assert stats["rejudged_per_minute"] == 0
     series = stats["series"]
     assert len(series["uploads"]) == len(series["judged"]) == len(series["queue_depth"]) == 60
-    assert series["uploads"][-1] == 2 and sum(series["judged"]) == 2
+    assert len(series["rejudged"]) == 60 and sum(series["rejudged"]) == 0
+    assert series["uploads"][-1] == 2 and series["judged"][-1] == 2
     assert series["step_s"] == 60
     latency = stats["latency_ms"]
     assert latency["count"] == 2 and 0 <= latency["p50"] <= latency["p95"] <= latency["p99"]
@@ -136,6 +168,22 @@ def test_v1_stats_has_the_shape_the_page_draws_from(pipe: Pipeline) -> None:
     assert ids == sorted(ids, reverse=True) and stats["events"][0]["type"] == "submission.judged"
     assert stats["status"]["colour"] == "green"
     assert stats["latency_histogram"]["count"] == 2
+
+
+def test_uploads_just_before_a_minute_ends_are_charted_in_that_minute_and_still_counted(
+    pipe: Pipeline, store_clock: StoreClock
+) -> None:
+    team = pipe.add_team("ravens")
+    store_clock.at = minute_floor(store_clock.at) + timedelta(seconds=59.9)
+    pipe.accepted(team, MOVES)
+    pipe.accepted(team, b"0 0 2 0 tab\n")
+    store_clock.at = minute_floor(store_clock.at) + timedelta(minutes=1, seconds=0.2)
+    drain(pipe.services)
+    stats = pipe.client.get("/v1/stats", headers=ADMIN).json()
+
+    assert stats["series"]["uploads"][-2:] == [2, 0]
+    assert stats["series"]["judged"][-2:] == [0, 2]
+    assert stats["uploads_per_minute"] == 2 and stats["judged_per_minute"] == 2
 
 
 def test_a_failed_submission_turns_the_status_red_and_names_its_reason(pipe: Pipeline) -> None:

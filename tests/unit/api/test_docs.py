@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
@@ -114,3 +115,49 @@ def _schema(pipe: Pipeline) -> dict[str, dict[str, object]]:
     assert response.status_code == 200
     found: dict[str, dict[str, object]] = response.json()
     return found
+
+
+# -- the Authorize button: the schema's security schemes ------------------------------------
+
+
+def test_the_schema_declares_bearer_tokens_for_the_admin_and_the_teams(tmp_path: Path) -> None:
+    with open_pipeline(tmp_path) as pipe:
+        schemes: dict[str, Any] = _schema(pipe)["components"]["securitySchemes"]
+
+    for name in ("adminToken", "teamToken", "metricsToken"):
+        assert schemes[name]["type"] == "http" and schemes[name]["scheme"] == "bearer"
+        assert schemes[name]["description"]
+
+
+def test_operations_name_the_token_they_take(tmp_path: Path) -> None:
+    with open_pipeline(tmp_path) as pipe:
+        schema: dict[str, Any] = _schema(pipe)
+
+    def security(path: str, method: str) -> Any:
+        return schema["paths"][path][method].get("security")
+
+    admin, team = [{"adminToken": []}], [{"teamToken": []}]
+    assert security("/v1/contests", "post") == admin
+    assert security("/v1/rejudges/{run_id}/apply", "post") == admin
+    assert security("/v1/stats", "get") == admin
+    assert security("/v1/contests/{contest}/submissions", "post") == team
+    assert security("/v1/submissions/{submission_id}", "get") == team + admin
+    assert security("/metrics", "get") == [{}, {"metricsToken": []}, {"adminToken": []}]
+    for public in ("/v1/contests/{contest}/leaderboard", "/healthz", "/v1/games"):
+        assert security(public, "get") is None
+    assert "security" not in schema  # no requirement for all: public operations stay public
+
+
+def test_exactly_the_operations_that_require_a_token_refuse_a_call_without_one(
+    tmp_path: Path,
+) -> None:
+    """The schema checked against the API: an operation whose every alternative names a token
+    answers 401 without one, and no other does."""
+    with open_pipeline(tmp_path) as pipe:
+        paths: dict[str, Any] = _schema(pipe)["paths"]
+        for path, operations in paths.items():
+            url = re.sub(r"\{[^}]+\}", "x", path)
+            for method, operation in operations.items():
+                needs_token = all(operation.get("security", [{}]))
+                answer = pipe.client.request(method, url)
+                assert (answer.status_code == 401) is needs_token, (method, path, answer.text)
