@@ -3,7 +3,8 @@
 `StatsCollector` caches one snapshot behind a lock: however many pages poll, Redis and SQL see
 one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot from one read-only SQL
 read (`infra.sql.dashboard`), five Redis reads and what the worker heartbeats said (`heartbeats`);
-`PreviewCounts` adds what a finished rejudge run would change, computed once per state of a run.
+`PreviewCounts` adds what a finished rejudge run would change: live while it is ready, as apply
+recorded it once applied.
 """
 
 from __future__ import annotations

@@ -146,12 +146,18 @@ class FaultStack:
                 os.kill(pid, signal.SIGCONT)
 
     def wait_until_busy(
-        self, claimed_after: datetime, timeout: float = 10.0, on_cpu: bool = False
-    ) -> int:
-        """Wait for a moment when the pool is whole, a claim was taken after `claimed_after`
-        (the last kill) and a child is not waiting on its pipe for work: it is mid-task. With
-        `on_cpu`, the child must also be running, not sleeping on a socket: judging is CPU work,
-        while reading an upload or recording a verdict waits on S3 or SQL."""
+        self,
+        claimed_after: datetime,
+        timeout: float = 10.0,
+        on_cpu: bool = False,
+        whole_pool: bool = True,
+        contest: str | None = None,
+    ) -> int | None:
+        """Wait for a moment when a claim was taken after `claimed_after` (the last kill) and a
+        child is not waiting on its pipe for work: it is mid-task; with `whole_pool`, only once
+        the pool has all its children again. With `on_cpu`, the child must also be running, not
+        sleeping on a socket: judging is CPU work, while reading an upload or recording a verdict
+        waits on S3 or SQL. With `contest`, None once none of its uploads is left to judge."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             children = self.worker_children()
@@ -160,8 +166,11 @@ class FaultStack:
                 for pid in children
                 if "pipe_read" not in _waiting_in(pid) and (not on_cpu or _on_cpu(pid))
             ]
-            if len(children) == self.workers and working and self._claims_since(claimed_after):
+            whole = len(children) == self.workers or not whole_pool
+            if whole and working and self._claims_since(claimed_after):
                 return working[0]
+            if contest is not None and self._left_to_judge(contest) == 0:
+                return None
             time.sleep(0.002)
         states = self.sql("SELECT state, COUNT(*) FROM submissions GROUP BY state")
         raise RuntimeError(
@@ -169,10 +178,21 @@ class FaultStack:
             f"(children {self.worker_children()}, submissions {states})"
         )
 
-    def kill_busy_child(self, claimed_after: datetime) -> datetime:
-        """SIGKILL a pool child in the middle of a task; returns when."""
-        os.kill(self.wait_until_busy(claimed_after, on_cpu=True), signal.SIGKILL)
+    def kill_busy_child(self, claimed_after: datetime, contest: str) -> datetime | None:
+        """SIGKILL a pool child judging on the CPU; returns when, or None (and kills nothing)
+        once the contest has nothing left to judge."""
+        pid = self.wait_until_busy(claimed_after, on_cpu=True, whole_pool=False, contest=contest)
+        if pid is None:
+            return None
+        os.kill(pid, signal.SIGKILL)
         return datetime.now(UTC)
+
+    def _left_to_judge(self, contest: str) -> int:
+        query = (
+            "SELECT COUNT(*) FROM submissions WHERE contest_id = ? "
+            "AND state IN ('queued', 'judging')"
+        )
+        return int(self.sql(query, contest)[0][0])
 
     def _claims_since(self, moment: datetime) -> int:
         query = "SELECT COUNT(*) FROM submissions WHERE state = 'judging' AND state_at > ?"
