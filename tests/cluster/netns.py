@@ -1106,8 +1106,12 @@ class Uploads:
         concurrency: int = 8,
         timeout: float = 180.0,
         request_timeout: float = 10.0,
+        rate: float | None = None,
     ) -> None:
+        """`rate`: at most this many uploads started a second (upload n not before n / rate s),
+        so the burst lasts at least len(corpus) / rate s however fast the hosts answer."""
         self.urls, self.contest, self.tokens, self.corpus = dict(urls), contest, tokens, corpus
+        self.rate = rate
         self.concurrency, self.request_timeout = concurrency, request_timeout
         self.timeout = timeout
         self.sent = [Sent(n, n % len(tokens)) for n in range(len(corpus.data))]
@@ -1158,6 +1162,8 @@ class Uploads:
         clients = {name: Client(http1.Connection(url)) for name, url in self.urls.items()}
         try:
             while (sent := self._next()) is not None and time.monotonic() < deadline:
+                if self.rate is not None:
+                    time.sleep(max(0.0, self.started + sent.index / self.rate - time.monotonic()))
                 self._send(clients, sent, deadline)
         except BaseException as exc:
             self.failure = exc

@@ -446,7 +446,8 @@ def test_a_redis_restart_on_the_services_host_mid_burst_loses_nothing_acknowledg
     hosts: Cluster, lexicon: Lexicon
 ) -> None:
     tokens, corpus = contest_with_corpus(hosts, lexicon, "redis", 600, moves=150, seed=7)
-    uploads = Uploads(urls(hosts), "redis", tokens, corpus).start()
+    # Paced to last 10 s at least: Redis goes down and comes back while uploads still arrive.
+    uploads = Uploads(urls(hosts), "redis", tokens, corpus, rate=60.0).start()
     wait_for(lambda: len(uploads.acknowledged()) >= len(corpus.data) // 5, 60, "a fifth in")
     began = time.monotonic()
     hosts.kill_redis()
