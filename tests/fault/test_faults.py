@@ -131,9 +131,10 @@ def test_sigkill_of_the_worker_parent_mid_batch_twice_loses_nothing(
 
 
 def test_a_redis_restart_during_a_spike_loses_nothing(stack: FaultStack, corpus: Corpus) -> None:
+    started = datetime.now(UTC)
     load = start_load(stack, corpus, "redis-restart", rate=None)  # a spike: as fast as it goes
-    time.sleep(2)
-    stack.wait_until_busy(claimed_after=datetime.now(UTC))  # and judging in full swing
+    # Judging under way while uploads still arrive: the first moment a child is mid-task.
+    stack.wait_until_busy(claimed_after=started, whole_pool=False)
     began = time.monotonic()
     stack.kill_redis()
     time.sleep(3)
