@@ -370,6 +370,7 @@ def measure(args: argparse.Namespace, url: str) -> Measured:
     lexicon = shared_lexicon()
     env = {
         "TILEJUDGE_RATE_LIMIT": "1000000",
+        "TILEJUDGE_TEAM_BYTES_PER_DAY": "0",  # no daily storage quota either
         "TILEJUDGE_API_WORKERS": str(args.api_workers),
         "TILEJUDGE_DATABASE_URL": url,
     }

@@ -76,7 +76,11 @@ def open_contest(
 @contextmanager
 def intake_stack(prefix: str, api_workers: int) -> Iterator[RunningStack]:
     """A stack for intake's benchmarks: no rate limit, `api_workers` API processes, 2 workers."""
-    env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_API_WORKERS": str(api_workers)}
+    env = {
+        "TILEJUDGE_RATE_LIMIT": "1000000",
+        "TILEJUDGE_TEAM_BYTES_PER_DAY": "0",
+        "TILEJUDGE_API_WORKERS": str(api_workers),
+    }
     with bench_stack(prefix, workers=2, env=env) as stack:
         yield stack
 

@@ -94,7 +94,7 @@ def main() -> None:
     lines = sum(c.count(b"\n") for c in corpus)
     print(f"contest: {len(corpus)} submissions ({args.distinct} distinct games), {lines} lines")
     home = Path(tempfile.mkdtemp(prefix="tj-rejudge-"))
-    env = {"TILEJUDGE_RATE_LIMIT": "1000000"}
+    env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_TEAM_BYTES_PER_DAY": "0"}
     with (
         running_stack(home, workers=2, env=env) as stack,
         httpx.Client(base_url=stack.url, timeout=120) as http,

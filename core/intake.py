@@ -1,4 +1,5 @@
-"""Taking an upload: deadline by the server's receipt time, then S3, then SQL, then the queue.
+"""Taking an upload: deadline by the server's receipt time, the team's storage quota, then S3,
+then SQL, then the queue.
 
 The order is what makes an acknowledged upload impossible to lose: the bytes are durable before
 the row that points at them, the row (with its event) before the 202, and the queue message is
@@ -11,7 +12,7 @@ import asyncio
 import hashlib
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import structlog
@@ -21,6 +22,7 @@ from core.errors import Closed, Conflict, Duplicate, NotAllowed, NotAuthenticate
 from core.games import game
 from core.group_commit import GroupCommit
 from core.ports import BlobStore, Publisher, SubmissionStore
+from core.quota import StorageQuota
 from core.records import Contest, Submission, Team
 from core.states import SubmissionState
 
@@ -75,6 +77,8 @@ class Intake:
     receipt_key: str
     commits: GroupCommit  # publishing: it stores, then publishes and marks queued
     offload: Offload = asyncio.to_thread
+    # Charged before the bytes go to S3, given back for bytes deleted again.
+    quota: StorageQuota = field(default_factory=StorageQuota.off)
 
     def __post_init__(self) -> None:
         if not self.commits.publishes:
@@ -108,8 +112,10 @@ class Intake:
         Closed if the contest closed before `received_at`: the group's transaction reads the
         contest's row, so a contest closed early is closed at once in every API process,
         whatever `contest` (remembered for a while) still says; a retry of bytes received in
-        time still gets its submission back. The S3 write (and whatever else blocks) is
-        offloaded to a thread; the wait for the group's commit does not hold one."""
+        time still gets its submission back. Throttled (429) if the bytes would take the team
+        over its storage quota for the day; nothing is stored then. The S3 write (and whatever
+        else blocks) is offloaded to a thread; the wait for the group's commit does not hold
+        one."""
         submission = await self.offload(self._write, team, contest, data, received_at)
         try:
             if not await self.commits.stored(submission, data):
@@ -119,19 +125,25 @@ class Intake:
             # refusal may also be the team's row gone: deleted while its upload was taken.)
             return await self.offload(self._same_bytes, team, submission), False
         except Exception:
-            await self.offload(self._forget, submission.id, submission.blob_key)
+            await self.offload(self._forget, submission)
             raise
         return submission, True
 
     def _write(self, team: Team, contest: Contest, data: bytes, received_at: str) -> Submission:
-        """The upload's bytes to S3, and its row-to-be with a signed receipt."""
+        """The upload's bytes to S3, charged to the team's quota, and its row-to-be with a
+        signed receipt."""
         sha256 = hashlib.sha256(data).hexdigest()
         identity = game(contest.game).identity(data)
         # No look for the same bytes first: the insert finds them (a retried upload is rare, a
         # query on every upload is not), and the bytes just written are then deleted again.
         submission_id = uuid.uuid4().hex
         key = f"uploads/{contest.id}/{team.id}/{submission_id}"
-        self.blobs.put(key, data, "text/plain")
+        self.quota.charge(team.id, len(data), received_at)
+        try:
+            self.blobs.put(key, data, "text/plain")
+        except Exception:
+            self.quota.refund(team.id, len(data), received_at)
+            raise
         receipt = receipts.sign(
             self.receipt_key,
             submission=submission_id,
@@ -168,6 +180,7 @@ class Intake:
             and (self.store.copy_of(winner.id, team.id) == refused.blob_key)
         )
         if not kept:
+            self.quota.refund(refused.team_id, refused.size, refused.received_at)
             try:
                 self.blobs.delete(refused.blob_key)
             except Exception as exc:  # an orphan object, not a failed upload
@@ -178,15 +191,17 @@ class Intake:
             raise NotAuthenticated("unknown token: the team was deleted")
         raise Duplicate("the same bytes were uploaded already")
 
-    def _forget(self, submission_id: str, key: str) -> None:
-        """Drop the bytes of an upload whose row was refused, once sure the row is not there.
+    def _forget(self, refused: Submission) -> None:
+        """Drop the bytes of an upload whose row was refused, once sure the row is not there,
+        and give them back to the team's quota.
 
         A team's deletion finds its uploads through their rows, so an orphan would outlive it;
         but a commit whose answer was lost may have written the row, and then the bytes stay.
         """
         try:
-            if self.store.get_submission(submission_id) is None:
-                self.blobs.delete(key)
+            if self.store.get_submission(refused.id) is None:
+                self.quota.refund(refused.team_id, refused.size, refused.received_at)
+                self.blobs.delete(refused.blob_key)
                 return
         except Exception as exc:
-            log.warning("intake.orphan_upload", key=key, error=str(exc))
+            log.warning("intake.orphan_upload", key=refused.blob_key, error=str(exc))

@@ -27,6 +27,7 @@ from core.ports import (
     RejudgeRuns,
     SubmissionStore,
 )
+from core.quota import StorageQuota
 from core.sweeping import SweeperThread
 from infra import broker_copies
 from infra.blobstore import S3BlobStore
@@ -34,6 +35,7 @@ from infra.celery_config import celery_config
 from infra.leader import SWEEPER_LOCK, Election
 from infra.publisher import CeleryPublisher
 from infra.queues import light_backlog, live_backlog
+from infra.quota import RedisDailyBytes
 from infra.ratelimit import RateLimiter
 from infra.rulesets import RulesetCache
 from infra.settings import Settings, SettingsError, SweeperMode
@@ -142,7 +144,13 @@ def api_parts(
         blobs=blobs,
         redis=client,
         intake=Intake(
-            store, blobs, publisher, settings.receipt_key_value(), commits, run_in_threadpool
+            store,
+            blobs,
+            publisher,
+            settings.receipt_key_value(),
+            commits,
+            run_in_threadpool,
+            StorageQuota(RedisDailyBytes(client) if client else None, settings.team_bytes_per_day),
         ),
         limiter=limiter or RateLimiter(client, settings.rate_limit_per_minute),
         admin_token=settings.admin_token_value(),

@@ -20,6 +20,17 @@ CLOCK_DRIFT = 0.01
 # A follower looks again no later than this after the lock's expiry.
 EXPIRY_GRACE_S = 0.05
 NO_SUCH_KEY = -2  # what PTTL answers for a key that is not there
+NO_EXPIRY = -1  # what PTTL answers for a key that never expires
+# A lock key found without an expiry (set by hand, or by anyone who reaches Redis) is given the
+# lock's TTL, so it lapses like a holder that died: an unexpiring key would stop sweeping for
+# good. Only a key still without one is touched, in one step: a real holder's always has one.
+EXPIRE_IF_PERSISTENT = """
+if redis.call('PTTL', KEYS[1]) == -1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+  return tonumber(ARGV[1])
+end
+return redis.call('PTTL', KEYS[1])
+"""
 
 log = structlog.get_logger("tilejudge.election")
 
@@ -36,7 +47,8 @@ class Election:
     `held()` is True only while the lock is surely this candidate's: from a successful take or
     renewal until the moment, measured from before the request, at which Redis lets it expire.
     A failed renewal (taken over, or Redis unreachable) makes it False at once. A holder that
-    dies without `stop` keeps the lock until it expires, and a follower takes over then."""
+    dies without `stop` keeps the lock until it expires, and a follower takes over then; a key
+    found without an expiry is given one of `ttl`, and is taken over the same way."""
 
     def __init__(
         self,
@@ -50,6 +62,7 @@ class Election:
         self.candidate = candidate or candidate_name()
         # Not thread-local: the campaign thread takes the lock and `stop` lets it go.
         self._lock = client.lock(key, timeout=ttl, thread_local=False)
+        self._expire_persistent = client.register_script(EXPIRE_IF_PERSISTENT)
         self._valid_until = 0.0
         self._mine = False  # Redis may still hold this candidate's token
         self._holder: str | None = None  # the last holder reported in the log
@@ -95,6 +108,11 @@ class Election:
                 self._report(self.candidate)
                 return self.renew_every
             holder, expires_in_ms = self._holder_and_expiry()
+            if expires_in_ms == NO_EXPIRY and holder != self.candidate:
+                log.warning("election.lock_without_expiry", key=self._key, holder=holder)
+                expires_in_ms = int(
+                    self._expire_persistent(keys=[self._key], args=[int(self._ttl * 1000)])
+                )
         except RedisError as exc:
             if self._valid_until or self._holder is not None:
                 log.warning("election.redis_unavailable", key=self._key, error=str(exc))
@@ -110,7 +128,7 @@ class Election:
         if expires_in_ms == NO_SUCH_KEY:
             return EXPIRY_GRACE_S  # let go since the try: look again at once
         if expires_in_ms < 0:
-            return self.renew_every  # a key without expiry, set by hand: it never lapses
+            return EXPIRY_GRACE_S  # gone since the look (or never expiring still): look again
         return min(self.renew_every, expires_in_ms / 1000 + EXPIRY_GRACE_S)
 
     def _renewed(self) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import Iterator
@@ -47,10 +48,10 @@ def _sqlite(url: str, durable: bool) -> Engine:
         # Let SQLAlchemy issue BEGIN itself (below), and make every connection durable and WAL.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
-        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA busy_timeout=30000")
+        _switch_to_wal(cursor)
         cursor.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
         cursor.execute("PRAGMA foreign_keys=ON")
-        cursor.execute("PRAGMA busy_timeout=30000")
         cursor.close()
 
     @event.listens_for(engine, "begin")
@@ -62,6 +63,21 @@ def _sqlite(url: str, durable: bool) -> Engine:
         connection.exec_driver_sql("BEGIN" if readonly else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def _switch_to_wal(cursor: Any) -> None:
+    """PRAGMA journal_mode=WAL, tried again while another connection holds the lock: SQLite can
+    answer "database is locked" at once, without its busy handler, while a new database file is
+    being switched to WAL or written by another process (two `tilejudge migrate` at once)."""
+    deadline = time.monotonic() + WRITE_LOCK_WAIT_S
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def is_postgres(engine: Engine) -> bool:

@@ -85,6 +85,7 @@ TIMINGS = {
     "TILEJUDGE_REQUEUE_AFTER": "8",
     "TILEJUDGE_SWEEPER_LOCK_TTL": "3",
     "TILEJUDGE_RATE_LIMIT": "1000000",
+    "TILEJUDGE_TEAM_BYTES_PER_DAY": "0",  # no daily storage quota either
 }
 # Addresses: the last octet of each host's address in the run's /24.
 OCTETS = {"services": 1, "api1": 11, "api2": 12, "worker1": 21, "worker2": 22, "worker3": 23}

@@ -1,5 +1,5 @@
-"""The Redis-backed adapters against a real Redis: the upload rate limiter and the Celery
-publisher, while Redis is up and after it stops."""
+"""The Redis-backed adapters against a real Redis: the upload rate limiter, the daily byte
+counts of the storage quota and the Celery publisher, while Redis is up and after it stops."""
 
 from __future__ import annotations
 
@@ -17,11 +17,13 @@ from celery import Celery
 
 from core.errors import PublishFailed, Throttled
 from core.messages import JUDGE_GROUP_TASK, LIVE_QUEUE
+from core.quota import Charge
 from core.tuning import GROUP_INLINE, GROUP_MOST, INLINE_LIMIT
 from devstack.process import Service
 from devstack.redis_server import start_redis
 from infra.compose import make_celery, make_redis
 from infra.publisher import CeleryPublisher
+from infra.quota import KEEP_COUNT_S, RedisDailyBytes, daily_key
 from infra.ratelimit import RateLimiter
 from infra.settings import Settings
 
@@ -150,6 +152,54 @@ def test_with_redis_stopped_the_limiter_lets_uploads_through(own_redis: Service)
         started = time.monotonic()
         for _ in range(3):
             limiter.check("team-a")  # over the limit, but the count cannot be kept: fail open
+
+        assert time.monotonic() - started < QUICKLY
+
+
+# -- the storage quota's daily byte counts ------------------------------------------------------
+
+
+def test_a_days_byte_count_refuses_a_charge_that_would_pass_the_limit_and_expires(
+    client: redis.Redis,
+) -> None:
+    counts = RedisDailyBytes(client)
+    day = "2030-01-01"
+    assert counts.add_within(Charge("team-a", day, 60), 100)
+    assert counts.add_within(Charge("team-a", day, 40), 100)
+
+    assert not counts.add_within(Charge("team-a", day, 1), 100)
+
+    key = daily_key(Charge("team-a", day, 0))
+    assert client.get(key) == b"100"  # the refused charge is not counted
+    assert KEEP_COUNT_S * 1000 - 60_000 < client.pttl(key) <= KEEP_COUNT_S * 1000
+    assert counts.add_within(Charge("team-b", day, 100), 100)  # a team of its own
+    assert counts.add_within(Charge("team-a", "2030-01-02", 500), 100)  # a day's first
+
+
+def test_a_subtracted_charge_makes_room_and_the_count_never_goes_below_zero(
+    client: redis.Redis,
+) -> None:
+    counts = RedisDailyBytes(client)
+    charge = Charge("team-a", "2030-01-01", 80)
+    counts.add_within(charge, 100)
+    counts.subtract(charge)
+    counts.subtract(charge)
+
+    key = daily_key(charge)
+    assert client.get(key) == b"0"
+    assert client.pttl(key) > 0  # the expiry is kept
+    assert counts.add_within(Charge("team-a", "2030-01-01", 100), 100)
+
+
+def test_with_redis_stopped_the_byte_counts_let_uploads_through(own_redis: Service) -> None:
+    with make_redis(settings_for(own_redis.url)) as connection:
+        counts = RedisDailyBytes(connection)
+        assert counts.add_within(Charge("team-a", "2030-01-01", 100), 100)
+        own_redis.stop()
+
+        started = time.monotonic()
+        assert counts.add_within(Charge("team-a", "2030-01-01", 100), 100)  # fail open
+        counts.subtract(Charge("team-a", "2030-01-01", 100))
 
         assert time.monotonic() - started < QUICKLY
 

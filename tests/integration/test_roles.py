@@ -109,6 +109,29 @@ def test_a_holder_whose_lock_was_taken_stops_holding_it_at_its_next_renewal(
     assert lost_after <= TTL / 3 + MARGIN_S
 
 
+def test_a_lock_key_set_by_hand_without_expiry_lapses_after_the_ttl_and_is_taken_over(
+    redis_url: str,
+) -> None:
+    with elections(redis_url, 1) as [election], redis.Redis.from_url(redis_url) as client:
+        client.set(SWEEPER_LOCK, "x")  # what anyone who reaches Redis could do
+        election.start()
+        time.sleep(TTL / 2)
+        assert not election.held()
+        assert 0 < client.pttl(SWEEPER_LOCK) <= TTL * 1000
+        taken_over = wait_for(election.held, TTL + MARGIN_S, "the takeover")
+        assert client.get(SWEEPER_LOCK) == election.candidate.encode()
+    assert taken_over <= TTL + MARGIN_S
+
+
+def test_a_lock_key_given_an_expiry_by_its_holder_keeps_it(redis_url: str) -> None:
+    with elections(redis_url, 1) as [election], redis.Redis.from_url(redis_url) as client:
+        client.set(SWEEPER_LOCK, "another-holder", px=60_000)
+        election.campaign_once()
+        assert not election.held()
+        assert client.pttl(SWEEPER_LOCK) > 50_000  # not shortened to the election's TTL
+        assert client.get(SWEEPER_LOCK) == b"another-holder"
+
+
 def test_nothing_is_held_while_redis_is_away_and_the_lock_is_held_again_after(
     tmp_path: Path,
 ) -> None:

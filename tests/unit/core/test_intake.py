@@ -11,11 +11,12 @@ from collections.abc import Iterator
 import pytest
 
 from core import receipts
-from core.errors import Closed, Conflict, NotAllowed
+from core.errors import BlobStoreUnavailable, Closed, Conflict, NotAllowed, Throttled
 from core.events import EventType
 from core.fakes import InMemoryBlobStore, InMemoryPublisher, InMemorySubmissionStore
 from core.group_commit import GroupCommit
 from core.intake import Intake
+from core.quota import InMemoryDailyBytes, StorageQuota
 from core.records import Contest, Submission, Team
 from core.states import SubmissionState
 from judge import Lexicon
@@ -39,6 +40,26 @@ def intake(
     commits = GroupCommit(store, publisher=publisher)
     try:
         yield Intake(store, blobs, publisher, RECEIPT_KEY, commits)
+    finally:
+        commits.close()
+
+
+@pytest.fixture
+def counts() -> InMemoryDailyBytes:
+    return InMemoryDailyBytes()
+
+
+@pytest.fixture
+def quota_of_30_bytes(
+    store: InMemorySubmissionStore,
+    blobs: InMemoryBlobStore,
+    publisher: InMemoryPublisher,
+    counts: InMemoryDailyBytes,
+) -> Iterator[Intake]:
+    """Intake with a storage quota of 30 bytes per team per day."""
+    commits = GroupCommit(store, publisher=publisher)
+    try:
+        yield Intake(store, blobs, publisher, RECEIPT_KEY, commits, quota=StorageQuota(counts, 30))
     finally:
         commits.close()
 
@@ -227,3 +248,59 @@ def test_a_club_not_allowed_to_send_game_logs_is_refused_and_nothing_is_kept(
 
     assert store.submissions == {}
     assert uploads(blobs) == set()
+
+
+def test_an_upload_over_the_teams_daily_storage_quota_is_refused_until_midnight_unstored(
+    quota_of_30_bytes: Intake,
+    store: InMemorySubmissionStore,
+    blobs: InMemoryBlobStore,
+    counts: InMemoryDailyBytes,
+    wordytaire: tuple[Contest, Team],
+) -> None:
+    contest, team = wordytaire
+    for line in (b"0 0 2 0 cat\n", b"0 0 2 0 tea\n"):  # 12 bytes each
+        accept(quota_of_30_bytes, team, contest, line)
+
+    with pytest.raises(Throttled, match="at most 30 bytes of uploads per team per day") as refused:
+        accept(quota_of_30_bytes, team, contest, b"0 0 2 0 eat\n")
+
+    assert refused.value.retry_after == 12 * 3600  # IN_TIME is noon, UTC
+    assert len(store.submissions) == 2
+    assert len(uploads(blobs)) == 2
+    assert counts.counts == {(team.id, IN_TIME[:10]): 24}
+
+
+def test_the_same_bytes_sent_again_cost_the_quota_nothing(
+    quota_of_30_bytes: Intake, counts: InMemoryDailyBytes, wordytaire: tuple[Contest, Team]
+) -> None:
+    contest, team = wordytaire
+    for _ in range(5):
+        accept(quota_of_30_bytes, team, contest, b"0 0 2 0 cat\n")
+
+    accept(quota_of_30_bytes, team, contest, b"0 0 2 0 tea\n")  # fits: the retries were refunded
+
+    assert counts.counts == {(team.id, IN_TIME[:10]): 24}
+
+
+def test_an_upload_that_could_not_be_stored_gives_its_bytes_back_to_the_quota(
+    quota_of_30_bytes: Intake,
+    blobs: InMemoryBlobStore,
+    counts: InMemoryDailyBytes,
+    wordytaire: tuple[Contest, Team],
+) -> None:
+    contest, team = wordytaire
+    blobs.down = True
+    with pytest.raises(BlobStoreUnavailable):
+        accept(quota_of_30_bytes, team, contest, b"0 0 2 0 cat\n")
+
+    assert counts.counts == {(team.id, IN_TIME[:10]): 0}
+
+
+def test_an_upload_refused_in_the_commit_gives_its_bytes_back_to_the_quota(
+    quota_of_30_bytes: Intake, counts: InMemoryDailyBytes, wordytaire: tuple[Contest, Team]
+) -> None:
+    contest, team = wordytaire
+    with pytest.raises(Closed):
+        accept(quota_of_30_bytes, team, contest, b"0 0 2 0 cat\n", received_at=LATE)
+
+    assert counts.counts == {(team.id, LATE[:10]): 0}

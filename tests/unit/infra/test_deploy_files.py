@@ -6,7 +6,10 @@ ScaledObject against KEDA's CRD as cloudcoil's generated models carry it, the Do
 hadolint. By hand: the Dockerfile's stages and user, the redis trigger's documented parameters,
 the files' agreement with each other and with docs/deploy.md, and that every tilejudge container
 runs a command `tilejudge` takes, with variables infra/settings.py reads, values it accepts and a
-configuration its role starts with. Each check is also shown to refuse a broken copy.
+configuration its role starts with. And the isolation: each role gets only the secrets and
+reaches only the services it uses (Compose networks, Kubernetes NetworkPolicies under a default
+deny), Redis asks for a password, Compose's containers are limited and read-only. Each check is
+also shown to refuse a broken copy.
 """
 
 from __future__ import annotations
@@ -29,16 +32,16 @@ from urllib.parse import urlsplit
 import kubernetes_validate
 import pytest
 import yaml
-from cloudcoil.models.keda.v1alpha1 import ScaledObject
+from cloudcoil.models.keda.v1alpha1 import ScaledObject, TriggerAuthentication
 from dockerfile_parse import DockerfileParser
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from api.routes.health import router as health_router
 from cli.main import _parser
 from core.messages import BULK_QUEUE, HEAVY_PRIORITIES, LIVE_QUEUE
 from infra.queues import PRIORITY_SEP
 from infra.settings import ClientSettings, Settings
-from infra.topology import Role, is_loopback, problems
+from infra.topology import USES, Role, Service, is_loopback, problems
 
 ROOT = Path(__file__).resolve().parents[3]
 DEPLOY = ROOT / "infra" / "deploy"
@@ -52,17 +55,32 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 KUBERNETES_VERSIONS = ("1.30", "1.35")
 # Read by the Python interpreter in the image, not by tilejudge.
 INTERPRETER_VARIABLES = {"PATH", "PYTHONUNBUFFERED"}
-# What a secret holds when a container's settings are checked: what the organiser's would.
+# What a required Compose variable holds when a container's settings are checked.
 STAND_IN = "stand-in"
-SECRET_STAND_INS = {
-    "TILEJUDGE_DATABASE_URL": "postgresql://tilejudge:stand-in@db.example.internal/tilejudge"
-}
 # The redis scaler's metadata as KEDA documents it (its CRD takes any map of strings there).
 REDIS_SCALER_PARAMETERS = {
     "address", "host", "port", "addressFromEnv", "hostFromEnv", "portFromEnv",
     "usernameFromEnv", "passwordFromEnv", "listName", "listLength", "activationListLength",
     "enableTLS", "unsafeSsl", "databaseIndex",
 }  # fmt: skip
+KEDA_MODELS: dict[str, type[BaseModel]] = {
+    "ScaledObject": ScaledObject,
+    "TriggerAuthentication": TriggerAuthentication,
+}
+# The variables that carry a secret, and the roles that may be given each: those that use it.
+SECRET_USES = {
+    "TILEJUDGE_ADMIN_TOKEN": {Role.API},
+    "TILEJUDGE_RECEIPT_KEY": {Role.API},
+    "TILEJUDGE_S3_ACCESS_KEY": {role for role in Role if Service.S3 in USES[role]},
+    "TILEJUDGE_S3_SECRET_KEY": {role for role in Role if Service.S3 in USES[role]},
+    "REDIS_URL": {role for role in Role if Service.REDIS in USES[role]},
+    "TILEJUDGE_DATABASE_URL": {role for role in Role if Service.DATABASE in USES[role]},
+}
+# Compose services whose root file system stays writable, each for the reason its comment in
+# compose.yaml gives.
+WRITABLE_ROOTS = {"seaweedfs"}
+DEFAULT_PORTS = {"redis": 6379, "rediss": 6379, "postgresql": 5432, "http": 80, "https": 443}
+DNS = {("UDP", 53), ("TCP", 53)}
 COMPILER = re.compile(r"\b(gcc|g\+\+|clang|build-essential|python3?-dev|libc6?-dev)\b")
 
 Doc = dict[str, Any]
@@ -137,6 +155,25 @@ def interpolate(value: Any) -> Any:
 def compose_variables(compose: Doc) -> set[str]:
     found = (m["name"] for text in strings(compose) for m in _INTERPOLATION.finditer(text))
     return {name for name in found if name}
+
+
+def guide_secrets() -> dict[str, str]:
+    """The keys of `tilejudge-secrets` as docs/deploy.md's `kubectl create secret` makes them,
+    with the values it gives (quotes taken off; a shell variable stays as written)."""
+    command = re.search(
+        r"kubectl[^\n]* create secret generic tilejudge-secrets(?:[^\n]*\\\n)*[^\n]*",
+        GUIDE.read_text(),
+    )
+    assert command, "docs/deploy.md has no `kubectl create secret generic tilejudge-secrets`"
+    pairs = re.findall(r"--from-(?:literal|file)=([\w.-]+)=(\"[^\"]*\"|'[^']*'|\S+)", command[0])
+    return {key: value.strip("'\"") for key, value in pairs}
+
+
+def guide_secret_keys() -> set[str]:
+    return set(guide_secrets())
+
+
+GUIDE_SECRETS = guide_secrets()
 
 
 def load_compose(text: str | None = None) -> Doc:
@@ -232,8 +269,11 @@ def kubernetes_env(container: Doc, maps: dict[str, dict[str, str]]) -> dict[str,
         assert "configMapRef" in source, f"{container['name']}: envFrom only from a ConfigMap"
         env |= maps[source["configMapRef"]["name"]]
     for item in container.get("env", []):
-        secret = SECRET_STAND_INS.get(item["name"], STAND_IN)
-        env[item["name"]] = secret if "valueFrom" in item else item["value"]
+        if "valueFrom" in item:
+            ref = item["valueFrom"].get("secretKeyRef", {})
+            env[item["name"]] = GUIDE_SECRETS.get(ref.get("key", ""), STAND_IN)
+        else:
+            env[item["name"]] = item["value"]
     return env
 
 
@@ -314,9 +354,12 @@ def compose_problems(compose: Doc) -> list[str]:
         after = services[name].get("depends_on", {}).get("migrate", {}).get("condition")
         if container.role is not Role.MIGRATE and after != "service_completed_successfully":
             found.append(f"{name} does not wait for the migration to complete")
-        for key in ("REDIS_URL", "TILEJUDGE_S3_ENDPOINT", "TILEJUDGE_DATABASE_URL"):
-            if urlsplit(container.env.get(key, "")).hostname not in services:
-                found.append(f"{name}: {key} names no service of this file")
+        for used in USES[container.role]:
+            host = urlsplit(container.env.get(used.value, "")).hostname
+            if host not in services:
+                found.append(f"{name}: {used.value} names no service of this file")
+            elif not networks(services[name]) & networks(services[host]):
+                found.append(f"{name} shares no network with {host}, which {used.value} names")
         if container.role is not Role.API:
             continue
         if services[name].get("deploy", {}).get("replicas", 1) < 2:
@@ -331,6 +374,90 @@ def compose_problems(compose: Doc) -> list[str]:
     return found
 
 
+def networks(service: Doc) -> set[str]:
+    joined = service.get("networks", ["default"])
+    return set(joined)
+
+
+def backing_services(compose: Doc) -> dict[str, Service]:
+    """The services of this file that tilejudge's containers connect to, and what each is."""
+    return {
+        str(urlsplit(c.env[used.value]).hostname): used
+        for c in compose_containers(compose)
+        for used in USES[c.role]
+        if used.value in c.env
+    }
+
+
+def compose_isolation_problems(compose: Doc) -> list[str]:
+    """Every container limited in memory and processes, and read-only but for WRITABLE_ROOTS;
+    tilejudge's writing only to tmpfs or volumes; the backing services on internal networks
+    alone, publishing nothing, joined only by the roles that use them; Redis behind the
+    password every REDIS_URL carries, with a memory cap and no eviction."""
+    full = interpolate(compose)
+    services, declared = full["services"], full.get("networks") or {}
+    found = []
+    for name, service in services.items():
+        found += [
+            f"{name} has no {key}" for key in ("mem_limit", "pids_limit") if key not in service
+        ]
+        if not service.get("read_only") and name not in WRITABLE_ROOTS:
+            found.append(f"{name}'s root file system is writable")
+    backing = backing_services(compose)
+    for host in backing:
+        if services[host].get("ports"):
+            found.append(f"{host} publishes a port")
+        found += [
+            f"{host} is on {net}, which is not an internal network"
+            for net in networks(services[host])
+            if not (declared.get(net) or {}).get("internal")
+        ]
+    for container in compose_containers(compose):
+        name = container.where.removeprefix("compose.yaml: ")
+        found += [
+            f"{name} reaches {host}, which its role does not use"
+            for host, what in backing.items()
+            if what not in USES[container.role]
+            and networks(services[name]) & networks(services[host])
+        ]
+        mounted = {
+            str(v).split(":")[0 if str(v).startswith("/") else 1]
+            for v in services[name].get("volumes", [])
+        }
+        mounted |= {str(t).split(":")[0] for t in services[name].get("tmpfs", [])}
+        home = container.env.get("TILEJUDGE_HOME", "")
+        found += [f"{name} cannot write {path}" for path in ("/tmp", home) if path not in mounted]
+    return found + redis_problems(compose)
+
+
+def redis_problems(compose: Doc) -> list[str]:
+    """The Redis every REDIS_URL names: its configuration caps its memory, never evicts, and
+    admits only the password the URLs carry (the same Compose variable)."""
+    hosts = [host for host, what in backing_services(compose).items() if what is Service.REDIS]
+    if not hosts:
+        return ["no Redis of this file"]
+    service = compose["services"][hosts[0]]
+    sources = [c["source"] if isinstance(c, dict) else c for c in service.get("configs", [])]
+    conf = "\n".join(compose["configs"][source].get("content", "") for source in sources)
+    found = []
+    if not re.search(r"^maxmemory [1-9$]", conf, re.M):
+        found.append("Redis's memory is not capped (maxmemory)")
+    if not re.search(r"^maxmemory-policy noeviction$", conf, re.M):
+        found.append("Redis may evict queued messages (maxmemory-policy is not noeviction)")
+    users = re.findall(r"^user (\S+) (.*)$", conf, re.M)
+    if not users or any("nopass" in rules.split() for _, rules in users):
+        found.append("Redis admits a user without a password")
+    passwords = {m[1] for _, rules in users for m in re.finditer(r"(?:^| )>\$\{(\w+)", rules)}
+    for name, service in compose["services"].items():
+        url = (service.get("environment") or {}).get("REDIS_URL")
+        if url is None:
+            continue
+        given = re.match(r"rediss?://[^:@/]*:\$\{(\w+)", url)
+        if not given or given[1] not in passwords:
+            found.append(f"{name}: REDIS_URL carries no password Redis admits")
+    return found
+
+
 def test_compose_starts_in_order_and_its_services_agree() -> None:
     assert compose_problems(load_compose()) == []
 
@@ -339,17 +466,54 @@ def test_compose_starts_in_order_and_its_services_agree() -> None:
     ("old", "new"),
     [
         ("condition: service_completed_successfully", "condition: service_started"),
-        ("redis://redis:6379/0", "redis://127.0.0.1:6379/0"),
+        ("}@redis:6379/0", "}@127.0.0.1:6379/0"),
+        ("    networks: [broker, objects, database]\n", "    networks: [broker, database]\n"),
         ("      - -bucket=tilejudge", "      - -bucket=other"),
         ("client_max_body_size 4m;", "client_max_body_size 1m;"),
-        ("      replicas: 2\n    # Shared", "      replicas: 1\n    # Shared"),
-        ('    healthcheck:\n      test: ["CMD", "redis-cli", "ping"]', "    x-healthcheck:"),
+        ('["api"]\n    deploy:\n      replicas: 2', '["api"]\n    deploy:\n      replicas: 1'),
+        (
+            '    healthcheck:\n      test: ["CMD-SHELL", "redis-cli',
+            '    x-healthcheck:\n      test: ["CMD-SHELL", "redis-cli',
+        ),
     ],
 )
 def test_the_compose_checks_refuse_a_broken_copy(old: str, new: str) -> None:
     text = COMPOSE.read_text()
     assert old in text
     assert compose_problems(load_compose(text.replace(old, new))) != []
+
+
+def test_compose_limits_its_containers_and_keeps_each_backing_service_to_its_users() -> None:
+    assert compose_isolation_problems(load_compose()) == []
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("    mem_limit: 2g\n", ""),
+        (
+            "    pids_limit: 64\n    depends_on:\n      postgres:",
+            "    depends_on:\n      postgres:",
+        ),
+        ("  read_only: true\n  # What a role writes", "  # What a role writes"),
+        ("    - /var/lib/tilejudge:size=256m,mode=1777\n", ""),
+        ("  objects:\n    internal: true\n", "  objects:\n"),
+        ("    networks: [broker, database]\n", "    networks: [broker, objects, database]\n"),
+        (
+            "    networks: [database]\n    mem_limit: 256m",
+            "    networks: [broker, database]\n    mem_limit: 256m",
+        ),
+        ("    networks: [objects]\n", '    networks: [objects]\n    ports: ["9333:9333"]\n'),
+        ("      maxmemory-policy noeviction\n", "      maxmemory-policy allkeys-lru\n"),
+        ("      maxmemory ${REDIS_MAXMEMORY:-512mb}\n", ""),
+        ("user default on >${REDIS_PASSWORD", "user default on nopass >${REDIS_PASSWORD"),
+        ("REDIS_URL: redis://:${REDIS_PASSWORD", "REDIS_URL: redis://:${OTHER_PASSWORD"),
+    ],
+)
+def test_the_compose_isolation_checks_refuse_a_broken_copy(old: str, new: str) -> None:
+    text = COMPOSE.read_text()
+    assert old in text
+    assert compose_isolation_problems(load_compose(text.replace(old, new))) != []
 
 
 # --- the Kubernetes manifests ---------------------------------------------------------------
@@ -368,10 +532,12 @@ def kubernetes_errors(doc: Doc, version: str) -> str:
 
 
 def keda_errors(doc: Doc) -> str:
-    """The ScaledObject against KEDA's CRD schema as cloudcoil's models, generated from it,
-    carry it. The models drop unknown fields and take "1" for 1: reading it back shows both."""
+    """A KEDA object against KEDA's CRD schema as cloudcoil's models, generated from it, carry
+    it. The models drop unknown fields and take "1" for 1: reading it back shows both."""
+    if doc["kind"] not in KEDA_MODELS:
+        return f"no model of KEDA's {doc['kind']}"
     try:
-        model = ScaledObject.model_validate(doc)
+        model = KEDA_MODELS[doc["kind"]].model_validate(doc)
     except ValidationError as exc:
         return str(exc)
     back = model.model_dump(by_alias=True, exclude_unset=True, mode="json")
@@ -393,6 +559,7 @@ def test_each_manifest_is_valid_against_its_schema(doc: Doc, version: str) -> No
 def test_the_manifests_hold_every_kind_the_deployment_needs() -> None:
     kinds = {doc["kind"] for doc in DOCS}
     assert {"Namespace", "ConfigMap", "Deployment", "Service", "Job", "ScaledObject"} <= kinds
+    assert {"NetworkPolicy", "TriggerAuthentication"} <= kinds
 
 
 def changed(doc: Doc, path: str, value: Any) -> Doc:
@@ -428,16 +595,6 @@ def test_a_kind_without_a_schema_is_refused_rather_than_passed() -> None:
     assert kubernetes_errors({"apiVersion": "example.org/v1", "kind": "Widget"}, "1.35") != ""
 
 
-def guide_secret_keys() -> set[str]:
-    """The keys of `tilejudge-secrets` as docs/deploy.md's `kubectl create secret` makes it."""
-    command = re.search(
-        r"kubectl[^\n]* create secret generic tilejudge-secrets(?:[^\n]*\\\n)*[^\n]*",
-        GUIDE.read_text(),
-    )
-    assert command, "docs/deploy.md has no `kubectl create secret generic tilejudge-secrets`"
-    return set(re.findall(r"--from-(?:literal|file)=([\w.-]+)=", command[0]))
-
-
 def kubernetes_problems(docs: list[Doc], secret_keys: set[str]) -> list[str]:
     """Namespaces, secrets, the sweeper, and the API's and the workers' own checks."""
     (namespace,) = [doc["metadata"]["name"] for doc in of_kind(docs, "Namespace")]
@@ -448,7 +605,11 @@ def kubernetes_problems(docs: list[Doc], secret_keys: set[str]) -> list[str]:
     ]
     for doc, spec in pod_specs(docs):
         env = [item for c in spec["containers"] for item in c.get("env", [])]
-        refs = [item["valueFrom"]["secretKeyRef"] for item in env if "valueFrom" in item]
+        refs = [
+            item["valueFrom"]["secretKeyRef"]
+            for item in env
+            if "secretKeyRef" in item.get("valueFrom", {})
+        ]
         for volume in spec.get("volumes", []):
             if "secret" in volume:
                 name = volume["secret"]["secretName"]
@@ -458,12 +619,129 @@ def kubernetes_problems(docs: list[Doc], secret_keys: set[str]) -> list[str]:
             for ref in refs
             if ref["name"] != "tilejudge-secrets" or ref["key"] not in secret_keys
         ]
+    found += [
+        f"{doc['metadata']['name']} reads {ref['name']}/{ref['key']}, which the guide lacks"
+        for doc in of_kind(docs, "TriggerAuthentication")
+        for ref in doc["spec"].get("secretTargetRef", [])
+        if ref["name"] != "tilejudge-secrets" or ref["key"] not in secret_keys
+    ]
     sweepers = [
         d["spec"]["replicas"] for d, spec in pod_specs(docs) if role_of(spec) is Role.SWEEPER
     ]
     if sweepers != [1]:
         found.append(f"sweeper Deployments and their replicas: {sweepers}, not one of one")
-    return found + api_problems(docs) + scaler_problems(docs)
+    return (
+        found
+        + api_problems(docs)
+        + scaler_problems(docs)
+        + config_secret_problems(docs)
+        + network_policy_problems(docs)
+    )
+
+
+def config_secret_problems(docs: list[Doc]) -> list[str]:
+    """No secret in a ConfigMap (no variable that carries one, no URL with a password), and
+    every role that uses Redis reads REDIS_URL from the Secret."""
+    found = []
+    for name, data in config_maps(docs).items():
+        found += [f"ConfigMap {name} holds {key}, a secret" for key in data if key in SECRET_USES]
+        found += [
+            f"ConfigMap {name}: {key} carries a password"
+            for key, value in data.items()
+            if urlsplit(str(value)).password
+        ]
+    for doc, spec in pod_specs(docs):
+        role = role_of(spec)
+        if role is None or Service.REDIS not in USES[role]:
+            continue
+        refs = [
+            item["valueFrom"].get("secretKeyRef")
+            for c in spec["containers"]
+            for item in c.get("env", [])
+            if item["name"] == "REDIS_URL" and "valueFrom" in item
+        ]
+        if not refs or None in refs:
+            found.append(f"{doc['metadata']['name']} does not read REDIS_URL from the Secret")
+    return found
+
+
+def selects(selector: Doc, labels: dict[str, str]) -> bool:
+    """Whether a label selector (matchLabels, matchExpressions) picks a pod with `labels`."""
+    if not selector.get("matchLabels", {}).items() <= labels.items():
+        return False
+    for term in selector.get("matchExpressions", []):
+        value, present = labels.get(term["key"]), term["key"] in labels
+        holds = {
+            "In": present and value in term.get("values", []),
+            "NotIn": not present or value not in term.get("values", []),
+            "Exists": present,
+            "DoesNotExist": not present,
+        }[term["operator"]]
+        if not holds:
+            return False
+    return True
+
+
+def is_default_deny(policy: Doc) -> bool:
+    spec = policy["spec"]
+    return (
+        spec.get("podSelector") == {}
+        and set(spec.get("policyTypes", [])) == {"Ingress", "Egress"}
+        and not spec.get("ingress")
+        and not spec.get("egress")
+    )
+
+
+def allowed(policies: list[Doc], direction: str, names: dict[str, int]) -> set[tuple[str, Any]]:
+    """The (protocol, port) pairs `policies` let through in `direction` ("ingress" or
+    "egress"); ("any", "any") for a rule without ports, ("to", "any") for an egress rule to
+    any destination. Named ports are resolved through `names`."""
+    found: set[tuple[str, Any]] = set()
+    for policy in policies:
+        if direction.capitalize() not in policy["spec"].get("policyTypes", []):
+            continue
+        for rule in policy["spec"].get(direction, []):
+            if direction == "egress" and not rule.get("to"):
+                found.add(("to", "any"))
+            if not rule.get("ports"):
+                found.add(("any", "any"))
+            for port in rule.get("ports", []):
+                number = names.get(port.get("port"), port.get("port"))
+                found.add((port.get("protocol", "TCP"), number))
+    return found
+
+
+def service_port(url: str) -> tuple[str, int | None]:
+    """The port a service's URL names, or its scheme's default (None for neither)."""
+    parts = urlsplit(url)
+    return "TCP", parts.port or DEFAULT_PORTS.get(parts.scheme)
+
+
+def network_policy_problems(docs: list[Doc]) -> list[str]:
+    """Every pod under a default-deny policy; ingress to the API's port alone, on the API's
+    pods alone; egress to DNS and to the port of each service the role uses, each to a named
+    destination, and nowhere else."""
+    policies = of_kind(docs, "NetworkPolicy")
+    maps = config_maps(docs)
+    found = []
+    for doc, spec in pod_specs(docs):
+        role, name = role_of(spec), doc["metadata"]["name"]
+        if role is None:
+            continue
+        labels = doc["spec"]["template"]["metadata"]["labels"]
+        chosen = [p for p in policies if selects(p["spec"]["podSelector"], labels)]
+        if not any(is_default_deny(p) for p in chosen):
+            found.append(f"{name}'s pods are under no default-deny NetworkPolicy")
+        (container,) = spec["containers"]
+        names = {port["name"]: port["containerPort"] for port in container.get("ports", [])}
+        env = kubernetes_env(container, maps)
+        expected_in = {("TCP", names["http"])} if role is Role.API else set()
+        if (got := allowed(chosen, "ingress", names)) != expected_in:
+            found.append(f"{name} takes connections on {sorted(got, key=str)}")
+        expected_out = DNS | {service_port(env[used.value]) for used in USES[role]}
+        if (got := allowed(chosen, "egress", names)) != expected_out:
+            found.append(f"{name} may connect to {sorted(got, key=str)}")
+    return found
 
 
 def api_problems(docs: list[Doc]) -> list[str]:
@@ -498,7 +776,9 @@ def scaler_problems(docs: list[Doc]) -> list[str]:
     (worker,) = [doc for doc, spec in pod_specs(docs) if role_of(spec) is Role.WORKER]
     (scaler,) = of_kind(docs, "ScaledObject")
     triggers = scaler["spec"]["triggers"]
-    redis = urlsplit(Settings.from_env(config_maps(docs)["tilejudge-config"]).required_redis_url())
+    redis = urlsplit(GUIDE_SECRETS.get("redis-url", ""))
+    tls = "true" if redis.scheme == "rediss" else "false"
+    auths = {doc["metadata"]["name"]: doc for doc in of_kind(docs, "TriggerAuthentication")}
     found = []
     if scaler["spec"]["scaleTargetRef"]["name"] != worker["metadata"]["name"]:
         found.append("the ScaledObject scales something other than the workers")
@@ -522,6 +802,15 @@ def scaler_problems(docs: list[Doc]) -> list[str]:
             found.append("a trigger's address is not REDIS_URL's host and port")
         if meta.get("databaseIndex", "0") != (redis.path.strip("/") or "0"):
             found.append("a trigger's databaseIndex is not REDIS_URL's database")
+        if meta.get("enableTLS", "false") != tls:
+            found.append(f"a trigger's enableTLS is not {tls}, as REDIS_URL's scheme says")
+        auth = auths.get(trigger.get("authenticationRef", {}).get("name", ""))
+        refs = auth["spec"].get("secretTargetRef", []) if auth else []
+        password = [r for r in refs if r["parameter"] == "password"]
+        if not password or password[0]["name"] != "tilejudge-secrets":
+            found.append("a trigger logs in to Redis with no password from tilejudge-secrets")
+        elif GUIDE_SECRETS.get(password[0]["key"]) != redis.password:
+            found.append("the password KEDA reads is not the one in REDIS_URL")
     return found
 
 
@@ -538,6 +827,22 @@ def test_the_manifests_agree_with_each_other_and_with_the_guide() -> None:
         ("Deployment", "spec.template.spec.containers.0.env.0.valueFrom.secretKeyRef.key", "x"),
         ("Service", "spec.ports.0.targetPort", "web"),
         ("ConfigMap", "data.REDIS_URL", "redis://elsewhere.example.internal:6379/2"),
+        ("ConfigMap", "data.TILEJUDGE_S3_ENDPOINT", "https://key:secret@s3.example.internal"),
+        (
+            "Deployment",
+            "spec.template.spec.containers.0.env.3.valueFrom",
+            {"configMapKeyRef": {"name": "x", "key": "y"}},
+        ),
+        ("ScaledObject", "spec.triggers.0.metadata.address", "elsewhere.example.internal:6379"),
+        ("ScaledObject", "spec.triggers.0.metadata.enableTLS", "false"),
+        ("ScaledObject", "spec.triggers.1.authenticationRef", {"name": "none"}),
+        ("TriggerAuthentication", "spec.secretTargetRef.0.key", "admin-token"),
+        (
+            "NetworkPolicy",
+            "spec.podSelector",
+            {"matchLabels": {"app.kubernetes.io/component": "api"}},
+        ),
+        ("NetworkPolicy", "spec.policyTypes", ["Ingress"]),
         ("ScaledObject", "spec.triggers.0.metadata.listName", BULK_QUEUE),
         ("ScaledObject", "spec.triggers.3.metadata.listName", LIVE_QUEUE),
         ("ScaledObject", "spec.triggers.0.metadata.lisName", LIVE_QUEUE),
@@ -553,8 +858,48 @@ def test_the_manifest_checks_refuse_a_broken_copy(kind: str, path: str, value: A
 
 def test_the_guide_creates_every_secret_key_the_manifests_read() -> None:
     keys = guide_secret_keys()
-    assert {"admin-token", "receipt-key", "database-url", "session-key"} <= keys
+    assert {"admin-token", "receipt-key", "database-url", "session-key", "redis-url"} <= keys
     assert kubernetes_problems(DOCS, keys - {"session-key"}) != []
+    assert kubernetes_problems(DOCS, keys - {"redis-password"}) != []
+
+
+def policy_named(name: str) -> Doc:
+    (found,) = [d for d in of_kind(DOCS, "NetworkPolicy") if d["metadata"]["name"] == name]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("policy", "path", "value"),
+    [
+        # the sweeper and the migration given S3, which they do not use
+        (
+            "tilejudge-to-s3",
+            "spec.podSelector.matchExpressions.0.values",
+            ["api", "worker", "sweeper", "migrate"],
+        ),
+        # the migration given Redis
+        ("tilejudge-to-redis", "spec.podSelector.matchExpressions.0.operator", "Exists"),
+        # PostgreSQL's port open to any destination
+        ("tilejudge-to-postgres", "spec.egress.0.to", []),
+        # the workers taking connections
+        (
+            "tilejudge-api-ingress",
+            "spec.podSelector.matchLabels",
+            {"app.kubernetes.io/name": "tilejudge"},
+        ),
+        # any port of the API
+        ("tilejudge-api-ingress", "spec.ingress.0.ports", []),
+        # DNS to everywhere on every port
+        ("tilejudge-dns", "spec.egress.0.ports", []),
+    ],
+)
+def test_the_network_policy_checks_refuse_a_role_that_reaches_more_than_it_uses(
+    policy: str, path: str, value: Any
+) -> None:
+    doc = policy_named(policy)
+    broken = [changed(d, path, value) if d is doc else d for d in DOCS]
+    assert network_policy_problems(DOCS) == []
+    assert network_policy_problems(broken) != []
 
 
 # --- the Dockerfile -------------------------------------------------------------------------
@@ -689,6 +1034,31 @@ def test_the_variables_check_refuses_one_the_settings_do_not_read() -> None:
     container = CONTAINERS[0]
     broken = replace(container, env=container.env | {"TILEJUDGE_NO_SUCH_SETTING": "1"})
     assert set(broken.env) - KNOWN == {"TILEJUDGE_NO_SUCH_SETTING"}
+
+
+def secret_problems(container: Container) -> list[str]:
+    """The secrets a container is given that its role does not use."""
+    return [
+        f"{container.where} gets {name}, which its role does not use"
+        for name in sorted(container.env)
+        if container.role not in SECRET_USES.get(name, set(Role))
+    ]
+
+
+@pytest.mark.parametrize("container", CONTAINERS, ids=IDS)
+def test_each_container_gets_only_the_secrets_its_role_uses(container: Container) -> None:
+    assert secret_problems(container) == []
+
+
+def test_the_admin_token_and_the_receipt_key_reach_the_api_alone() -> None:
+    for container in [c for c in CONTAINERS if c.role is not Role.API]:
+        for name in ("TILEJUDGE_ADMIN_TOKEN", "TILEJUDGE_RECEIPT_KEY"):
+            assert secret_problems(replace(container, env=container.env | {name: STAND_IN}))
+    shared = COMPOSE.read_text().replace(
+        "x-env: &env\n", "x-env: &env\n  TILEJUDGE_RECEIPT_KEY: x\n"
+    )
+    given = compose_containers(load_compose(shared))
+    assert {c.role for c in given if secret_problems(c)} == set(Role) - {Role.API}
 
 
 def container_problems(container: Container) -> list[str]:
