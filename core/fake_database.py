@@ -56,6 +56,8 @@ class InMemoryDatabase:
         self.lexicons: dict[str, dict[str, Any]] = {}
         self.lexicon_names: set[tuple[str, str]] = set()  # (name, lexicon id)
         self.runs: dict[str, Run] = {}  # rejudge runs: `InMemoryRejudgeStore` moves them
+        # What each run could not judge: (run id, submission id) -> (reason code, when)
+        self.run_failures: dict[tuple[str, str], tuple[str, str]] = {}
         self.events: list[Event] = []
         self.stored_batches: list[list[str]] = []  # the uploads of each committed store call
         self.down = False

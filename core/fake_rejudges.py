@@ -9,11 +9,11 @@ from collections.abc import Iterator, Mapping
 from dataclasses import replace
 
 from core import clock
-from core.errors import RejudgeRefused
+from core.errors import NotFound, RejudgeRefused, as_reason, failure_text
 from core.events import EventType
 from core.fake_database import Event, InMemoryDatabase
-from core.records import JudgedResult, Run, Submission
-from core.states import RejudgeMode, RejudgeState
+from core.records import JudgedResult, Run, RunFailure, Submission
+from core.states import RejudgeMode, RejudgeState, SubmissionState
 
 
 class InMemoryRejudgeStore:
@@ -144,17 +144,89 @@ class InMemoryRejudgeStore:
         run: Run,
         batch: list[tuple[str, JudgedResult]],
         words: Mapping[str, bytes] | None = None,
+        failed: Mapping[str, str] | None = None,
     ) -> int:
-        """Results judged for a run, with its progress; how many were new. A submission gone
-        meanwhile gets none."""
+        """Results judged for a run and the uploads it could not judge, with its progress; how
+        many were new. A submission gone meanwhile gets neither."""
         store, words = self.store, words or {}
         with store.write("record_batch") as pending:
             now = store.now()
             present = [(sid, result) for sid, result in batch if sid in store.submissions]
             new = sum(store.put_result(sid, result, now) for sid, result in present)
             store.keep_words({sid: words[sid] for sid, _ in present if sid in words})
+            for sid, reason in (failed or {}).items():
+                key = (run.id, sid)
+                ruled = (sid, run.lexicon_id, run.layout_id) in store.results
+                if sid in store.submissions and key not in store.run_failures and not ruled:
+                    store.run_failures[key] = (reason, now)
+                    new += 1
             self._count_progress(pending, run.id, added=new)
             return new
+
+    def failures(self, run: Run, limit: int) -> tuple[int, list[RunFailure]]:
+        store = self.store
+        with store.read("failures"):
+            found = [
+                RunFailure(sid, store.teams[store.submissions[sid].team_id].name, reason, at)
+                for (run_id, sid), (reason, at) in sorted(store.run_failures.items())
+                if run_id == run.id and self._failed_for(run, sid)
+            ]
+            return len(found), found[:limit]
+
+    def _failed_for(self, run: Run, sid: str) -> bool:
+        """A failure recorded for the run that still holds: the submission is there and has
+        no result under the run's ruleset."""
+        store = self.store
+        return (
+            (run.id, sid) in store.run_failures
+            and sid in store.submissions
+            and (sid, run.lexicon_id, run.layout_id) not in store.results
+        )
+
+    def apply(self, run_id: str, by: str = "organiser") -> Run:
+        """`infra.sql.rejudges.apply` without the summary: the contest switched, the run's
+        failures failed with their reason, other open runs of the contest cancelled."""
+        store = self.store
+        with store.write("apply") as pending:
+            run = store.runs.get(run_id)
+            if run is None:
+                raise NotFound(f"no rejudge run {run_id!r}")
+            if run.state is not RejudgeState.READY or run.done < run.total:
+                raise RejudgeRefused(
+                    f"run {run_id} is {run.state} ({run.done}/{run.total} done); apply needs ready"
+                )
+            contest = store.contests[run.contest_id]
+            if (contest.lexicon_id, contest.layout_id) != (run.from_lexicon_id, run.from_layout_id):
+                raise RejudgeRefused(
+                    "the contest's ruleset changed since this run started; start a new run"
+                )
+            now = store.now()
+            store.contests[contest.id] = replace(
+                contest, lexicon_id=run.lexicon_id, layout_id=run.layout_id
+            )
+            for (failed_run, sid), (reason, _) in store.run_failures.items():
+                if failed_run == run.id and self._failed_for(run, sid):
+                    sub = store.submissions[sid]
+                    shown = failure_text(as_reason(reason))
+                    store.submissions[sid] = replace(
+                        sub, state=SubmissionState.FAILED, state_at=now, failure=shown
+                    )
+                    pending.append(
+                        {"type": EventType.SUBMISSION_FAILED, "submission": sid,
+                         "contest": sub.contest_id, "team": sub.team_id, "reason": shown,
+                         "rejudge": run.id}
+                    )  # fmt: skip
+            applied = store.runs[run_id] = replace(run, state=RejudgeState.APPLIED, updated_at=now)
+            for other in list(store.runs.values()):
+                if other.contest_id == run.contest_id and other.open:
+                    store.runs[other.id] = replace(
+                        other, state=RejudgeState.CANCELLED, updated_at=now
+                    )
+            pending.append(
+                {"type": EventType.REJUDGE_APPLIED, "rejudge": run_id,
+                 "contest": run.contest_id, "by": by}
+            )  # fmt: skip
+            return applied
 
     def without_result(self, run: Run, submission_ids: list[str]) -> list[Submission]:
         store = self.store
@@ -164,7 +236,9 @@ class InMemoryRejudgeStore:
                 (
                     s
                     for s in store.submissions.values()
-                    if s.id in wanted and (s.id, run.lexicon_id, run.layout_id) not in store.results
+                    if s.id in wanted
+                    and (s.id, run.lexicon_id, run.layout_id) not in store.results
+                    and (run.id, s.id) not in store.run_failures
                 ),
                 key=lambda s: s.id,
             )
@@ -198,8 +272,13 @@ class InMemoryRejudgeStore:
                 and sid in store.submissions
                 and store.submissions[sid].contest_id == run.contest_id
             ]
+            failed = sum(
+                self._failed_for(run, sid) and store.submissions[sid].contest_id == run.contest_id
+                for failed_run, sid in store.run_failures
+                if failed_run == run.id
+            )
             before = run.done
-            done, carried = len(covered), sum(kept.carried for kept in covered)
+            done, carried = len(covered) + failed, sum(kept.carried for kept in covered)
         else:
             before = run.done
             done, carried = run.done + added, run.carried + carried

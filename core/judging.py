@@ -16,7 +16,16 @@ from typing import Any
 import structlog
 
 from core import report_blobs
-from core.errors import BlobNotFound, BlobStoreUnavailable, Unavailable, UnknownRuleset
+from core.errors import (
+    BlobNotFound,
+    BlobStoreUnavailable,
+    FailureReason,
+    StoreUnavailable,
+    Unavailable,
+    UnknownRuleset,
+    UploadCorrupt,
+    failure_text,
+)
 from core.game import Judged
 from core.games import game, names
 from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore
@@ -32,6 +41,40 @@ TRANSIENT = (Unavailable, ConnectionError, TimeoutError)
 def rules_errors() -> tuple[type[Exception], ...]:
     """Rules data (a layout, a board) that does not parse: judging it again cannot help."""
     return tuple(error for name in names() for error in game(name).rules_errors)
+
+
+def upload_errors() -> tuple[type[Exception], ...]:
+    """What fails one upload for good, live or in a rejudge, and no other: its bytes gone or
+    damaged, its report over the cap, or the ruleset it is judged under unreadable."""
+    return (
+        BlobNotFound,
+        UploadCorrupt,
+        report_blobs.ReportTooLarge,
+        UnknownRuleset,
+        *rules_errors(),
+    )
+
+
+def reason_for(exc: BaseException) -> FailureReason:
+    """The reason code a failure is recorded and shown with; the exception's own text (an
+    endpoint, a bucket, a key, a constraint) goes to the logs only."""
+    if isinstance(exc, BlobNotFound):
+        return FailureReason.UPLOAD_MISSING
+    if isinstance(exc, UploadCorrupt):
+        return FailureReason.UPLOAD_CORRUPT
+    if isinstance(exc, report_blobs.ReportTooLarge):
+        return FailureReason.REPORT_TOO_LARGE
+    if isinstance(exc, UnknownRuleset):
+        return FailureReason.RULES_UNAVAILABLE
+    if isinstance(exc, rules_errors()):
+        return FailureReason.RULES_INVALID
+    if isinstance(exc, BlobStoreUnavailable):
+        return FailureReason.STORAGE_UNAVAILABLE
+    if isinstance(exc, StoreUnavailable):
+        return FailureReason.DATABASE_UNAVAILABLE
+    if isinstance(exc, TRANSIENT):
+        return FailureReason.SERVICE_UNAVAILABLE
+    return FailureReason.JUDGING_FAILED
 
 
 class Outcome(StrEnum):
@@ -106,13 +149,15 @@ def judge_and_store_report(
 
 def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None) -> bytes:
     """The upload's bytes, checked against the SHA-256 taken at intake: what is judged is
-    exactly what the team sent (a damaged read is retried like an outage)."""
+    exactly what the team sent. A mismatch is read once more (a read damaged on the way);
+    twice, and the stored object is damaged: UploadCorrupt, which no retry mends."""
     if inline is not None and hashlib.sha256(inline).hexdigest() == sub.sha256:
         return inline
-    data = deps.blobs.get(sub.blob_key)
-    if hashlib.sha256(data).hexdigest() != sub.sha256:
-        raise BlobStoreUnavailable(f"S3 get {sub.blob_key}: bytes do not match their SHA-256")
-    return data
+    for _ in range(2):
+        data = deps.blobs.get(sub.blob_key)
+        if hashlib.sha256(data).hexdigest() == sub.sha256:
+            return data
+    raise UploadCorrupt(f"S3 get {sub.blob_key}: bytes do not match their SHA-256, read twice")
 
 
 def judge_group(
@@ -152,12 +197,7 @@ def judge_group(
     runs: dict[str, list[Run]] = {}
     failure: Exception | None = None
     unjudged: list[Claim] = []
-    for_good: tuple[type[Exception], ...] = (
-        BlobNotFound,
-        UnknownRuleset,
-        report_blobs.ReportTooLarge,
-        *rules_errors(),
-    )
+    for_good = upload_errors()
     for n, claim in enumerate(claims):
         sub = claim.submission
         try:
@@ -174,7 +214,11 @@ def judge_group(
             failure, unjudged = exc, claims[n:]
             break
         except for_good as exc:
-            _release(deps, claim, f"{type(exc).__name__}: {exc}", give_up=True)
+            log.warning(
+                "worker.upload_failed", submission=sub.id, reason=reason_for(exc).value,
+                error=f"{type(exc).__name__}: {exc}",
+            )  # fmt: skip
+            _release(deps, claim, failure_text(reason_for(exc)), give_up=True)
             outcomes[sub.id] = Outcome.FAILED
             continue
         judged.append((claim, judged_one.result, signature(judged_one.words)))
@@ -277,9 +321,9 @@ def _record_one_by_one(
                 outcomes[done] = Outcome.JUDGED
             raise
         except Exception as exc:
-            reason = f"recording failed: {type(exc).__name__}: {exc}"
-            log.error("worker.recording_failed", submission=sub.id, error=reason)
-            _release(deps, claim, reason, give_up=True)
+            error = f"recording failed: {type(exc).__name__}: {exc}"
+            log.error("worker.recording_failed", submission=sub.id, error=error)
+            _release(deps, claim, failure_text(FailureReason.NOT_RECORDED), give_up=True)
             outcomes[sub.id] = Outcome.FAILED
     return recorded
 
@@ -295,8 +339,11 @@ def _within_attempts(
         if claim.attempt <= deps.max_attempts:
             within.append(claim)
             continue
-        reason = f"out of attempts: {claim.attempt - 1} made, at most {deps.max_attempts}"
-        _release(deps, claim, reason, give_up=True)
+        log.warning(
+            "worker.out_of_attempts", submission=claim.submission.id,
+            made=claim.attempt - 1, most=deps.max_attempts,
+        )  # fmt: skip
+        _release(deps, claim, failure_text(FailureReason.OUT_OF_ATTEMPTS), give_up=True)
         outcomes[claim.submission.id] = Outcome.FAILED
     return within
 
@@ -305,12 +352,15 @@ def _retry_later(
     deps: WorkerDeps, claims: Sequence[Claim], exc: Exception, outcomes: dict[str, Outcome]
 ) -> RetryLater:
     """Release the claims not recorded: each back to queued for a retry, or failed for good
-    once out of attempts; the error to raise names the ones to retry."""
+    once out of attempts; the error to raise names the ones to retry. The submissions keep the
+    outage's reason code; its text (an endpoint, a key, a driver's message) is logged."""
     error = f"{type(exc).__name__}: {exc}"
+    shown = failure_text(reason_for(exc))
+    log.warning("worker.retry_later", count=len(claims), error=error)
     again = []
     for claim in claims:
         give_up = claim.attempt >= deps.max_attempts
-        _release(deps, claim, error, give_up)
+        _release(deps, claim, shown, give_up)
         if give_up:
             outcomes[claim.submission.id] = Outcome.FAILED
         else:

@@ -19,6 +19,7 @@ from core.records import (
     ResultLine,
     RulesData,
     Run,
+    RunFailure,
     RunSummary,
     StoredResult,
     Submission,
@@ -112,12 +113,16 @@ class RejudgeStore(Protocol):
     def advance(self, run_id: str, cursor: str) -> bool: ...
     def restart_producer(self, run_id: str) -> None: ...
     def carry(self, run: Run, submission_ids: list[str]) -> int: ...
+    # Results judged for a run and the uploads it could not judge (by id, a reason code), in
+    # one transaction with its progress; how many were new (a failure counts as done).
     def record_batch(
         self,
         run: Run,
         batch: list[tuple[str, JudgedResult]],
         words: Mapping[str, bytes] | None = None,
+        failed: Mapping[str, str] | None = None,
     ) -> int: ...
+    # Those with neither a result under the run's ruleset nor a failure recorded for the run.
     def without_result(self, run: Run, submission_ids: list[str]) -> list[Submission]: ...
     def stalled(self, older_than: float) -> list[Run]: ...
 
@@ -206,6 +211,10 @@ class RejudgeRuns(RejudgeStore, Protocol):
     # data as it is now; None while the run is running (ranks over a half-judged contest
     # would mislead).
     def summary(self, run: Run) -> RunSummary | None: ...
-    # Switches the contest to the run's ruleset and records the run's summary, at once.
+    # How many submissions the run could not judge, and the first `limit` of them by id.
+    def failures(self, run: Run, limit: int) -> tuple[int, list[RunFailure]]: ...
+    # Switches the contest to the run's ruleset and records the run's summary, at once; the
+    # submissions the run could not judge become failed, with their reason. RejudgeRefused
+    # unless the run is ready with every submission done, checked under a lock on its row.
     def apply(self, run_id: str, by: str) -> Run: ...
     def cancel(self, run_id: str, by: str) -> Run: ...

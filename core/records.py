@@ -189,6 +189,18 @@ class Run:
 
 
 @dataclass(frozen=True)
+class RunFailure:
+    """A submission a rejudge run could not judge (its upload gone or damaged, its report over
+    the cap): counted as done, so the run can still be applied, and shown in its preview.
+    `reason` is a `core.errors.FailureReason` code; `team` the team's name."""
+
+    submission_id: str
+    team: str
+    reason: str
+    failed_at: str
+
+
+@dataclass(frozen=True)
 class RunSummary:
     """What a rejudge run changes between the ruleset it replaces and its own, in its game's
     rows: `changed` (the submissions whose score changes, or the game logs whose verdict or

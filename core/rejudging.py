@@ -6,21 +6,28 @@ transaction. Everything is idempotent, so redelivered or republished work never 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
+import structlog
+
 from core import tuning
+from core.errors import FailureReason
 from core.games import game
 from core.judging import (
     WorkerDeps,
     drop_reports_of_deleted,
     judge_only,
+    reason_for,
     store_report,
     upload_bytes,
+    upload_errors,
 )
 from core.records import JudgedResult, Run
 from core.states import RejudgeMode
 from core.word_hashes import changed_hashes, signature, touches
+
+log = structlog.get_logger("tilejudge.worker")
 
 
 def changed_words(deps: WorkerDeps, run: Run) -> frozenset[int] | None:
@@ -84,9 +91,14 @@ def judge_batch(
     Between submissions, if a live upload is waiting, the rest of the batch is handed back to
     the bulk queue so this process is free for it at once.
 
-    `heavy` runs the judging (`workers.scheduling.run_niced` in the worker); the recording transaction runs on
-    the calling thread, so a niced thread never holds the SQL write lock a live upload's
-    transaction waits for."""
+    An upload that cannot be judged for good (its object gone, its bytes damaged, its report
+    over the cap: `upload_errors`) fails on its own: recorded as failed for the run with its
+    reason code, counted as done, so the run still reaches ready. Only an outage fails the
+    batch, which is then retried a bounded number of times.
+
+    `heavy` runs the judging (`workers.scheduling.run_niced` in the worker); the recording
+    transaction runs on the calling thread, so a niced thread never holds the SQL write lock a
+    live upload's transaction waits for."""
     rejudges = deps.rejudges
     run = rejudges.get(run_id)
     if run is None or not run.open:
@@ -96,34 +108,51 @@ def judge_batch(
         return 0
     todo = rejudges.without_result(run, submission_ids)
     played = game(contest.game)
+    for_good = upload_errors()
     # An upload judged under another list may look up words its recorded signature lacks (a
     # game log stops at its first failing line): they are added to it.
     words: dict[str, bytes] = {}
+    failed: dict[str, FailureReason] = {}
+
+    def fail(sid: str, exc: BaseException) -> None:
+        failed[sid] = reason_for(exc)
+        log.warning(
+            "worker.rejudge_upload_failed", rejudge=run.id, submission=sid,
+            reason=failed[sid].value, error=f"{type(exc).__name__}: {exc}",
+        )  # fmt: skip
 
     def judge_all() -> list[tuple[str, JudgedResult]]:
-        done: list[tuple[str, JudgedResult]] = []
+        judged: dict[str, JudgedResult] = {}
         with ThreadPoolExecutor(max_workers=4) as io:
             uploads = [io.submit(upload_bytes, deps, sub) for sub in todo]
-            writes = []
+            writes: list[tuple[str, Future[None]]] = []
             for n, sub in enumerate(todo):
                 if n and hand_back is not None and live_waiting():
                     for pending in uploads[n:]:
                         pending.cancel()
                     hand_back(run.id, [later.id for later in todo[n:]])
                     break
-                judged = judge_only(
-                    deps, sub, uploads[n].result(), contest.game, run.lexicon_id, run.layout_id
-                )
-                writes.append(io.submit(store_report, deps, sub, judged))
-                done.append((sub.id, judged.result))
+                try:
+                    one = judge_only(
+                        deps, sub, uploads[n].result(), contest.game, run.lexicon_id, run.layout_id
+                    )
+                except for_good as exc:
+                    fail(sub.id, exc)
+                    continue
+                writes.append((sub.id, io.submit(store_report, deps, sub, one)))
+                judged[sub.id] = one.result
                 if played.words_vary:
-                    words[sub.id] = signature(judged.words)
-            for write in writes:
-                write.result()  # a failed report write fails the batch: nothing recorded, retried
-        return done
+                    words[sub.id] = signature(one.words)
+            for sid, write in writes:
+                try:
+                    write.result()  # an outage fails the batch: nothing recorded, retried
+                except for_good as exc:
+                    fail(sid, exc)
+                    del judged[sid]
+        return list(judged.items())
 
     done: list[tuple[str, JudgedResult]] = heavy(judge_all)
-    recorded = rejudges.record_batch(run, done, words)
-    if recorded < len(done):  # some may be gone: their team deleted during the batch
+    recorded = rejudges.record_batch(run, done, words, failed)
+    if recorded < len(done) + len(failed):  # some may be gone: their team deleted meanwhile
         drop_reports_of_deleted(deps, [(sid, result.report_key) for sid, result in done])
     return recorded

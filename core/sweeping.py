@@ -12,8 +12,12 @@ from typing import Protocol
 
 import structlog
 
+from core import tuning
 from core.errors import PublishFailed
+from core.group_commit import HeavyCounts
+from core.messages import LIGHT_PRIORITY
 from core.ports import Publisher, QueueProbe, RejudgeStore, SubmissionStore
+from core.records import Submission
 
 log = structlog.get_logger("tilejudge.sweeper")
 
@@ -32,8 +36,13 @@ def sweep(
 
     A submission queued longer than `queued_for` is published again only while the live queue
     is empty (`backlog` is its depth, None if unknown): behind a deadline backlog a message is
-    late, not lost, and a second copy of every late one would only lengthen the queue."""
+    late, not lost, and a second copy of every late one would only lengthen the queue.
+
+    A heavy upload goes out as intake sends it (`core.group_commit.GroupPublish`): alone, at
+    a heavy priority that falls with each one its team has in the pass, so it is judged only
+    in a heavy slot and never ahead of other teams' light uploads."""
     published = 0
+    heavy = HeavyCounts()
     waiting = backlog()
     stuck = store.needing_attention(
         stored_for=stored_for,
@@ -44,7 +53,7 @@ def sweep(
         if not store.requeue(submission):
             continue  # a worker or another sweeper got there first
         try:
-            publisher.publish(submission.id)
+            publisher.publish_group([(submission.id, None)], priority=_priority(submission, heavy))
         except PublishFailed as exc:
             # It stays queued with a fresh timestamp: the next pass after queued_for tries again.
             log.warning("sweeper.broker_unavailable", error=str(exc))
@@ -54,6 +63,12 @@ def sweep(
     if published:
         log.info("sweeper.republished", count=published)
     return published
+
+
+def _priority(submission: Submission, heavy: HeavyCounts) -> int:
+    if submission.size > tuning.HEAVY_BYTES:
+        return heavy.priority(submission.team_id)
+    return LIGHT_PRIORITY
 
 
 def _restart_stalled_rejudges(

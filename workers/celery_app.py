@@ -46,6 +46,7 @@ app = Celery("tilejudge")
 # Read when Celery first reads the app's configuration (the worker starting), not at import.
 app.add_defaults(lambda: celery_config(Settings.from_env()))
 log = structlog.get_logger("tilejudge.worker")
+MAX_BACKOFF_S = 300  # the longest a retry waits, where the visibility timeout leaves room
 
 
 class _Host:
@@ -231,9 +232,23 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
 
 
 def _retry(task: Any, exc: Exception, **options: Any) -> Exception:
-    """The task tried again later, at most TILEJUDGE_MAX_ATTEMPTS times in all."""
-    retried: Exception = task.retry(exc=exc, max_retries=host().settings.max_attempts, **options)
+    """The task tried again later, at most TILEJUDGE_MAX_ATTEMPTS times in all, after a
+    countdown bounded by `retry_ceiling`."""
+    settings = host().settings
+    ceiling = retry_ceiling(settings.visibility_timeout, settings.task_time_limit)
+    options["countdown"] = min(int(options.get("countdown") or 0), ceiling)
+    retried: Exception = task.retry(exc=exc, max_retries=settings.max_attempts, **options)
     return retried
+
+
+def retry_ceiling(visibility_timeout: int, task_time_limit: int) -> int:
+    """The longest a retry waits. The worker holds a retried message unacknowledged through
+    its countdown and then while the task runs; once that passes the broker's visibility
+    timeout the broker hands the message out again, and during an outage every retry would
+    become two. So the countdown and the time limit together stay a tenth of the timeout
+    (at least a second) below it: 150 s at the defaults (300 s, 120 s)."""
+    margin = max(1, visibility_timeout // 10)
+    return max(1, min(MAX_BACKOFF_S, visibility_timeout - task_time_limit - margin))
 
 
 def _heavy_slots() -> int:
@@ -252,6 +267,7 @@ def _live_waiting() -> bool:
 
 
 def _backoff(retries: int) -> int:
-    """5, 10, 20, 40, 80, 160, then 300 s: eight attempts ride out about ten minutes of an S3
-    or SQL outage before an upload is called failed (an outage is ours, not the team's)."""
-    return int(min(300, 5 * 2**retries))
+    """5, 10, 20, 40, 80, 160, then MAX_BACKOFF_S (`_retry` bounds it below the visibility
+    timeout): eight attempts ride out several minutes of an S3 or SQL outage before an upload
+    is called failed (an outage is ours, not the team's)."""
+    return int(min(MAX_BACKOFF_S, 5 * 2**retries))

@@ -12,12 +12,15 @@ from fastapi.concurrency import run_in_threadpool
 from api import schemas
 from api.lookups import known_contest
 from api.services import Admin, Svc
-from core.errors import Invalid, NotFound, PublishFailed
+from core.errors import FAILURE_SENTENCES, Invalid, NotFound, PublishFailed, as_reason
 from core.ports import RejudgeRuns
 from core.records import Run, RunSummary
 from core.states import RejudgeMode
 
 router = APIRouter()
+
+# A run's failures listed in full up to this many; `failed` counts them all.
+FAILURES_LISTED = 100
 
 
 @router.post("/v1/contests/{contest}/rejudges", status_code=202, tags=["admin"])
@@ -61,10 +64,20 @@ def show_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
 
     An applied run shows what it changed as `apply` recorded it (`summary_recorded` true,
     `frozen_at` the moment), the same however the contest changes later. A run applied before
-    summaries were recorded has none to show: `preview` and `summary_recorded` false."""
+    summaries were recorded has none to show: `preview` and `summary_recorded` false.
+
+    `failed` counts the submissions the run could not judge (the upload's object gone, its
+    bytes damaged, its report over the cap), `failures` lists the first of them with their
+    team, reason code and a sentence. They count as done, so the run can be applied; applying
+    it marks each of them failed with its reason, with no result under the new ruleset."""
     rejudges = svc.rejudges
     run = _run(rejudges, run_id)
-    return {"id": run.id, **_summary(run), **_preview(rejudges.summary(run))}
+    return {
+        "id": run.id,
+        **_summary(run),
+        **_preview(rejudges.summary(run)),
+        **_failures(rejudges, run),
+    }
 
 
 @router.post("/v1/rejudges/{run_id}/apply", tags=["admin"])
@@ -77,6 +90,22 @@ async def apply_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
 def cancel_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
     run = svc.rejudges.cancel(run_id, "admin")
     return {"id": run.id, **_summary(run)}
+
+
+def _failures(rejudges: RejudgeRuns, run: Run) -> dict[str, Any]:
+    count, listed = rejudges.failures(run, FAILURES_LISTED)
+    return {
+        "failed": count,
+        "failures": [
+            {
+                "submission": failure.submission_id,
+                "team": failure.team,
+                "reason": failure.reason,
+                "message": FAILURE_SENTENCES[as_reason(failure.reason)],
+            }
+            for failure in listed
+        ],
+    }
 
 
 def _preview(summary: RunSummary | None) -> dict[str, Any]:

@@ -169,7 +169,7 @@ class TeamRanked:
                 f"  {row['team']:<20} {before(row['old_rank']):>6} -> {after(row['new_rank'])}"
                 for row in moves
             ]
-        write_lines(lines, out)
+        write_lines(lines + failure_lines(run), out)
 
     def print_report(
         self, submission_id: str, data: bytes | None, report: Any, out: TextIO
@@ -201,6 +201,23 @@ def before(value: object) -> str:
 def after(value: object) -> str:
     """A rank or score after a rejudge, as a preview shows it."""
     return NOTHING_AFTER if value is None else str(value)
+
+
+def failure_lines(run: Mapping[str, Any]) -> list[str]:
+    """The submissions a run could not judge, with their team and reason code: none, or a
+    count and one line each (applying the run marks them failed)."""
+    count = int(run.get("failed") or 0)
+    if not count:
+        return []
+    listed = run.get("failures") or []
+    lines = [f"{count} could not be judged (failed with their reason if applied):"]
+    lines += [
+        f"  {row['submission']:<34} {row['team']:<20} {row['reason']}"
+        for row in listed[:PREVIEW_ROWS]
+    ]
+    if count > min(len(listed), PREVIEW_ROWS):
+        lines.append(f"  ... and {count - min(len(listed), PREVIEW_ROWS)} more")
+    return lines
 
 
 def write_lines(lines: Sequence[str], out: TextIO) -> None:

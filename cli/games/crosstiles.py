@@ -21,6 +21,7 @@ from cli.games import (
     after,
     before,
     changes,
+    failure_lines,
     headline,
     write_lines,
 )
@@ -279,7 +280,7 @@ def print_preview(run: Mapping[str, Any], out: TextIO | None = None) -> None:
             f"{_number(row['old_wins']):>6} -> {_number(row['new_wins'])}"
             for row in moves
         ]
-    write_lines(lines, out)
+    write_lines(lines + failure_lines(run), out)
 
 
 def _number(value: float | None) -> str:

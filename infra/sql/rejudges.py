@@ -1,6 +1,7 @@
 """Rejudge runs: results under a new ruleset live beside the current ones until `apply` switches
 the contest in one transaction, which records what the run changed (its summary) as it stood.
-History is never overwritten: results are keyed by ruleset.
+History is never overwritten: results are keyed by ruleset. An upload a run cannot judge is
+recorded as the run's failure, with its reason, and counted as done.
 """
 
 from __future__ import annotations
@@ -14,18 +15,26 @@ from typing import Any
 from sqlalchemy import Connection, and_, func, insert, literal, or_, select, update
 
 from core import clock
-from core.errors import NotFound, RejudgeRefused
+from core.errors import NotFound, RejudgeRefused, as_reason, failure_text
 from core.events import EventType
-from core.records import JudgedResult, Run, RunSummary, Submission
-from core.states import OPEN_REJUDGE_STATES, RejudgeState
+from core.records import JudgedResult, Run, RunFailure, RunSummary, Submission
+from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.games import GameRows, copy_details, rows_of
-from infra.sql.results import count_progress, keep_words, put_new_results
+from infra.sql.results import (
+    count_progress,
+    failed_for,
+    keep_words,
+    put_failures,
+    put_new_results,
+)
 from infra.sql.schema import (
     contests,
+    rejudge_failures,
     rejudge_runs,
     rejudge_summaries,
     results,
     submissions,
+    teams,
     word_hashes,
 )
 from infra.sql.store import SqlStore
@@ -233,19 +242,46 @@ class RejudgeStore:
         run: Run,
         batch: list[tuple[str, JudgedResult]],
         words: Mapping[str, bytes] | None = None,
+        failed: Mapping[str, str] | None = None,
     ) -> int:
-        """Results judged for a run, in one transaction with its progress; returns how many new.
-        A submission deleted meanwhile (its team was) gets none. `words`: the word signature
-        each judging made, added to the one recorded (see `keep_words`)."""
-        now, words = clock.now(), words or {}
+        """Results judged for a run, and the uploads it could not judge (`failed`: a reason
+        code each), in one transaction with its progress; returns how many were new (a failure
+        counts as done). A submission deleted meanwhile (its team was) gets neither. `words`:
+        the word signature each judging made, added to the one recorded (see `keep_words`)."""
+        now, words, failed = clock.now(), words or {}, failed or {}
         with self.store.write() as (conn, pending):
-            ids = [sid for sid, _ in batch]
+            ids = [sid for sid, _ in batch] + list(failed)
             present = set(conn.scalars(select(submissions.c.id).where(submissions.c.id.in_(ids))))
             batch = [(sid, result) for sid, result in batch if sid in present]
             new = put_new_results(conn, batch, now) if batch else 0
             keep_words(conn, {sid: words[sid] for sid, _ in batch if sid in words})
+            gone = {sid: reason for sid, reason in failed.items() if sid in present}
+            new += put_failures(conn, run, gone, now)
             count_progress(conn, pending, run.id, added=new)
             return new
+
+    def failures(self, run: Run, limit: int) -> tuple[int, list[RunFailure]]:
+        """How many submissions the run could not judge (and that have no result under its
+        ruleset since), and the first `limit` of them by id, with their team's name."""
+        where = failed_for(run)
+        joined = rejudge_failures.join(
+            submissions, submissions.c.id == rejudge_failures.c.submission_id
+        ).join(teams, teams.c.id == submissions.c.team_id)
+        with self.store.read() as conn:
+            count = conn.execute(select(func.count()).select_from(joined).where(where)).scalar_one()
+            rows = conn.execute(
+                select(
+                    rejudge_failures.c.submission_id,
+                    teams.c.name,
+                    rejudge_failures.c.reason,
+                    rejudge_failures.c.failed_at,
+                )
+                .select_from(joined)
+                .where(where)
+                .order_by(rejudge_failures.c.submission_id)
+                .limit(limit)
+            ).all()
+        return int(count), [RunFailure(*row) for row in rows]
 
     def without_result(self, run: Run, submission_ids: list[str]) -> list[Submission]:
         """The submissions among these that have no result under the run's ruleset yet."""
@@ -256,19 +292,42 @@ class RejudgeStore:
                 results.c.layout_id == run.layout_id,
             )
         )
+        failed = select(rejudge_failures.c.submission_id).where(
+            and_(
+                rejudge_failures.c.run_id == run.id,
+                rejudge_failures.c.submission_id.in_(submission_ids),
+            )
+        )
         query = (
             select(submissions)
-            .where(and_(submissions.c.id.in_(submission_ids), submissions.c.id.not_in(have)))
+            .where(
+                and_(
+                    submissions.c.id.in_(submission_ids),
+                    submissions.c.id.not_in(have),
+                    submissions.c.id.not_in(failed),
+                )
+            )
             .order_by(submissions.c.id)
         )
         with self.store.read() as conn:
             return [Submission(**row) for row in conn.execute(query).mappings()]
 
     def apply(self, run_id: str, by: str) -> Run:
-        """Switch the contest's ruleset, and with it its results and leaderboard, atomically."""
+        """Switch the contest's ruleset, and with it its results and leaderboard, atomically;
+        the submissions the run could not judge become failed, with their reason.
+
+        Serialised against intake's group commit, which adds the uploads it stores to an open
+        run's total (and sets it running again): on PostgreSQL the run's row is read FOR
+        UPDATE, so a group commit that bumped it first makes this wait for its commit and then
+        refuse (the run is running again), and one that comes second waits for this commit and
+        finds the run closed (its uploads are judged under the new ruleset). The run moves to
+        applied only on the condition it was read in (ready, every submission done), so no
+        database without row locks can apply a run an upload moved either."""
         with self.store.write() as (conn, pending):
             row = (
-                conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == run_id))
+                conn.execute(
+                    select(rejudge_runs).where(rejudge_runs.c.id == run_id).with_for_update()
+                )
                 .mappings()
                 .first()
             )
@@ -278,6 +337,24 @@ class RejudgeStore:
             if run.state is not RejudgeState.READY or run.done < run.total:
                 raise RejudgeRefused(
                     f"run {run_id} is {run.state} ({run.done}/{run.total} done); apply needs ready"
+                )
+            now = clock.now()
+            moved = conn.execute(
+                update(rejudge_runs)
+                .where(
+                    and_(
+                        rejudge_runs.c.id == run_id,
+                        rejudge_runs.c.state == RejudgeState.READY,
+                        rejudge_runs.c.total == run.total,
+                        rejudge_runs.c.done >= rejudge_runs.c.total,
+                    )
+                )
+                .values(state=RejudgeState.APPLIED, updated_at=now)
+            ).rowcount
+            if not moved:
+                raise RejudgeRefused(
+                    f"run {run_id} took a new upload while it was being applied; "
+                    "apply it again once it is ready"
                 )
             switched = conn.execute(
                 update(contests)
@@ -294,12 +371,7 @@ class RejudgeStore:
                 raise RejudgeRefused(
                     "the contest's ruleset changed since this run started; start a new run"
                 )
-            now = clock.now()
-            conn.execute(
-                update(rejudge_runs)
-                .where(rejudge_runs.c.id == run_id)
-                .values(state=RejudgeState.APPLIED, updated_at=now)
-            )
+            _fail_unjudged(conn, pending, run, now)
             _record_summary(conn, run, now)
             # Other open runs were measured against the old ruleset: their previews are void.
             for other in conn.execute(
@@ -434,6 +506,41 @@ class RejudgeStore:
             return None
         return RunSummary(
             tuple(json.loads(row.changed)), tuple(json.loads(row.rank_changes)), row.frozen_at
+        )
+
+
+def _fail_unjudged(conn: Connection, pending: list[dict[str, Any]], run: Run, now: str) -> None:
+    """In `apply`'s transaction: each submission the run could not judge keeps no result under
+    the ruleset going live, so it becomes failed with its reason (its team sees the code and
+    a sentence), never `judged` without a result."""
+    failed = conn.execute(
+        select(
+            submissions.c.id,
+            submissions.c.contest_id,
+            submissions.c.team_id,
+            rejudge_failures.c.reason,
+        )
+        .select_from(
+            rejudge_failures.join(submissions, submissions.c.id == rejudge_failures.c.submission_id)
+        )
+        .where(failed_for(run))
+    ).all()
+    for sid, contest_id, team_id, reason in failed:
+        shown = failure_text(as_reason(reason))
+        conn.execute(
+            update(submissions)
+            .where(submissions.c.id == sid)
+            .values(state=SubmissionState.FAILED, state_at=now, failure=shown)
+        )
+        pending.append(
+            {
+                "type": EventType.SUBMISSION_FAILED,
+                "submission": sid,
+                "contest": contest_id,
+                "team": team_id,
+                "reason": shown,
+                "rejudge": run.id,
+            }
         )
 
 

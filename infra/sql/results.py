@@ -1,20 +1,22 @@
-"""Results under a ruleset (with a judged game's players or error), and rejudge progress
-counted in the same transaction as them."""
+"""Results under a ruleset (with a judged game's players or error), the uploads a rejudge run
+could not judge, and rejudge progress counted in the same transaction as them."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
 from core.events import EventType
-from core.records import JudgedResult
+from core.records import JudgedResult, Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from core.word_hashes import union
 from infra.sql.games import drop_details, put_details
-from infra.sql.schema import rejudge_runs, results, submissions, word_hashes
+from infra.sql.schema import rejudge_failures, rejudge_runs, results, submissions, word_hashes
 
 
 def put_result(
@@ -140,7 +142,8 @@ def count_progress(
 ) -> None:
     """Bring a rejudge run's progress up to date in the caller's transaction, with the results
     that transaction added under the run's ruleset (`added`, of which `carried` were carried
-    over), or, with `added` None, by counting every result the ruleset has for the contest.
+    over, and any failures it recorded for the run), or, with `added` None, by counting every
+    result the ruleset has for the contest and every failure of the run without one.
 
     Every write of such a result goes through here with the number `put_result` reported new,
     so work delivered twice counts once; the increment happens in SQL (`done = done + n`), so
@@ -164,8 +167,25 @@ def count_progress(
             )
         )
         done, carried = conn.execute(covered).one()
+        failed = conn.execute(
+            select(func.count())
+            .select_from(
+                rejudge_failures.join(
+                    submissions, submissions.c.id == rejudge_failures.c.submission_id
+                )
+            )
+            .where(
+                and_(
+                    rejudge_failures.c.run_id == run_id,
+                    submissions.c.contest_id == run["contest_id"],
+                    ~has_result(
+                        rejudge_failures.c.submission_id, run["lexicon_id"], run["layout_id"]
+                    ),
+                )
+            )
+        ).scalar_one()
         before = int(run["done"])
-        set_to: dict[str, Any] = {"done": done, "carried": int(carried)}
+        set_to: dict[str, Any] = {"done": done + failed, "carried": int(carried)}
     else:
         set_to = {
             "done": rejudge_runs.c.done + added,
@@ -207,7 +227,7 @@ def count_progress(
     if done >= total and updated["state"] == RejudgeState.RUNNING:
         conn.execute(
             update(rejudge_runs)
-            .where(rejudge_runs.c.id == run_id)
+            .where(and_(rejudge_runs.c.id == run_id, rejudge_runs.c.state == RejudgeState.RUNNING))
             .values(state=RejudgeState.READY, finished_at=now)
         )
         pending.append(
@@ -220,6 +240,80 @@ def count_progress(
                 "carried": int(updated["carried"]),
             }
         )
+
+
+def has_result(
+    submission_id: ColumnElement[Any], lexicon_id: str, layout_id: str
+) -> ColumnElement[bool]:
+    """Whether the submission has a result under the ruleset."""
+    return (
+        select(results.c.id)
+        .where(
+            and_(
+                results.c.submission_id == submission_id,
+                results.c.lexicon_id == lexicon_id,
+                results.c.layout_id == layout_id,
+            )
+        )
+        .exists()
+    )
+
+
+def failed_for(run: Run) -> ColumnElement[bool]:
+    """The run's failures that still hold: no result under its ruleset came since."""
+    return and_(
+        rejudge_failures.c.run_id == run.id,
+        ~has_result(rejudge_failures.c.submission_id, run.lexicon_id, run.layout_id),
+    )
+
+
+def put_failures(conn: Connection, run: Run, failed: Mapping[str, str], now: str) -> int:
+    """Record the uploads the run could not judge, each once (a batch delivered twice, or two
+    deliveries at once, count it once), but none that has a result under the run's ruleset;
+    how many were new."""
+    if not failed:
+        return 0
+    judged = set(
+        conn.scalars(
+            select(results.c.submission_id).where(
+                and_(
+                    results.c.submission_id.in_(list(failed)),
+                    results.c.lexicon_id == run.lexicon_id,
+                    results.c.layout_id == run.layout_id,
+                )
+            )
+        )
+    )
+    rows = [
+        {"run_id": run.id, "submission_id": sid, "reason": reason, "failed_at": now}
+        for sid, reason in failed.items()
+        if sid not in judged
+    ]
+    if not rows:
+        return 0
+    dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
+    if dialect is not None and conn.dialect.insert_returning:
+        statement = (
+            dialect.insert(rejudge_failures)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["run_id", "submission_id"])
+            .returning(rejudge_failures.c.submission_id)
+        )
+        return len(conn.execute(statement).all())
+    known = set(
+        conn.scalars(
+            select(rejudge_failures.c.submission_id).where(
+                and_(
+                    rejudge_failures.c.run_id == run.id,
+                    rejudge_failures.c.submission_id.in_([row["submission_id"] for row in rows]),
+                )
+            )
+        )
+    )
+    fresh = [row for row in rows if row["submission_id"] not in known]
+    if fresh:
+        conn.execute(insert(rejudge_failures), fresh)
+    return len(fresh)
 
 
 def recount_open_runs(conn: Connection, pending: list[dict[str, Any]], contest_id: str) -> None:

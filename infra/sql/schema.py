@@ -202,6 +202,19 @@ rejudge_summaries = Table(
     Column("rank_changes", Text, nullable=False),
 )
 
+# The submissions a rejudge run could not judge (the upload's object gone, its bytes damaged,
+# its report over the cap), each with its reason code (`core.errors.FailureReason`): counted as
+# done, so one broken upload never keeps a run from being applied, and listed in its preview.
+# No foreign key to the submission: deleting a team deletes its rows here first.
+rejudge_failures = Table(
+    "rejudge_failures",
+    metadata,
+    Column("run_id", ID, ForeignKey("rejudge_runs.id"), primary_key=True),
+    Column("submission_id", ID, primary_key=True),
+    Column("reason", String(32), nullable=False),
+    Column("failed_at", TIME, nullable=False),
+)
+
 events = Table(
     "events",
     metadata,

@@ -25,6 +25,7 @@ from infra.sql.results import recount_open_runs
 from infra.sql.rulesets import RulesetsMixin
 from infra.sql.schema import (
     contests,
+    rejudge_failures,
     results,
     submissions,
     teams,
@@ -245,6 +246,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
             drop_details(conn, judged)
             conn.execute(results.delete().where(results.c.submission_id.in_(own)))
             conn.execute(word_hashes.delete().where(word_hashes.c.submission_id.in_(own)))
+            conn.execute(rejudge_failures.delete().where(rejudge_failures.c.submission_id.in_(own)))
             conn.execute(submissions.delete().where(submissions.c.team_id == team_id))
             conn.execute(teams.delete().where(teams.c.id == team_id))
             recount_open_runs(conn, pending, team["contest_id"])

@@ -147,7 +147,10 @@ class SubmissionsMixin(StoreBase):
             insert_rows(conn, submissions, rows)
         else:
             conn.execute(insert(submissions), rows)
-        # An open rejudge run covers uploads that arrive while it runs, too.
+        # An open rejudge run covers uploads that arrive while it runs, too. Only a run still
+        # open: on PostgreSQL this waits for an `apply` holding the run's row (FOR UPDATE) and
+        # then, under read committed, checks the state again, so an applied run is left alone;
+        # an apply that comes second finds the run running again and refuses.
         by_contest = Counter(s.contest_id for s in fresh)
         for contest_id, count in by_contest.items():
             conn.execute(

@@ -25,22 +25,33 @@ from sqlalchemy import event as sql_event
 from sqlalchemy.exc import IntegrityError
 
 from core import clock
-from core.errors import Closed, Conflict, Duplicate, NotAllowed
+from core.errors import (
+    Closed,
+    Conflict,
+    Duplicate,
+    FailureReason,
+    NotAllowed,
+    RejudgeRefused,
+    failure_text,
+)
 from core.events import EventType
 from core.fakes import InMemoryBlobStore
 from core.games.crosstiles import GameError, GameOutcome, GamePlayer
 from core.judging import Outcome, WorkerDeps, judge_group
-from core.records import Claim, Contest, JudgedResult, Submission, Team, TeamDeleted
+from core.records import Claim, Contest, JudgedResult, Run, Submission, Team, TeamDeleted
 from core.states import SubmissionState
 from core.word_hashes import signature
 from infra.rulesets import RulesetCache
 from infra.sql import base as sql_base
+from infra.sql import rejudges as sql_rejudges
+from infra.sql import submissions as sql_submissions
 from infra.sql.engine import make_engine
 from infra.sql.games import crosstiles as crosstiles_sql
 from infra.sql.games import load_all
 from infra.sql.migrate import alembic_config, upgrade
 from infra.sql.rejudges import RejudgeStore
-from infra.sql.schema import events, rejudge_summaries, results, word_hashes
+from infra.sql.results import count_progress
+from infra.sql.schema import events, rejudge_failures, rejudge_summaries, results, word_hashes
 from infra.sql.store import SqlStore
 
 pytestmark = pytest.mark.integration
@@ -736,7 +747,7 @@ def test_a_submission_out_of_attempts_is_failed_by_the_next_claim_and_not_judged
 
     failed = store.get_submission(submission.id)
     assert failed is not None and failed.state == SubmissionState.FAILED
-    assert failed.failure is not None and "out of attempts" in failed.failure
+    assert failed.failure == failure_text(FailureReason.OUT_OF_ATTEMPTS)
     assert count_results(store) == 0
     assert all_events(store)[-1]["type"] == EventType.SUBMISSION_FAILED
     assert store.needing_attention(stored_for=0, queued_for=0, judging_for=0) == []
@@ -1465,3 +1476,144 @@ def test_results_come_a_page_at_a_time_in_id_order_with_the_live_result_or_none(
     assert store.result_fields("wordytaire", [shown.result_id])[shown.result_id]["score"] == 42
     assert by_id[waiting[0].id].result_id is None and by_id[waiting[0].id].state == "stored"
     assert store.results_page("nope", "", limit=10) == []
+
+
+# -- apply against intake's group commit --------------------------------------------------------
+
+
+def ready_run(store: SqlStore, team: Team) -> tuple[RejudgeStore, Run]:
+    """A contest with one upload judged under LEXICON, and a run to lex-2 that judged it."""
+    first = judged(store, team, score=10, received_at=at(-60))
+    add_fixed_lexicon(store)
+    rejudges = RejudgeStore(store)
+    run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
+    assert rejudges.record_batch(run, [rejudged_as(first, "lex-2", 12)]) == 1
+    ready = rejudges.get(run.id)
+    assert ready is not None and ready.state == "ready"
+    return rejudges, ready
+
+
+def judged_without_a_live_result(store: SqlStore) -> list[str]:
+    """The contest's submissions `judged` with no result under its live ruleset."""
+    contest = store.get_contest("c1")
+    assert contest is not None
+    with store.engine.connect() as conn:
+        judged_ids = conn.execute(
+            text("SELECT id FROM submissions WHERE contest_id = 'c1' AND state = 'judged'")
+        ).scalars()
+        return [sid for sid in judged_ids if store.current_result(sid) is None]
+
+
+class Pause:
+    """Holds the transaction of whoever calls it open until `go`, once `reached` is set."""
+
+    def __init__(self) -> None:
+        self.reached, self.go = threading.Event(), threading.Event()
+
+    def __call__(self) -> None:
+        self.reached.set()
+        assert self.go.wait(30)
+
+
+def test_apply_waits_for_a_group_commit_that_counted_an_upload_in_its_run_and_then_refuses(
+    store: SqlStore, second_store: SqlStore, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rejudges, run = ready_run(store, team)
+    pause = Pause()
+    keep_copies = sql_submissions.keep_copies
+
+    def held(*args: Any) -> None:  # called after the run's total is bumped, before the commit
+        keep_copies(*args)
+        pause()
+
+    monkeypatch.setattr(sql_submissions, "keep_copies", held)
+    late = new_submission(team)
+    with ThreadPoolExecutor(2) as pool:
+        storing = pool.submit(store.store_submissions, [late])
+        assert pause.reached.wait(30)
+        applying = pool.submit(RejudgeStore(second_store).apply, run.id, "admin")
+        time.sleep(0.5)
+        assert not applying.done()  # the run's row is locked by the group's transaction
+        pause.go.set()
+        assert storing.result(30) == [late]
+        with pytest.raises(RejudgeRefused, match="running"):
+            applying.result(30)
+    monkeypatch.setattr(sql_submissions, "keep_copies", keep_copies)
+
+    moved = rejudges.get(run.id)
+    assert moved is not None and (moved.state, moved.total) == ("running", 2)
+    # The upload is judged live under the old list (the contest's still), then by the run.
+    claim = claim_one(store, late.id, stale_after=HOUR)
+    assert claim is not None and record(store, claim, score=7)
+    assert rejudges.record_batch(moved, [rejudged_as(late, "lex-2", 8)]) == 1
+    assert rejudges.apply(run.id, by="admin").state == "applied"
+    assert judged_without_a_live_result(store) == []
+    assert store.current_result(late.id) is not None
+
+
+def test_a_group_commit_during_apply_waits_and_finds_the_run_closed(
+    store: SqlStore, second_store: SqlStore, team: Team, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rejudges, run = ready_run(store, team)
+    pause = Pause()
+    record_summary = sql_rejudges._record_summary
+
+    def held(*args: Any) -> None:  # inside apply's transaction, the run's row locked
+        record_summary(*args)
+        pause()
+
+    monkeypatch.setattr(sql_rejudges, "_record_summary", held)
+    late = new_submission(team)
+    with ThreadPoolExecutor(2) as pool:
+        applying = pool.submit(rejudges.apply, run.id, "admin")
+        assert pause.reached.wait(30)
+        storing = pool.submit(second_store.store_submissions, [late])
+        time.sleep(0.5)
+        assert not storing.done()
+        pause.go.set()
+        assert applying.result(30).state == "applied"
+        assert storing.result(30) == [late]
+
+    applied = rejudges.get(run.id)
+    assert applied is not None and (applied.state, applied.total) == ("applied", 1)
+    claim = claim_one(store, late.id, stale_after=HOUR)  # judged under the live list: lex-2
+    assert claim is not None
+    result = rejudged_as(late, "lex-2", 8)[1]
+    assert store.record_results([(claim, result, signature(["cat"]))]) == {late.id}
+    assert judged_without_a_live_result(store) == []
+
+
+# -- uploads a rejudge cannot judge -------------------------------------------------------------
+
+
+def test_a_runs_failures_count_as_done_once_and_apply_marks_them_failed_with_their_reason(
+    store: SqlStore, team: Team
+) -> None:
+    subs = [judged(store, team, score=10 + n, received_at=at(-60 + n)) for n in range(3)]
+    add_fixed_lexicon(store)
+    rejudges = RejudgeStore(store)
+    run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
+    failed = {subs[1].id: "upload_missing", subs[2].id: "upload_corrupt"}
+
+    assert rejudges.record_batch(run, [rejudged_as(subs[0], "lex-2", 20)], failed=failed) == 3
+    assert rejudges.record_batch(run, [], failed=failed) == 0  # a batch delivered twice
+    assert rejudges.without_result(run, [s.id for s in subs]) == []
+    ready = rejudges.get(run.id)
+    assert ready is not None and (ready.state, ready.done, ready.total) == ("ready", 3, 3)
+    count, listed = rejudges.failures(ready, limit=1)
+    assert count == 2 and [(f.submission_id, f.team) for f in listed] == [(min(failed), "alpha")]
+    with store.write() as (conn, pending):  # a full recount (after a deletion) agrees
+        count_progress(conn, pending, run.id)
+    recounted = rejudges.get(run.id)
+    assert recounted is not None and (recounted.state, recounted.done) == ("ready", 3)
+
+    rejudges.apply(run.id, by="admin")
+
+    for sid, reason in failed.items():
+        sub = store.get_submission(sid)
+        assert sub is not None and sub.state == "failed"
+        assert sub.failure == failure_text(FailureReason(reason))
+    assert judged_without_a_live_result(store) == []
+    assert store.delete_team(team.id, by="admin").keys  # its failure rows go with it
+    with store.engine.connect() as conn:
+        assert conn.execute(select(func.count()).select_from(rejudge_failures)).scalar_one() == 0

@@ -195,8 +195,8 @@ def test_a_failed_submission_turns_the_status_red_and_names_its_reason(pipe: Pip
     stats = pipe.client.get("/v1/stats", headers=ADMIN).json()
     failures = stats["failures"]
     assert failures["total"] == 1 and failures["last_5_min"] == 1
-    assert failures["by_reason"] == [{"reason": "BlobNotFound", "count": 1}]
-    assert failures["recent"][0]["reason"] == "BlobNotFound"
+    assert failures["by_reason"] == [{"reason": "upload_missing", "count": 1}]
+    assert failures["recent"][0]["reason"] == "upload_missing"
     assert stats["status"]["colour"] == "red"
     assert stats["status"]["areas"]["failures"] == "red"
     assert "failed in the last 5 min" in stats["status"]["reasons"][0]

@@ -334,3 +334,57 @@ def test_an_applied_runs_page_shows_what_apply_recorded_whoever_uploads_afterwar
     assert stored is not None
     live = pipe.services.rejudges.rank_changes(stored)  # what the page showed before
     assert {row["team"] for row in live} >= {"load-3a1fcc-0", "load-3a1fcc-1", "load-3a1fcc-2"}
+
+
+# -- uploads a run cannot judge -----------------------------------------------------------------
+
+
+def test_a_rejudge_fails_a_missing_a_corrupt_and_an_oversized_upload_alone_and_can_be_applied(
+    tmp_path: Path,
+) -> None:
+    with open_pipeline(tmp_path) as pipe:
+        pipe.add_contest()
+        pipe.add_lexicon(tuple(w for w in TINY_WORDS if w != "bat"), name="fixed")
+        team = pipe.add_team("ravens")
+        uploads = {
+            "bat": b"0 0 2 0 bat\n",
+            "missing": b"0 0 2 0 tea\n",
+            "corrupt": b"0 0 2 0 tab\n",
+            "oversized": b"a\n" * 5000,
+        }
+        ids = {name: pipe.accepted(team, data)["id"] for name, data in uploads.items()}
+        drain(pipe.services)
+        keys = {name: pipe.store.get_submission(sid).blob_key for name, sid in ids.items()}  # type: ignore[union-attr]
+        del pipe.blobs.objects[keys["missing"]]
+        pipe.blobs.objects[keys["corrupt"]] = b"0 0 2 0 eat\n"
+        run = start(pipe, "full")
+        deps = deps_for(pipe)
+        deps.max_report_bytes = 100_000  # the oversized upload's report is past it
+        produce(deps, run["id"], pipe.publisher.publish_batch)
+        for run_id, batch in list(pipe.publisher.batches):
+            judge_batch(deps, run_id, batch)
+
+        ready = show(pipe, run["id"])
+        assert (ready["state"], ready["done"], ready["total"]) == ("ready", 4, 4)
+        assert ready["failed"] == 3
+        assert {f["submission"]: f["reason"] for f in ready["failures"]} == {
+            ids["missing"]: "upload_missing",
+            ids["corrupt"]: "upload_corrupt",
+            ids["oversized"]: "report_too_large",
+        }
+        assert {f["team"] for f in ready["failures"]} == {"ravens"}
+        assert all(f["message"] and "/" not in f["message"] for f in ready["failures"])
+
+        applied = pipe.client.post(f"/v1/rejudges/{run['id']}/apply", headers=ADMIN)
+
+        assert applied.status_code == 200, applied.text
+        assert pipe.submission(ids["bat"])["score"] == 0  # judged under the list without "bat"
+        for name, reason in (
+            ("missing", "upload_missing"),
+            ("corrupt", "upload_corrupt"),
+            ("oversized", "report_too_large"),
+        ):
+            seen = pipe.submission(ids[name])
+            assert (seen["state"], seen["reason"], seen["score"]) == ("failed", reason, None)
+            assert seen["failure"] and keys[name] not in seen["failure"]
+        assert show(pipe, run["id"])["failed"] == 3  # still listed once applied

@@ -176,7 +176,7 @@ def test_a_report_past_the_cap_fails_its_submission_with_a_reason_and_spares_the
     assert outcomes == {big: Outcome.FAILED, small: Outcome.JUDGED}
     failed = pipe.submission(big)
     assert failed["state"] == "failed"
-    assert "ReportTooLarge" in failed["failure"]
+    assert failed["reason"] == "report_too_large"
     assert not [key for key in pipe.blobs.objects if key.startswith(f"reports/{big}/")]
 
 

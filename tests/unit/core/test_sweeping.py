@@ -3,6 +3,7 @@ and a rejudge run that stopped moving has its producer started again."""
 
 from __future__ import annotations
 
+from core import tuning
 from core.events import EventType
 from core.fakes import (
     InMemoryBlobStore,
@@ -10,6 +11,7 @@ from core.fakes import (
     InMemoryRejudgeStore,
     InMemorySubmissionStore,
 )
+from core.messages import HEAVY_PRIORITIES, LIGHT_PRIORITY
 from core.states import RejudgeState, SubmissionState
 from core.sweeping import sweep
 from tests.unit.core.conftest import LAYOUT, Clock, stored
@@ -135,3 +137,23 @@ def test_a_rejudge_run_without_progress_has_its_producer_started_again_from_the_
     assert publisher.rejudges == [run.id]
     assert (restarted.state, restarted.cursor) == (RejudgeState.RUNNING, "")
     assert rejudges.stalled(JUDGING_FOR) == []  # moved just now
+
+
+def test_a_heavy_upload_is_published_again_at_a_heavy_priority_and_a_light_one_at_zero(
+    store: InMemorySubmissionStore,
+    rejudges: InMemoryRejudgeStore,
+    blobs: InMemoryBlobStore,
+    publisher: InMemoryPublisher,
+    fake_clock: Clock,
+) -> None:
+    big = b"0 0 2 0 cat\n" * (tuning.HEAVY_BYTES // 12 + 1)
+    heavy = [stored(store, blobs, big + bytes([n]), state_at=fake_clock.ago(600)) for n in (1, 2)]
+    light = stored(store, blobs, b"0 0 2 0 tea\n", state_at=fake_clock.ago(600))
+
+    assert sweep_once(store, rejudges, publisher) == 3
+
+    assert publisher.priorities[light.id] == LIGHT_PRIORITY
+    # Alone in its message, judged only in a heavy slot; a team's second waits behind others'
+    # first, as intake sends them.
+    assert [publisher.priorities[s.id] for s in heavy] == list(HEAVY_PRIORITIES[:2])
+    assert [heavy[0].id] in publisher.groups and [heavy[1].id] in publisher.groups

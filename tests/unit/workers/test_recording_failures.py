@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import Invalid
+from core.errors import FailureReason, Invalid, failure_text
 from core.judging import Outcome, RetryLater, judge_group
 from core.records import Claim, JudgedResult
 from core.states import SubmissionState
@@ -59,7 +59,9 @@ def test_a_result_the_database_refuses_fails_only_its_upload_and_the_others_are_
     assert pipe.state(first) == pipe.state(last) == SubmissionState.JUDGED
     failed = pipe.submission(bad)
     assert failed["state"] == SubmissionState.FAILED
-    assert "recording failed" in str(pipe.store.get_submission(bad).failure)  # type: ignore[union-attr]
+    kept = pipe.store.get_submission(bad)
+    assert kept is not None and kept.failure == failure_text(FailureReason.NOT_RECORDED)
+    assert "bigint" not in str(failed) and "Invalid" not in str(failed)  # the driver's words
     assert store.calls[0] == [first, bad, last]  # one transaction first, then one each
 
 
