@@ -14,6 +14,13 @@ from core.records import Contest
 ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
+def well_formed(contest_id: str) -> str:
+    """The id, or 404 for one no contest can have (before it keys a cache or reaches SQL)."""
+    if not ID.fullmatch(contest_id):
+        raise NotFound(f"no contest {contest_id[:64]!r}")
+    return contest_id
+
+
 def known_contest(svc: Services, contest_id: str) -> Contest:
     found = svc.store.get_contest(contest_id) if ID.fullmatch(contest_id) else None
     if found is None:

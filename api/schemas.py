@@ -137,12 +137,26 @@ class SubmissionOut(BaseModel):
     judged_at: str | None
     lexicon: str | None
     layout: str | None
-    failure: str | None = None
+    failure: str | None = Field(
+        default=None,
+        description="why a failed submission failed, as a plain sentence; null otherwise",
+    )
+    reason: str | None = Field(
+        default=None,
+        description="the failure's reason code (upload_missing, upload_corrupt, "
+        "report_too_large, storage_unavailable, ...); null unless failed",
+    )
     result: dict[str, Any] | None = Field(
         default=None,
         description="the result in its game's own fields (Wordytaire: score, legal, illegal; "
         "Crosstiles: valid, turns, winning_score, winners, error); null until judged",
     )
+
+
+NEXT_PAGE = (
+    "the URL of the next page (`offset` and `limit`), or null on the last: a page holds at "
+    "most `limit` entries of each list"
+)
 
 
 class LeaderboardEntry(BaseModel):
@@ -159,6 +173,7 @@ class Leaderboard(BaseModel):
     contest: str
     game: str = Field(default="", description="the contest's game")
     entries: list[LeaderboardEntry]
+    next: str | None = Field(default=None, description=NEXT_PAGE)
 
 
 class PlayerStanding(BaseModel):
@@ -187,6 +202,7 @@ class GameStandings(BaseModel):
     game: str
     players: list[PlayerStanding]
     invalid: list[InvalidGame]
+    next: str | None = Field(default=None, description=NEXT_PAGE)
 
 
 class ResultRow(BaseModel):

@@ -9,17 +9,22 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Annotated
 
+import redis
 from fastapi import Depends, Request
+from starlette.concurrency import run_in_threadpool
 from starlette.routing import compile_path
 
 from api.errors import Forbidden, Unauthorized
+from api.public import SharedReads
 from core import clock, tuning
 from core.errors import NotAuthenticated
 from core.ports import SessionStore, TeamStore
 from core.records import Contest, Submission, Team
 from infra.compose import ApiParts
+from infra.ratelimit import Limiter, LocalLimiter, RateLimiter
 
 ADMIN_COOKIE = "tilejudge_admin"
 SESSION_MAX_AGE_S = 12 * 3600
@@ -60,6 +65,11 @@ class Uploaders:
         self._most = most
         self._known: dict[str, tuple[float, Team, Contest]] = {}
 
+    def remembered(self, token_hash: str) -> bool:
+        """Whether the token is known without asking the store (so on the event loop)."""
+        known = self._known.get(token_hash)
+        return known is not None and time.monotonic() - known[0] < self._ttl
+
     def find(self, token_hash: str) -> tuple[Team, Contest] | None:
         now = time.monotonic()
         known = self._known.get(token_hash)
@@ -93,18 +103,21 @@ class Session:
 
 class DashboardSessions:
     """The dashboard's sign-in sessions. A cookie is `id.expiry.signature`: a random id, its
-    expiry in Unix seconds and an HMAC-SHA256 of both under the home's `session-key`, so it
-    carries no token and cannot be extended or forged. Signing out records the id in the store
-    until its expiry, so every API process refuses it from then on."""
+    expiry in Unix seconds and an HMAC-SHA256 of both, so it carries no token and cannot be
+    extended or forged. The signing key is derived from the session key and a digest of the
+    admin token, so a new admin token ends every session at once. Signing out records the id
+    in the store until its expiry, so every API process refuses it from then on."""
 
     def __init__(
         self,
         key: str,
         store: SessionStore,
+        admin_token: str,
         lifetime_s: int = SESSION_MAX_AGE_S,
         now: Callable[[], float] = time.time,
     ) -> None:
-        self._key = key.encode()
+        bound_to = hashlib.sha256(admin_token.encode("utf-8", "surrogatepass")).digest()
+        self._key = hmac.new(key.encode(), b"tilejudge session:" + bound_to, "sha256").digest()
         self._store = store
         self._lifetime_s = lifetime_s
         self.now = now
@@ -136,22 +149,45 @@ class DashboardSessions:
 
 @dataclass
 class Services(ApiParts):
-    """What the routes use: the composition root's parts, this process's token memory and the
-    dashboard's sessions."""
+    """What the routes use: the composition root's parts, this process's token memory, the
+    dashboard's sessions, the public reads' shared answers and the per-caller limits on
+    report reads and failed sign-ins (in Redis when there is one, else in this process)."""
 
     uploaders: Uploaders = field(init=False)
     sessions: DashboardSessions = field(init=False)
+    public: SharedReads = field(init=False)
+    report_reads: Limiter = field(init=False)
+    login_failures: Limiter = field(init=False)
 
     def __post_init__(self) -> None:
         self.uploaders = Uploaders(self.store)
-        self.sessions = DashboardSessions(self.settings.session_key_value(), self.store)
+        self.sessions = DashboardSessions(
+            self.settings.session_key_value(), self.store, self.admin_token
+        )
+        self.public = SharedReads(rate=self.settings.public_reads_per_second)
+        self.report_reads = _limiter(
+            self.redis, self.settings.report_reads_per_minute, "reports", "report reads a minute"
+        )
+        self.login_failures = _limiter(
+            self.redis,
+            self.settings.login_failures_per_minute,
+            "logins",
+            "failed sign-ins a minute from one address",
+        )
+
+
+def _limiter(client: redis.Redis | None, per_minute: int, name: str, what: str) -> Limiter:
+    if client is None:
+        return LocalLimiter(per_minute, what=what)
+    return RateLimiter(client, per_minute, name=name, what=what)
 
 
 def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def services(request: Request) -> Services:
+async def services(request: Request) -> Services:
+    """Async, so that finding the app's services takes no thread from the pool."""
     found: Services = request.app.state.services
     return found
 
@@ -208,15 +244,6 @@ async def bearer_token(request: Request) -> str:
     return _token(request)
 
 
-def require_credential(request: Request) -> None:
-    """Unauthorized unless the request carries what may authorise it, from its headers alone
-    (the request-limits middleware asks before any body byte is read): a bearer token, or on
-    a dashboard read the session cookie, which `caller` then checks."""
-    if _bearer(request) is None and dashboard_read(request) and ADMIN_COOKIE in request.cookies:
-        return
-    _token(request)
-
-
 def dashboard_read(request: Request) -> bool:
     """Whether this request is one the dashboard's session cookie may authorise."""
     path = request.url.path
@@ -233,7 +260,7 @@ def _token(request: Request) -> str:
     return token
 
 
-def metrics_access(request: Request, svc: Annotated[Services, Depends(services)]) -> bool:
+async def metrics_access(request: Request, svc: Annotated[Services, Depends(services)]) -> bool:
     """Whether the caller of `/metrics` sees contest and rejudge run ids: only with the admin
     token or the metrics token, as a Bearer token (the dashboard's cookie counts for nothing
     here). With a metrics token set, nobody else is answered; without one, anyone gets the
@@ -250,6 +277,37 @@ def metrics_access(request: Request, svc: Annotated[Services, Depends(services)]
     ):
         return True
     raise Unauthorized("unknown token")
+
+
+class Needs(StrEnum):
+    """Whom a route answers: the organiser, the organiser or a team, or a team alone (an
+    upload); `api.middleware` tells them apart by the route's dependencies."""
+
+    ADMIN = "admin"
+    ANYONE_KNOWN = "anyone known"
+    TEAM = "team"
+
+
+async def verify_token(request: Request, svc: Services, needs: Needs) -> None:
+    """Unauthorized (or Forbidden) unless the request's token may call a route that `needs`
+    it: the admin token compared in constant time, a team token looked up (in this process's
+    memory of uploaders, else in the store on a thread). The request-limits middleware asks
+    before any body byte is read. A dashboard read with its session cookie passes here; the
+    route's `caller` checks the cookie (such a read is a GET and has no body)."""
+    if _bearer(request) is None and dashboard_read(request) and ADMIN_COOKIE in request.cookies:
+        return
+    token = _token(request)
+    if same_token(token, svc.admin_token):
+        if needs is Needs.TEAM:
+            raise Forbidden("uploads are made with a team token, not the admin token")
+        return
+    hashed = token_hash(token)
+    if not svc.uploaders.remembered(hashed) and (
+        await run_in_threadpool(svc.uploaders.find, hashed) is None
+    ):
+        raise Unauthorized("unknown token")
+    if needs is Needs.ADMIN:
+        raise Forbidden("this call needs the admin token")
 
 
 def uploader(svc: Services, token: str) -> tuple[Team, Contest]:

@@ -135,7 +135,7 @@ def measure(
     full, _, full_results = fulls[0]
     run, _ = rejudge(pipe, deps, "affected")
     applied = pipe.client.post(f"/v1/rejudges/{run['id']}/apply", headers=ADMIN).json()
-    board = pipe.client.get(f"/v1/contests/{CONTEST}/leaderboard").json()
+    board = _whole_board(pipe)
     same_board = (board["players"], board["invalid"]) == full_results["standings"]
 
     verdicts = [c for c in full["changed"] if c["old_valid"] != c["new_valid"]]
@@ -222,3 +222,15 @@ def forget(pipe: Pipeline, run: dict[str, Any]) -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _whole_board(pipe: Pipeline) -> dict[str, Any]:
+    """The standings with every page joined (the API gives at most 1,000 entries a page)."""
+    path: str | None = f"/v1/contests/{CONTEST}/leaderboard?limit=1000"
+    board: dict[str, Any] = {"players": [], "invalid": []}
+    while path is not None:
+        page = pipe.client.get(path).json()
+        board["players"] += page["players"]
+        board["invalid"] += page["invalid"]
+        path = page["next"]
+    return board

@@ -4,18 +4,29 @@
    two bytes): the worker's peak memory while it judges and stores it, and the API's memory while
    8 clients without gzip read it at once, streamed;
 2. fairness: another team's one-line upload-to-result time on an idle pipeline, and while one
-   team floods six distinct uploads of the largest size.
+   team floods six distinct uploads of the largest size;
+3. bogus bearers: 1,000 connections each sending `Authorization: Bearer x`, a declared 1 MiB
+   upload and most of it, then stalling: the API processes' RSS growth, and an honest
+   one-line upload's answer time (p50/p99) idle and meanwhile;
+4. public readers: 200 clients reading the leaderboard, `/readyz`, `/metrics` and the contest
+   pages for 30 s: an honest one-line upload's answer time idle and meanwhile.
 
-    python -m benchmarks.hostile_bench [--rounds 5] [--readers 8] [--flood 6]
+    python -m benchmarks.hostile_bench [--checks report,fairness,bogus,readers] [--rounds 5]
+        [--readers 8] [--flood 6] [--bogus 1000] [--public 200] [--seconds 30]
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
+import itertools
+import socket
 import statistics
 import threading
 import time
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 import httpx
 import psutil
@@ -32,8 +43,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="flood rounds (and idle uploads)")
     parser.add_argument("--readers", type=int, default=8, help="clients reading the report")
     parser.add_argument("--flood", type=int, default=6, help="largest uploads per flood")
+    parser.add_argument(
+        "--checks", default="report,fairness,bogus,readers", help="which, comma-separated"
+    )
+    parser.add_argument("--bogus", type=int, default=1000, help="stalled bogus-bearer uploads")
+    parser.add_argument("--public", type=int, default=200, help="concurrent public readers")
+    parser.add_argument("--seconds", type=float, default=30, help="how long the readers read")
     args = parser.parse_args()
-    env = {"TILEJUDGE_RATE_LIMIT": "1000"}
+    checks = set(args.checks.split(","))
+    env = {"TILEJUDGE_RATE_LIMIT": "100000"}
     with bench_stack("tj-hostile-", workers=2, env=env) as stack:
         processes = psutil.Process(stack.process.pid).children(recursive=True)
         api = [p for p in processes if "uvicorn" in " ".join(p.cmdline())]
@@ -41,8 +59,14 @@ def main() -> None:
         with httpx.Client(base_url=stack.url, timeout=120) as http:
             flooder, other = open_contest(http, stack, teams=2)
             largest = b"a\n" * (2 * MIB // 2)
-            largest_report(http, stack, flooder, largest, api, workers, args.readers)
-            fairness(http, flooder, other, args.rounds, args.flood)
+            if "report" in checks:
+                largest_report(http, stack, flooder, largest, api, workers, args.readers)
+            if "fairness" in checks:
+                fairness(http, flooder, other, args.rounds, args.flood)
+            if "bogus" in checks:
+                bogus_bearers(http, stack.url, other, api + _children(api), args.bogus)
+            if "readers" in checks:
+                public_readers(http, stack, other, args.public, args.seconds)
 
 
 def largest_report(
@@ -118,6 +142,114 @@ def fairness(http: httpx.Client, flooder: str, other: str, rounds: int, flood: i
         f"(max {max(idle) * 1000:.0f}); during a flood of {flood} x 2 MiB median "
         f"{loaded_median * 1000:.0f} ms (max {max(loaded) * 1000:.0f}); "
         f"ratio {loaded_median / idle_median:.1f}"
+    )
+
+
+_honest = itertools.count()
+
+
+def honest_uploads(http: httpx.Client, token: str, count: int) -> list[float]:
+    """The answer times (s) of `count` distinct one-line uploads, one after another."""
+    times = []
+    for _ in range(count):
+        body = b"0 0 2 0 cat\n#honest %d\n" % next(_honest)
+        started = time.monotonic()
+        response = http.post(
+            "/v1/contests/bench/submissions",
+            content=body,
+            headers={"Authorization": f"Bearer {token}", "Content-Type": "text/plain"},
+        )
+        times.append(time.monotonic() - started)
+        response.raise_for_status()
+    return times
+
+
+def _quantiles(times: list[float]) -> str:
+    cuts = statistics.quantiles(times, n=100, method="inclusive")
+    return f"p50 {cuts[49] * 1000:.0f} ms, p99 {cuts[98] * 1000:.0f} ms"
+
+
+def bogus_bearers(
+    http: httpx.Client, url: str, token: str, api: list[psutil.Process], connections: int
+) -> None:
+    """Connections that declare a 1 MiB upload under `Bearer x`, send what the socket takes of
+    it and stall, held while honest uploads are timed."""
+    idle = honest_uploads(http, token, 200)
+    before = sum(_rss(api).values())
+    parts = urlsplit(url)
+    head = (
+        b"POST /v1/contests/bench/submissions HTTP/1.1\r\nHost: %s\r\n"
+        b"Authorization: Bearer x\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n"
+    ) % (parts.netloc.encode(), MIB)
+    most_of_it = b"a" * (MIB - 64 * 1024)
+    held: list[socket.socket] = []
+    refused = 0
+    with Peak(lambda: api) as peak:
+        for _ in range(connections):
+            sock = socket.create_connection((parts.hostname, parts.port or 80))
+            sock.setblocking(False)
+            with contextlib.suppress(BlockingIOError, ConnectionError):
+                sock.send(head + most_of_it)
+            held.append(sock)
+        time.sleep(2)  # let the server read what it will
+        loaded = honest_uploads(http, token, 200)
+        for sock in held:
+            with contextlib.suppress(BlockingIOError, ConnectionError):
+                if sock.recv(64).startswith((b"HTTP/1.1 401", b"HTTP/1.1 503")):
+                    refused += 1
+        during = sum(_rss(api).values())
+    for sock in held:
+        sock.close()
+    print(
+        f"{connections} stalled uploads under a bogus bearer ({refused} answered 401/503): API "
+        f"processes' RSS {before / MIB:.0f} MiB before, {during / MIB:.0f} MiB while held "
+        f"(+{(during - before) / MIB:.0f} MiB; largest process peak "
+        f"{peak.largest / MIB:.0f} MiB); honest upload idle {_quantiles(idle)}, meanwhile "
+        f"{_quantiles(loaded)}"
+    )
+
+
+def public_readers(
+    http: httpx.Client, stack: RunningStack, token: str, readers: int, seconds: float
+) -> None:
+    """`readers` clients each reading the public pages in turn for `seconds`, while honest
+    uploads are timed."""
+    idle = honest_uploads(http, token, 200)
+    paths = [
+        "/v1/contests/bench/leaderboard", "/readyz", "/metrics", "/v1/contests",
+        "/v1/contests/bench",
+    ]  # fmt: skip
+    stop = threading.Event()
+    statuses: collections.Counter[int] = collections.Counter()
+    counting = threading.Lock()
+
+    def read() -> None:
+        with httpx.Client(base_url=stack.url, timeout=60) as client:
+            for path in itertools.cycle(paths):
+                if stop.is_set():
+                    return
+                with contextlib.suppress(httpx.HTTPError):
+                    status = client.get(path).status_code
+                    with counting:
+                        statuses[status] += 1
+
+    threads = [threading.Thread(target=read, daemon=True) for _ in range(readers)]
+    for thread in threads:
+        thread.start()
+    started = time.monotonic()
+    loaded: list[float] = []
+    while time.monotonic() - started < seconds:
+        loaded += honest_uploads(http, token, 10)
+    elapsed = time.monotonic() - started
+    stop.set()
+    for thread in threads:
+        thread.join()
+    answered = sum(statuses.values())
+    print(
+        f"{readers} public readers for {elapsed:.0f} s ({answered / elapsed:.0f} answers/s, "
+        f"{statuses[503] / elapsed:.0f}/s of them 503 busy): "
+        f"honest upload idle {_quantiles(idle)}, meanwhile {_quantiles(loaded)} "
+        f"({len(loaded)} uploads)"
     )
 
 

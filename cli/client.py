@@ -128,11 +128,34 @@ def run_leaderboard(
         return fail(err, str(exc))
     with api_client.connect(target.url, transport=transport) as api:
         try:
-            board = api.call("GET", f"/v1/contests/{contest}/leaderboard")
+            board = whole_board(api, contest)
         except ApiError as exc:
             return fail_call(err, exc, target)
     out.write(format_leaderboard(board, contest))
     return EXIT_OK
+
+
+BOARD_PAGE = 1000  # the most entries the server gives a page
+BOARD_PAGES_MOST = 1000  # pages followed at most: a million entries
+
+
+def whole_board(api: Client, contest: str) -> dict[str, Any]:
+    """The contest's whole leaderboard: its pages followed through `next`, each list (entries,
+    players, invalid logs) joined in order."""
+    path: str | None = f"/v1/contests/{contest}/leaderboard?limit={BOARD_PAGE}"
+    board: dict[str, Any] = {}
+    for _ in range(BOARD_PAGES_MOST):
+        if path is None:
+            break
+        page = api.call("GET", path)
+        for key, value in page.items():
+            if isinstance(value, list) and isinstance(board.get(key), list):
+                board[key].extend(value)
+            else:
+                board.setdefault(key, value)
+        path = page.get("next")
+    board["next"] = None
+    return board
 
 
 def _rows(pairs: list[tuple[str, object]]) -> str:

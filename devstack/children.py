@@ -18,6 +18,12 @@ from infra.settings import ClientSettings, Settings
 # an idle one: with both at 5 s a client could send its next upload just as the server closed
 # the connection, and get a reset.
 KEEP_ALIVE_S = 75
+# Connections (and requests in progress) one API process holds at once; past it uvicorn answers
+# 503 and closes. Each costs at most a request head (64 KiB) and the body uvicorn reads ahead
+# (64 KiB) before the app, which refuses a wrong token before reading any, so the process's
+# memory stays within about 128 MiB of connections whoever connects; a deadline spike's few
+# hundred uploaders fit many times.
+CONNECTIONS_MOST = 1000
 # What a worker takes by default: live uploads first, then rejudge work.
 QUEUES = (LIVE_QUEUE, BULK_QUEUE)
 
@@ -41,6 +47,7 @@ def uvicorn_options() -> list[str]:
         # proxy included) to logs/api.log; the privacy page promises no IP addresses are kept.
         "--no-access-log",
         "--timeout-keep-alive", str(KEEP_ALIVE_S),
+        "--limit-concurrency", str(CONNECTIONS_MOST),
     ]  # fmt: skip
 
 

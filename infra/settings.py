@@ -76,6 +76,23 @@ class Settings:
     # Modules of games from outside the project, each registering its game when imported
     # (`core.games.register`); every process of a deployment must be given the same ones.
     games: tuple[str, ...] = ()
+    # The dashboard's session key, given (several API hosts must share one) or read from a
+    # mounted file; neither: generated once under the home directory.
+    session_key: str | None = None
+    session_key_file: Path | None = None
+    # The URL browsers reach the API at; https: the session cookie is sent `Secure` even when
+    # a proxy that ends TLS speaks plain http to the API.
+    public_url: str | None = None
+    # Failed dashboard sign-ins a client address may make a minute, and report reads a caller
+    # (a team, or the organiser) may make a minute.
+    login_failures_per_minute: int = 5
+    report_reads_per_minute: int = 30
+    # Public requests (leaderboards, contest pages, /metrics, the dashboard's sign-in) each API
+    # process starts a second; more wait their turn, up to two seconds, then get 503.
+    public_reads_per_second: int = 100
+    # Bytes of uploads a team may store per UTC day (0: no quota): 128 uploads at the largest
+    # size by default, where the upload rate limit alone would let a team store 170 GiB a day.
+    team_bytes_per_day: int = 256 * 1024 * 1024
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -122,6 +139,27 @@ class Settings:
                 "TILEJUDGE_SWEEPER_LOCK_TTL", cls.sweeper_lock_ttl, low=3, high=600
             ),
             games=env.modules("TILEJUDGE_GAMES"),
+            session_key=env.optional("TILEJUDGE_SESSION_KEY"),
+            session_key_file=(
+                Path(file) if (file := env.optional("TILEJUDGE_SESSION_KEY_FILE")) else None
+            ),
+            public_url=(
+                env.url("TILEJUDGE_PUBLIC_URL", DEFAULT_URL)
+                if env.optional("TILEJUDGE_PUBLIC_URL")
+                else None
+            ),
+            login_failures_per_minute=env.integer(
+                "TILEJUDGE_LOGIN_FAILURES", cls.login_failures_per_minute, low=0, high=1000
+            ),
+            report_reads_per_minute=env.integer(
+                "TILEJUDGE_REPORT_READS", cls.report_reads_per_minute, low=0
+            ),
+            public_reads_per_second=env.integer(
+                "TILEJUDGE_PUBLIC_READS", cls.public_reads_per_second, low=0
+            ),
+            team_bytes_per_day=env.integer(
+                "TILEJUDGE_TEAM_BYTES_PER_DAY", cls.team_bytes_per_day, low=0
+            ),
         )
 
     @property
@@ -166,9 +204,18 @@ class Settings:
         return self.secret("receipt-key", self.receipt_key)
 
     def session_key_value(self) -> str:
-        """The key dashboard session cookies are signed with; never given, only generated:
-        deleting the file signs every dashboard out at the API's next start."""
-        return self.secret("session-key", None)
+        """The key dashboard session cookies are signed with: TILEJUDGE_SESSION_KEY, else the
+        file TILEJUDGE_SESSION_KEY_FILE names, else one generated under the home directory
+        (deleting that file signs every dashboard out at the API's next start)."""
+        if self.session_key is None and self.session_key_file is not None:
+            try:
+                given = self.session_key_file.read_text().strip()
+            except OSError as exc:
+                raise SettingsError(f"TILEJUDGE_SESSION_KEY_FILE: cannot read it: {exc}") from None
+            if not given:
+                raise SettingsError("TILEJUDGE_SESSION_KEY_FILE: the file is empty")
+            return given
+        return self.secret("session-key", self.session_key)
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,14 @@ from __future__ import annotations
 import contextlib
 import secrets
 import uuid
+from functools import partial
 from typing import Literal
 
 from fastapi import APIRouter
 
 from api import schemas
-from api.lookups import ID, known_contest
+from api.lookups import ID, known_contest, well_formed
+from api.public import FRESH_PER_WINDOW
 from api.services import Admin, Services, Svc, token_hash
 from core import clock
 from core.errors import Invalid, NotFound, PublishFailed
@@ -49,7 +51,7 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
 
 
 @router.get("/v1/games", tags=["public"])
-def list_games() -> dict[str, list[dict[str, object]]]:
+async def list_games() -> dict[str, list[dict[str, object]]]:
     """The games a contest can be created for: each one's name, what its rules data beside the
     word list is called, and whether its uploads name players (shared by whoever sends them)."""
     return {
@@ -65,15 +67,21 @@ def list_games() -> dict[str, list[dict[str, object]]]:
 
 
 @router.get("/v1/contests", response_model=schemas.ContestList, tags=["public"])
-def list_contests(svc: Svc) -> schemas.ContestList:
+async def list_contests(svc: Svc) -> schemas.ContestList:
     """Every contest, by id, with its window and whether it takes uploads now."""
+    contests = await svc.public.get(("contests",), svc.store.list_contests, fresh=FRESH_PER_WINDOW)
     now = clock.now()
-    return schemas.ContestList(contests=[_contest_out(c, now) for c in svc.store.list_contests()])
+    return schemas.ContestList(contests=[_contest_out(c, now) for c in contests])
 
 
 @router.get("/v1/contests/{contest}", response_model=schemas.ContestOut, tags=["public"])
-def get_contest(contest: str, svc: Svc) -> schemas.ContestOut:
-    return _contest_out(known_contest(svc, contest))
+async def get_contest(contest: str, svc: Svc) -> schemas.ContestOut:
+    found = await svc.public.get(
+        ("contest", well_formed(contest)),
+        partial(known_contest, svc, contest),
+        fresh=FRESH_PER_WINDOW,
+    )
+    return _contest_out(found)
 
 
 @router.post("/v1/contests/{contest}/close", response_model=schemas.ContestClosed, tags=["admin"])
@@ -87,6 +95,7 @@ def close_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestClosed:
         raise NotFound(f"no contest {contest[:64]!r}")
     closing, was_open = found
     svc.uploaders.forget_contest(contest)  # the others are corrected by intake's commit
+    svc.public.forget(("contest", contest), ("contests",))
     return schemas.ContestClosed(**_contest_out(closing).model_dump(), was_open=was_open)
 
 
@@ -142,10 +151,11 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     """Delete a team with its uploads, results and reports (rows and S3 objects). A game
     another team uploaded too stays, passed to the earliest such team and judged again from
     its copy."""
-    if not ID.fullmatch(team_id) or svc.store.get_team(team_id) is None:
+    if not ID.fullmatch(team_id) or (team := svc.store.get_team(team_id)) is None:
         raise NotFound(f"no team {team_id[:64]!r}")
     deleted = svc.store.delete_team(team_id, by="admin")
     svc.uploaders.forget_team(team_id)
+    svc.public.forget(("leaderboard", team.contest_id))
     for key in deleted.keys:
         svc.blobs.delete(key)
     svc.forget_copies()  # the broker's copies of messages it had already taken

@@ -10,10 +10,12 @@ own reads (`api.services.DASHBOARD_READS`) and on the pages below `/dashboard/`.
 from __future__ import annotations
 
 import functools
+import hashlib
 import html
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import quote, urlsplit
@@ -87,9 +89,9 @@ Stats = Annotated[StatsCollector, Depends(stats_collector)]
 
 
 @router.get("/dashboard", include_in_schema=False)
-def dashboard(request: Request, svc: Svc) -> Response:
+async def dashboard(request: Request, svc: Svc) -> Response:
     """The page, or the sign-in form without a valid session cookie."""
-    if _session(request, svc) is None:
+    if await svc.public.run(partial(_session, request, svc)) is None:
         return _sign_in_form()
     return FileResponse(STATIC / "dashboard.html", media_type="text/html", headers=SECURITY_HEADERS)
 
@@ -100,7 +102,7 @@ def leaderboard_page(contest: str, request: Request, svc: Svc) -> Response:
     if _session(request, svc) is None:
         return _sign_in_form()
     found = known_contest(svc, contest)
-    board = _as_served(standings.leaderboard(contest, svc))
+    board = _as_served(standings.full_board(contest, svc))
     body = dashboard_pages.leaderboard_body(board, found.title)
     json_url = f"/v1/contests/{quote(contest, safe='')}/leaderboard"
     page = dashboard_pages.page(f"Leaderboard · {contest}", body, json_url=json_url)
@@ -134,9 +136,17 @@ def asset(name: str) -> FileResponse:
 
 
 @router.post("/dashboard/login", include_in_schema=False)
-def login(request: Request, svc: Svc, token: Annotated[str, Form()] = "") -> Response:
+async def login(request: Request, svc: Svc, token: Annotated[str, Form()] = "") -> Response:
+    """Sign in with the admin token. A client address that failed `TILEJUDGE_LOGIN_FAILURES`
+    times in the last minute is refused (429) until the oldest failure is a minute old."""
     _same_origin(request)
+    client = client_key(request)
+    wait = await svc.public.run(partial(svc.login_failures.wait, client))
+    if wait is not None:
+        message = f"Too many failed sign-ins from this address: try again in {wait} s."
+        return _sign_in_form(message, status=429, headers={"Retry-After": str(wait)})
     if not _is_admin_token(token.strip(), svc):
+        await svc.public.run(partial(svc.login_failures.record, client))
         return _sign_in_form("That is not the admin token.", status=401)
     response = RedirectResponse("/dashboard", status_code=303)
     response.set_cookie(
@@ -146,9 +156,25 @@ def login(request: Request, svc: Svc, token: Annotated[str, Form()] = "") -> Res
         path="/",
         httponly=True,  # the page's script never sees the session
         samesite="strict",  # and no other site can make the browser send it
-        secure=request.url.scheme == "https",
+        secure=secure_cookies(request, svc),
     )
     return response
+
+
+def client_key(request: Request) -> str:
+    """Who failed a sign-in: a digest of the client's address, which uvicorn takes from the
+    proxy's X-Forwarded-For when `--forwarded-allow-ips` (or FORWARDED_ALLOW_IPS) names the
+    proxy; the address itself is not kept."""
+    host = request.client.host if request.client else ""
+    return hashlib.sha256(host.encode()).hexdigest()[:32]
+
+
+def secure_cookies(request: Request, svc: Services) -> bool:
+    """Whether the cookie goes out `Secure`: the browser reached the API over https, as the
+    request's scheme says (uvicorn takes it from X-Forwarded-Proto when the proxy is trusted)
+    or as TILEJUDGE_PUBLIC_URL does."""
+    public = svc.settings.public_url or ""
+    return request.url.scheme == "https" or public.startswith("https://")
 
 
 @router.post("/dashboard/logout", include_in_schema=False)
@@ -160,7 +186,13 @@ def logout(request: Request, svc: Svc) -> Response:
     if session is not None:
         svc.sessions.revoke(session)
     response = RedirectResponse("/dashboard", status_code=303)
-    response.delete_cookie(ADMIN_COOKIE, path="/", httponly=True, samesite="strict")
+    response.delete_cookie(
+        ADMIN_COOKIE,
+        path="/",
+        httponly=True,
+        samesite="strict",
+        secure=secure_cookies(request, svc),
+    )
     return response
 
 
@@ -178,12 +210,17 @@ def stats(who: Admin, collector: Stats) -> JSONResponse:
         200: {"description": "Prometheus text exposition", "content": {CONTENT_TYPE_LATEST: {}}}
     },
 )
-def metrics(collector: Stats, with_ids: MetricsAccess) -> Response:
+async def metrics(request: Request, svc: Svc, with_ids: MetricsAccess) -> Response:
     """Prometheus exposition of the same snapshot (counts only: no tokens, names or hosts).
 
     Families labelled by contest or rejudge run only for the admin or metrics token; with
-    `TILEJUDGE_METRICS_TOKEN` set, only those tokens are answered."""
-    body = exposition(collector.get, with_ids=with_ids)
+    `TILEJUDGE_METRICS_TOKEN` set, only those tokens are answered. Rendered at most once a
+    second for every scraper, on the public thread budget."""
+
+    def render() -> bytes:
+        return exposition(stats_collector(request, svc).get, with_ids=with_ids)
+
+    body = await svc.public.get(("metrics", with_ids), render)
     return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
@@ -227,7 +264,9 @@ def _is_admin_token(token: str, svc: Services) -> bool:
     return bool(token) and same_token(token, svc.admin_token)
 
 
-def _sign_in_form(message: str = "", status: int = 200) -> HTMLResponse:
+def _sign_in_form(
+    message: str = "", status: int = 200, headers: dict[str, str] | None = None
+) -> HTMLResponse:
     notice = f'<p class="notice" role="alert">{html.escape(message)}</p>' if message else ""
     page = f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -242,4 +281,4 @@ def _sign_in_form(message: str = "", status: int = 200) -> HTMLResponse:
 <label for="token">Admin token</label>
 <input id="token" name="token" type="password" autocomplete="current-password" required autofocus>
 <button type="submit">Sign in</button></form></main></body></html>"""
-    return HTMLResponse(page, status_code=status, headers=SECURITY_HEADERS)
+    return HTMLResponse(page, status_code=status, headers=SECURITY_HEADERS | (headers or {}))

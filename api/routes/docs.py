@@ -51,7 +51,7 @@ _PAGE_HEADERS = {
 
 
 @router.get("/docs", include_in_schema=False)
-def swagger_ui(request: Request) -> HTMLResponse:
+async def swagger_ui(request: Request) -> HTMLResponse:
     """Swagger UI. The page is written here rather than by FastAPI's `get_swagger_ui_html`, whose
     inline start-up script a strict policy would have to allow: `swagger-init.js` does its part,
     reading the schema's URL from its own `data-openapi-url`."""
@@ -75,7 +75,7 @@ def swagger_ui(request: Request) -> HTMLResponse:
 
 
 @router.get("/redoc", include_in_schema=False)
-def redoc(request: Request) -> HTMLResponse:
+async def redoc(request: Request) -> HTMLResponse:
     root = request.scope.get("root_path", "")
     page = get_redoc_html(
         openapi_url=f"{root}{request.app.openapi_url}",
@@ -89,7 +89,7 @@ def redoc(request: Request) -> HTMLResponse:
 
 
 @router.get(STATIC_PREFIX + "/{name}", include_in_schema=False)
-def asset(name: str, request: Request) -> Response:
+async def asset(name: str, request: Request) -> Response:
     if name not in ASSETS:
         raise NotFound(f"no docs asset {name[:64]!r}")
     content, etag = _asset(name)

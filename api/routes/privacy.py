@@ -24,7 +24,7 @@ SECURITY_HEADERS = {
 
 
 @router.get("/privacy", response_class=HTMLResponse, tags=["public"])
-def privacy() -> HTMLResponse:
+async def privacy() -> HTMLResponse:
     """What tilejudge stores about teams and results, who reads it, how it is deleted."""
     return HTMLResponse(_page(), headers=SECURITY_HEADERS)
 

@@ -4,18 +4,23 @@ result for an export, and the event log."""
 from __future__ import annotations
 
 from dataclasses import asdict
+from functools import partial
 from typing import Annotated, Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, Query
 
 from api import schemas
-from api.lookups import known_contest, shown
-from api.services import Admin, Svc
+from api.lookups import known_contest, shown, well_formed
+from api.public import FRESH_PER_WINDOW
+from api.services import Admin, Services, Svc
 from core.records import ResultLine
 
 router = APIRouter()
 # An export's page: a few hundred KB of JSON, so the memory a request holds stays bounded.
 RESULTS_PAGE, RESULTS_PAGE_MOST = 1000, 5000
+# A leaderboard's page: what a screen shows; a client wanting all follows `next`.
+BOARD_PAGE, BOARD_PAGE_MOST = 100, 1000
 
 
 @router.get(
@@ -23,13 +28,44 @@ RESULTS_PAGE, RESULTS_PAGE_MOST = 1000, 5000
     response_model=schemas.Leaderboard | schemas.GameStandings,
     tags=["public"],
 )
-def leaderboard(contest: str, svc: Svc) -> dict[str, Any]:
+async def leaderboard(
+    contest: str,
+    svc: Svc,
+    offset: Annotated[int, Query(ge=0, le=10**9, description="entries to skip")] = 0,
+    limit: Annotated[int, Query(ge=1, le=BOARD_PAGE_MOST)] = BOARD_PAGE,
+) -> dict[str, Any]:
     """A Wordytaire contest: each team's best judged score, ranked. A Crosstiles contest: the
     players named in its valid game logs, ranked by wins (a k-way tie for the win counts 1/k),
-    then spread, then nick; and its invalid logs, each with its first failing line and why."""
+    then spread, then nick; and its invalid logs, each with its first failing line and why.
+
+    A page at a time (`limit` entries of each list from `offset`; follow `next` until it is
+    null). Computed once for every caller asking meanwhile, and at most a second old when
+    many ask."""
+    board = await svc.public.get(
+        ("leaderboard", well_formed(contest)),
+        partial(full_board, contest, svc),
+        fresh=FRESH_PER_WINDOW,
+    )
+    return page_of(board, offset, limit)
+
+
+def full_board(contest: str, svc: Services) -> dict[str, Any]:
+    """The whole leaderboard, every entry of every list (the organiser's page shows it)."""
     found = known_contest(svc, contest)
     standings = svc.store.standings(found)
     return {"contest": contest, "game": found.game, **standings}
+
+
+def page_of(board: dict[str, Any], offset: int, limit: int) -> dict[str, Any]:
+    """`limit` entries of each of the board's lists from `offset`, and the next page's URL."""
+    lists = {key: value for key, value in board.items() if isinstance(value, list)}
+    more = any(len(value) > offset + limit for value in lists.values())
+    path = f"/v1/contests/{quote(board['contest'], safe='')}/leaderboard"
+    return {
+        **board,
+        **{key: value[offset : offset + limit] for key, value in lists.items()},
+        "next": f"{path}?offset={offset + limit}&limit={limit}" if more else None,
+    }
 
 
 @router.get("/v1/contests/{contest}/results", response_model=schemas.ResultsPage, tags=["admin"])

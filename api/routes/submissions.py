@@ -18,7 +18,7 @@ from api.body import upload_bytes
 from api.lookups import ID, shown
 from api.services import AnyCaller, BearerToken, Caller, Services, Svc, uploader
 from core import clock, receipts, report_blobs
-from core.errors import NotFound
+from core.errors import NotFound, read_failure
 from core.intake import check_opened, may_upload, no_log_right
 from core.records import Contest, Submission, Team
 
@@ -103,9 +103,18 @@ def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.Subm
         "judged_at": result.judged_at if result else None,
         "lexicon": result.lexicon_id if result else None,
         "layout": result.layout_id if result else None,
-        "failure": sub.failure,
+        **_failure(sub.failure),
     }
     return schemas.SubmissionOut(**shown(row, fields))
+
+
+def _failure(recorded: str | None) -> dict[str, str | None]:
+    """A failure as a team sees it: its reason code and that code's sentence, never the text
+    recorded (older rows hold an exception's message: an endpoint, a key, a constraint)."""
+    read = read_failure(recorded)
+    if read is None:
+        return {"failure": None, "reason": None}
+    return {"failure": read[1], "reason": read[0].value}
 
 
 @router.get("/v1/submissions/{submission_id}/report", tags=["teams"])
@@ -119,7 +128,11 @@ def get_report(
     """The SPEC JSON report of the current result, streamed: sent gzipped as it is stored to a
     client that accepts gzip, otherwise unpacked a piece at a time. `lines=runs` sends every run
     of consecutive identical illegal lines as one object with `through` (its last line) and
-    `count`, so that the report's size follows what it says, not how often it says it."""
+    `count`, so that the report's size follows what it says, not how often it says it.
+
+    At most `TILEJUDGE_REPORT_READS` reads a minute per team (and for the organiser): a large
+    report costs its unpacking at every read."""
+    svc.report_reads.check(who.team.id if who.team is not None else "admin")
     sub = _readable_submission(svc, who, submission_id)
     result = svc.store.current_result(sub.id)
     if result is None:
@@ -170,8 +183,9 @@ def get_receipt(submission_id: str, svc: Svc, who: AnyCaller) -> dict[str, str]:
 
 
 @router.post("/v1/receipts/verify", response_model=schemas.ReceiptCheck, tags=["public"])
-def verify_receipt(body: schemas.ReceiptIn, svc: Svc) -> schemas.ReceiptCheck:
-    """Check that a receipt was issued by this server for exactly these fields."""
+async def verify_receipt(body: schemas.ReceiptIn, svc: Svc) -> schemas.ReceiptCheck:
+    """Check that a receipt was issued by this server for exactly these fields (one HMAC: on
+    the event loop, taking no thread)."""
     valid = receipts.verify(
         svc.intake.receipt_key,
         body.receipt,

@@ -1,6 +1,7 @@
 """The API's uvicorn, started with the options `up` uses, against hostile clients: a request
-head too large is refused before it is all read, a head that stalls ends its connection, and
-ordinary requests, kept-alive ones included, still get their answer."""
+head too large is refused before it is all read, a head that stalls ends its connection,
+connections past the concurrency limit are answered 503 and closed, and ordinary requests,
+kept-alive ones included, still get their answer."""
 
 from __future__ import annotations
 
@@ -12,11 +13,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
 
-from devstack.children import uvicorn_options
+from devstack.children import CONNECTIONS_MOST, uvicorn_options
 from devstack.ports import LOOPBACK, free_port, port_accepts
 
 pytestmark = pytest.mark.integration
@@ -28,13 +30,32 @@ MIB = 1024 * 1024
 CHUNK = 64 * 1024
 
 
+FEW_CONNECTIONS = 6  # the concurrency limit of the server that tests it, in place of the real one
+
+
 @pytest.fixture(scope="module")
 def port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    with serving(uvicorn_options(), tmp_path_factory.mktemp("uvicorn")) as chosen:
+        yield chosen
+
+
+@pytest.fixture(scope="module")
+def few_connections_port(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    options = uvicorn_options()
+    at = options.index("--limit-concurrency")
+    assert options[at + 1] == str(CONNECTIONS_MOST)
+    options[at + 1] = str(FEW_CONNECTIONS)
+    with serving(options, tmp_path_factory.mktemp("uvicorn-few")) as chosen:
+        yield chosen
+
+
+@contextmanager
+def serving(options: list[str], directory: Path) -> Iterator[int]:
     chosen = free_port()
-    log = tmp_path_factory.mktemp("uvicorn") / "server.log"
+    log = directory / "server.log"
     argv = [
         sys.executable, "-m", "uvicorn", "tests.integration.uvicorn_app:app",
-        "--host", LOOPBACK, "--port", str(chosen), *uvicorn_options(),
+        "--host", LOOPBACK, "--port", str(chosen), *options,
     ]  # fmt: skip
     env = os.environ | {"TILEJUDGE_HEADER_READ_SECONDS": str(HEAD_DEADLINE_S)}
     with log.open("wb") as out:
@@ -151,3 +172,29 @@ def test_a_small_head_arriving_with_a_large_body_is_not_taken_for_a_large_head(p
             chunk = sock.recv(65536)
             assert chunk, f"closed after {received!r}"
             received += chunk
+
+
+def test_connections_past_the_concurrency_limit_are_answered_503_and_closed(
+    few_connections_port: int,
+) -> None:
+    with ExitStack() as held:
+        for _ in range(FEW_CONNECTIONS):
+            held.enter_context(socket.create_connection((LOOPBACK, few_connections_port)))
+        time.sleep(0.2)
+        with socket.create_connection((LOOPBACK, few_connections_port), timeout=5) as extra:
+            extra.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            answer = _rest(extra)
+        assert answer.startswith(b"HTTP/1.1 503 "), answer[:200]
+        assert b"connection: close" in answer.lower()
+    # Once they are gone, the server answers again.
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        connection = http.client.HTTPConnection(LOOPBACK, few_connections_port, timeout=5)
+        try:
+            connection.request("GET", "/healthz")
+            if connection.getresponse().status == 200:
+                return
+        finally:
+            connection.close()
+        time.sleep(0.1)
+    pytest.fail("the server did not answer once the connections were closed")

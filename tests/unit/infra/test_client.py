@@ -340,6 +340,45 @@ def test_leaderboard_prints_a_table_in_rank_order(api: FakeApi) -> None:
     assert api.requests[0].headers.get("Authorization") is None  # the leaderboard is public
 
 
+def test_leaderboard_follows_next_and_prints_every_page_in_rank_order() -> None:
+    rows = [
+        {"rank": n, "team": f"t{n}", "score": 5000 - n, "submission": f"s{n}", "received_at": "T"}
+        for n in range(1, 2501)
+    ]
+    asked: list[str] = []
+
+    def pages(request: httpx.Request) -> httpx.Response:
+        asked.append(str(request.url.query, "ascii"))
+        offset = int(request.url.params.get("offset", 0))
+        limit = int(request.url.params["limit"])
+        more = offset + limit < len(rows)
+        following = f"/v1/contests/demo/leaderboard?offset={offset + limit}&limit={limit}"
+        return httpx.Response(
+            200,
+            json={
+                "contest": "demo",
+                "game": "wordytaire",
+                "entries": rows[offset : offset + limit],
+                "next": following if more else None,
+            },
+        )
+
+    out, err = io.StringIO(), io.StringIO()
+    code = client.run_leaderboard(
+        "demo",
+        "http://127.0.0.1:9",
+        environ={},
+        out=out,
+        err=err,
+        transport=httpx.MockTransport(pages),
+    )
+    assert code == 0, err.getvalue()
+    assert asked == ["limit=1000", "offset=1000&limit=1000", "offset=2000&limit=1000"]
+    printed = out.getvalue().splitlines()
+    assert len(printed) == 1 + len(rows)
+    assert printed[-1].split()[:2] == ["2500", "t2500"]
+
+
 def test_an_empty_leaderboard_says_nothing_is_judged_yet(api: FakeApi) -> None:
     code, out, _ = leaderboard(api)
     assert code == 0
