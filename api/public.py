@@ -43,6 +43,7 @@ class _Entry:
     value: Any = None
     error: BaseException | None = None
     computed: bool = False
+    generation: int = 0  # computations ended; a waiter takes only one that ended after it came
     pending: asyncio.Future[None] | None = field(default=None)
 
 
@@ -99,8 +100,9 @@ class SharedReads:
             entry.window_start, entry.asked = now, 0
         entry.asked += 1
         while entry.pending is not None:
+            came = entry.generation
             await asyncio.shield(entry.pending)
-            if entry.computed:
+            if entry.generation != came:  # the computation it waited for ended with an answer
                 return cast(T, _answer(entry))
         if entry.computed and now - entry.at < self._window and entry.asked > fresh:
             return cast(T, _answer(entry))
@@ -110,8 +112,10 @@ class SharedReads:
             value = await self.run(compute)
         except Exception as exc:  # the same failure answers the window's callers, then is retried
             entry.value, entry.error, entry.computed, entry.at = None, exc, True, self._now()
+            entry.generation += 1
         else:
             entry.value, entry.error, entry.computed, entry.at = value, None, True, self._now()
+            entry.generation += 1
         finally:  # cancelled: the callers waiting find no new answer, and compute their own
             pending, entry.pending = entry.pending, None
             pending.set_result(None)

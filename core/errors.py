@@ -64,6 +64,12 @@ class BlobStoreUnavailable(Unavailable):
     """The blob store (S3) could not be reached or refused the request."""
 
 
+class RulesetUnavailable(Unavailable):
+    """The word list or rules data uploads are judged under cannot be loaded (its object gone
+    from storage, say): a fault of the ruleset, not of any upload, so no upload fails for it;
+    the work is retried, a bounded number of times, until it can be loaded again."""
+
+
 class PublishFailed(Unavailable):
     """The broker did not take the message; the sweeper will publish it later."""
 

@@ -20,6 +20,7 @@ from core.errors import (
     BlobNotFound,
     BlobStoreUnavailable,
     FailureReason,
+    RulesetUnavailable,
     StoreUnavailable,
     Unavailable,
     UnknownRuleset,
@@ -68,6 +69,8 @@ def reason_for(exc: BaseException) -> FailureReason:
         return FailureReason.RULES_UNAVAILABLE
     if isinstance(exc, rules_errors()):
         return FailureReason.RULES_INVALID
+    if isinstance(exc, RulesetUnavailable):
+        return FailureReason.RULES_UNAVAILABLE
     if isinstance(exc, BlobStoreUnavailable):
         return FailureReason.STORAGE_UNAVAILABLE
     if isinstance(exc, StoreUnavailable):
@@ -109,6 +112,19 @@ class WorkerDeps:
 
 def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
     return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
+
+
+def ruleset_ready(deps: WorkerDeps, game_name: str, lexicon_id: str, rules_id: str) -> None:
+    """Load (or find loaded) the ruleset uploads are about to be judged under, so that a word
+    list or rules data that cannot be had is told apart from a fault of one upload: it raises
+    RulesetUnavailable, which retries the work instead of failing every upload for good."""
+    try:
+        deps.rulesets.lexicon(lexicon_id)
+        deps.rulesets.rules(game_name, rules_id)
+    except (BlobNotFound, UnknownRuleset) as exc:
+        raise RulesetUnavailable(
+            f"the ruleset {lexicon_id[:16]} / {rules_id[:16]} cannot be loaded: {exc}"
+        ) from exc
 
 
 def judge_only(
@@ -206,6 +222,7 @@ def judge_group(
             contest = contests[sub.contest_id]
             if contest is None:
                 raise UnknownRuleset(f"contest {sub.contest_id} is gone")
+            ruleset_ready(deps, contest.game, contest.lexicon_id, contest.layout_id)
             data = upload_bytes(deps, sub, (inline or {}).get(sub.id))
             judged_one = judging(partial(judge_and_store_report, deps, sub, data, contest))
             if sub.contest_id not in runs:

@@ -19,6 +19,7 @@ from core.judging import (
     drop_reports_of_deleted,
     judge_only,
     reason_for,
+    ruleset_ready,
     store_report,
     upload_bytes,
     upload_errors,
@@ -107,6 +108,8 @@ def judge_batch(
     if contest is None:
         return 0
     todo = rejudges.without_result(run, submission_ids)
+    if todo:  # the run's own list or rules data gone fails the batch, never its uploads
+        ruleset_ready(deps, contest.game, run.lexicon_id, run.layout_id)
     played = game(contest.game)
     for_good = upload_errors()
     # An upload judged under another list may look up words its recorded signature lacks (a

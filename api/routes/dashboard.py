@@ -43,7 +43,7 @@ from api.services import (
     same_token,
 )
 from api.stats import StatsCollector, build_collector
-from core.errors import NotFound
+from core.errors import NotFound, Throttled
 
 # Package data beside the `api` package; a file path, because FileResponse sends files.
 STATIC = Path(__file__).resolve().parents[1] / "static"
@@ -141,13 +141,18 @@ async def login(request: Request, svc: Svc, token: Annotated[str, Form()] = "") 
     times in the last minute is refused (429) until the oldest failure is a minute old."""
     _same_origin(request)
     client = client_key(request)
+    # A wrong token is counted in the same step that decides whether it may be told so (one
+    # atomic check), so a burst of guesses sent at once gets no more than the limit through;
+    # a right one is refused alike while the address is at its limit, so a 429 tells nothing.
+    if not _is_admin_token(token.strip(), svc):
+        try:
+            await svc.public.run(partial(svc.login_failures.check, client))
+        except Throttled as exc:
+            return _too_many_sign_ins(exc.retry_after)
+        return _sign_in_form("That is not the admin token.", status=401)
     wait = await svc.public.run(partial(svc.login_failures.wait, client))
     if wait is not None:
-        message = f"Too many failed sign-ins from this address: try again in {wait} s."
-        return _sign_in_form(message, status=429, headers={"Retry-After": str(wait)})
-    if not _is_admin_token(token.strip(), svc):
-        await svc.public.run(partial(svc.login_failures.record, client))
-        return _sign_in_form("That is not the admin token.", status=401)
+        return _too_many_sign_ins(wait)
     response = RedirectResponse("/dashboard", status_code=303)
     response.set_cookie(
         ADMIN_COOKIE,
@@ -159,6 +164,11 @@ async def login(request: Request, svc: Svc, token: Annotated[str, Form()] = "") 
         secure=secure_cookies(request, svc),
     )
     return response
+
+
+def _too_many_sign_ins(wait: int) -> Response:
+    message = f"Too many failed sign-ins from this address: try again in {wait} s."
+    return _sign_in_form(message, status=429, headers={"Retry-After": str(wait)})
 
 
 def client_key(request: Request) -> str:

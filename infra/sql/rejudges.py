@@ -324,6 +324,15 @@ class RejudgeStore:
         applied only on the condition it was read in (ready, every submission done), so no
         database without row locks can apply a run an upload moved either."""
         with self.store.write() as (conn, pending):
+            contest_id = conn.execute(
+                select(rejudge_runs.c.contest_id).where(rejudge_runs.c.id == run_id)
+            ).scalar()
+            if contest_id is None:
+                raise NotFound(f"no rejudge run {run_id!r}")
+            # The contest's row before the run's, in the order intake's group commit takes them
+            # (the contest FOR SHARE, then the open runs): one lock order, so the two never
+            # deadlock; a group commit holding the contest makes this wait for its commit.
+            conn.execute(select(contests.c.id).where(contests.c.id == contest_id).with_for_update())
             row = (
                 conn.execute(
                     select(rejudge_runs).where(rejudge_runs.c.id == run_id).with_for_update()

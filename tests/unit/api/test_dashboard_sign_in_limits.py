@@ -5,6 +5,7 @@ API hosts share sessions), and the cookie `Secure` whenever the browser's URL is
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -211,3 +212,15 @@ def test_the_cookie_is_not_secure_on_plain_http_without_a_public_url(pipe: Pipel
 
     assert response.status_code == 303
     assert "secure" not in response.headers["set-cookie"].lower()
+
+
+def test_a_burst_of_guesses_sent_at_once_gets_no_more_than_the_limit_answered(
+    pipe: Pipeline,
+) -> None:
+    pipe.services.login_failures = LocalLimiter(5, what="failed sign-ins")
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        answers = list(pool.map(lambda _: sign_in(pipe.client, "wrong").status_code, range(48)))
+
+    assert answers.count(401) == 5
+    assert answers.count(429) == 43
+    assert sign_in(pipe.client).status_code == 429  # the right token too, until a minute passes

@@ -319,3 +319,29 @@ def test_a_public_request_past_its_pace_gets_503_and_the_probes_still_answer(
     assert pipe.client.get("/healthz").status_code == 200
     assert pipe.client.get("/readyz").json()["ready"] is False  # answered (no Redis here)
     assert pipe.client.get("/v1/stats", headers=ADMIN).status_code == 200  # the organiser's
+
+
+def test_a_caller_waiting_on_a_computation_that_is_cancelled_computes_its_own_answer() -> None:
+    clock = Clock()
+    reads = SharedReads(monotonic=clock, rate=0)
+    answers = iter(["old", "never seen", "new"])
+    release = threading.Event()
+
+    def compute() -> object:
+        answer = next(answers)
+        if answer == "never seen":
+            release.wait(5)
+        return answer
+
+    async def scenario() -> object:
+        assert await reads.get("board", compute) == "old"
+        clock.now += 10  # the old answer is out of its window
+        first = asyncio.create_task(reads.get("board", compute))
+        await asyncio.sleep(0.05)  # the first caller is computing
+        second = asyncio.create_task(reads.get("board", compute))
+        await asyncio.sleep(0.05)  # the second waits on the first's computation
+        first.cancel()
+        release.set()
+        return await second
+
+    assert asyncio.run(scenario()) == "new"

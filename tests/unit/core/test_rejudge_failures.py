@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from core.errors import BlobStoreUnavailable, FailureReason, failure_text
+from core.errors import BlobStoreUnavailable, FailureReason, RulesetUnavailable, failure_text
 from core.fakes import (
     InMemoryBlobStore,
     InMemoryPublisher,
@@ -207,3 +207,40 @@ def test_an_outage_is_still_retried_and_the_submission_keeps_only_a_reason_code(
     released = store.submissions[sub.id]
     assert released.state == SubmissionState.QUEUED
     assert released.failure == failure_text(FailureReason.STORAGE_UNAVAILABLE)
+
+
+def test_a_run_whose_word_list_cannot_be_loaded_fails_its_batch_for_a_retry_not_its_uploads(
+    deps: WorkerDeps,
+    rulesets: InMemoryRulesets,
+    rejudges: InMemoryRejudgeStore,
+    publisher: InMemoryPublisher,
+    contest: dict[str, Submission],
+) -> None:
+    run, _ = rejudges.start("wt", WITHOUT_BAT.id, LAYOUT.id, RejudgeMode.FULL)
+    produce(deps, run.id, publisher.publish_batch)
+    del rulesets.lexicons[WITHOUT_BAT.id]  # the run's list gone, as if its object were deleted
+
+    with pytest.raises(RulesetUnavailable):
+        judge_batch(deps, run.id, publisher.batches[0][1])
+
+    found = rejudges.get(run.id)
+    assert found is not None and found.done == 0
+    assert rejudges.failures(found, limit=10) == (0, [])
+
+
+def test_live_judging_under_a_word_list_that_cannot_be_loaded_retries_and_fails_no_upload(
+    deps: WorkerDeps,
+    store: InMemorySubmissionStore,
+    blobs: InMemoryBlobStore,
+    rulesets: InMemoryRulesets,
+) -> None:
+    sub = stored(store, blobs, b"0 0 2 0 cat\n")
+    live_list = rulesets.lexicons.pop(TINY.id)
+
+    with pytest.raises(RetryLater):
+        judge_group(deps, [sub.id])
+
+    found = store.get_submission(sub.id)
+    assert found is not None and found.state is SubmissionState.QUEUED
+    rulesets.lexicons[TINY.id] = live_list
+    assert judge_group(deps, [sub.id]) == {sub.id: Outcome.JUDGED}
