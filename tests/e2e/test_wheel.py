@@ -51,11 +51,14 @@ from fastapi.testclient import TestClient
 
 import api
 from api.app import create_app
+from api.public import SharedReads
 
 files = resources.files("api")
-# A stand-in for the services: any dashboard session is taken as signed in.
+# A stand-in for the services: any dashboard session is taken as signed in; public reads are
+# shared and paced as the real services do.
 sessions = SimpleNamespace(check=lambda cookie: object())
-app = create_app(services=SimpleNamespace(admin_token={ADMIN_TOKEN!r}, sessions=sessions))
+services = SimpleNamespace(admin_token={ADMIN_TOKEN!r}, sessions=sessions, public=SharedReads())
+app = create_app(services=services)
 with TestClient(app, raise_server_exceptions=False) as client:
     client.cookies.set("tilejudge_admin", "a-session")
     served = {{
