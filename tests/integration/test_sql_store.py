@@ -20,7 +20,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Connection, func, inspect, select, text
+from sqlalchemy import Connection, Engine, func, inspect, select, text
 from sqlalchemy import event as sql_event
 from sqlalchemy.exc import IntegrityError
 
@@ -192,6 +192,14 @@ def test_migrations_build_the_declared_schema_from_empty_and_running_them_again_
         engine.dispose()
 
 
+def upgrade_to(engine: Engine, revision: str) -> None:
+    """The schema as it stood at `revision` (an older release's database)."""
+    config = alembic_config()
+    with engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.upgrade(config, revision)
+
+
 def rows_at_0003(connection: Connection) -> str:
     """A word list, layout, contest, team and submission written as the schema stood from 0003
     to 0006 (plain SQL: a migration test must not lean on the store's current code); the
@@ -217,11 +225,8 @@ def rows_at_0003(connection: Connection) -> str:
 
 def test_the_words_recorded_as_text_before_0004_become_their_signature(sql_url: str) -> None:
     engine = make_engine(sql_url)
-    config = alembic_config()
     try:
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "0003")
+        upgrade_to(engine, "0003")
         with engine.begin() as connection:
             sub_id = rows_at_0003(connection)
             connection.execute(
@@ -245,11 +250,8 @@ def test_rows_from_before_0007_are_wordytaire_contests_teams_without_the_log_rig
     sql_url: str,
 ) -> None:
     engine = make_engine(sql_url)
-    config = alembic_config()
     try:
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "0006")
+        upgrade_to(engine, "0006")
         with engine.begin() as connection:
             sub_id = rows_at_0003(connection)
             connection.execute(
@@ -296,11 +298,8 @@ def test_a_run_applied_before_0010_has_no_summary_recorded_and_one_applied_after
     sql_url: str,
 ) -> None:
     engine = make_engine(sql_url)
-    config = alembic_config()
     try:
-        with engine.begin() as connection:
-            config.attributes["connection"] = connection
-            command.upgrade(config, "0009")
+        upgrade_to(engine, "0009")
         with engine.begin() as connection:
             sub_id = rows_at_0003(connection)
             now = clock.now()
