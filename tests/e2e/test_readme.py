@@ -2,11 +2,10 @@
 the repository that stands alone.
 
 The copy holds the project's files (those git tracks or would track) in a folder with nothing
-beside it (no ../shared), with its own virtualenv and an empty word-list cache that `make lexicon`
-fills from a folder given by TILEJUDGE_LEXICON_SOURCE, as a user without internet would. Its
-virtualenv borrows this checkout's installed dependencies (a .pth line, and the `weed` binary)
-and installs the copy itself in editable mode, so every command, the stack and its workers run
-the copy's code.
+beside it, with its own virtualenv and an empty word-list cache that `make lexicon` fills from a
+folder given by TILEJUDGE_LEXICON_SOURCE, as a user without internet would. Its virtualenv borrows
+this checkout's installed dependencies (a .pth line, and the `weed` binary) and installs the copy
+itself in editable mode, so every command, the stack and its workers run the copy's code.
 
 A ```sh block right after a `<!-- readme-test -->` line is run, command by command, in README
 order: with `.venv/bin` first on PATH (as `source .venv/bin/activate` puts it), in a scratch

@@ -27,7 +27,8 @@ def offline(url: str) -> bytes:
 
 @pytest.fixture(autouse=True)
 def nothing_beside_the_project(monkeypatch: pytest.MonkeyPatch) -> None:
-    """These tests decide every place a list may come from: not ../shared beside the checkout."""
+    """These tests decide every place a list may come from: not a development copy of the lists
+    that may sit beside the checkout (`lexicon_files.beside_project`)."""
     monkeypatch.setattr(lexicon_files, "beside_project", lambda: None)
 
 
