@@ -33,6 +33,7 @@ from typing import Any
 from sqlalchemy import and_, delete, select
 
 from benchmarks.machine import cpu_model
+from cli.client import join_pages
 from core.judging import WorkerDeps
 from core.rejudging import judge_batch, produce
 from core.states import RejudgeState
@@ -220,17 +221,11 @@ def forget(pipe: Pipeline, run: dict[str, Any]) -> None:
         conn.execute(delete(results).where(under))
 
 
-if __name__ == "__main__":
-    sys.exit(main())
-
-
 def _whole_board(pipe: Pipeline) -> dict[str, Any]:
     """The standings with every page joined (the API gives at most 1,000 entries a page)."""
-    path: str | None = f"/v1/contests/{CONTEST}/leaderboard?limit=1000"
-    board: dict[str, Any] = {"players": [], "invalid": []}
-    while path is not None:
-        page = pipe.client.get(path).json()
-        board["players"] += page["players"]
-        board["invalid"] += page["invalid"]
-        path = page["next"]
-    return board
+    path = f"/v1/contests/{CONTEST}/leaderboard?limit=1000"
+    return join_pages(lambda page: pipe.client.get(page).json(), path)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -140,20 +140,26 @@ BOARD_PAGES_MOST = 1000  # pages followed at most: a million entries
 
 
 def whole_board(api: Client, contest: str) -> dict[str, Any]:
-    """The contest's whole leaderboard: its pages followed through `next`, each list (entries,
-    players, invalid logs) joined in order."""
-    path: str | None = f"/v1/contests/{contest}/leaderboard?limit={BOARD_PAGE}"
+    """The contest's whole leaderboard: its pages followed through `next`."""
+    path = f"/v1/contests/{contest}/leaderboard?limit={BOARD_PAGE}"
+    return join_pages(lambda page: api.call("GET", page), path)
+
+
+def join_pages(get: Callable[[str], Mapping[str, Any]], path: str) -> dict[str, Any]:
+    """A paged answer whole: `get` of `path`, then of each page's `next`, every list (entries,
+    players, invalid logs) joined in order; at most BOARD_PAGES_MOST pages."""
     board: dict[str, Any] = {}
+    following: str | None = path
     for _ in range(BOARD_PAGES_MOST):
-        if path is None:
+        if following is None:
             break
-        page = api.call("GET", path)
+        page = get(following)
         for key, value in page.items():
             if isinstance(value, list) and isinstance(board.get(key), list):
                 board[key].extend(value)
             else:
                 board.setdefault(key, value)
-        path = page.get("next")
+        following = page.get("next")
     board["next"] = None
     return board
 

@@ -218,11 +218,13 @@ def judge_group(
         sub = claim.submission
         try:
             if sub.contest_id not in contests:
-                contests[sub.contest_id] = deps.store.get_contest(sub.contest_id)
+                found = deps.store.get_contest(sub.contest_id)
+                if found is not None:  # once a contest a group: its live ruleset at hand
+                    ruleset_ready(deps, found.game, found.lexicon_id, found.layout_id)
+                contests[sub.contest_id] = found
             contest = contests[sub.contest_id]
             if contest is None:
                 raise UnknownRuleset(f"contest {sub.contest_id} is gone")
-            ruleset_ready(deps, contest.game, contest.lexicon_id, contest.layout_id)
             data = upload_bytes(deps, sub, (inline or {}).get(sub.id))
             judged_one = judging(partial(judge_and_store_report, deps, sub, data, contest))
             if sub.contest_id not in runs:

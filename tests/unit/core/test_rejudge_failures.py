@@ -76,6 +76,13 @@ def rejudge(deps: WorkerDeps, publisher: InMemoryPublisher, run: Run) -> Run:
     return found
 
 
+def assert_nothing_counted(rejudges: InMemoryRejudgeStore, run: Run) -> None:
+    """The batch failed whole: no submission of the run done, none failed."""
+    found = rejudges.get(run.id)
+    assert found is not None and found.done == 0
+    assert rejudges.failures(found, limit=10) == (0, [])
+
+
 def test_a_run_over_a_missing_a_corrupt_and_an_oversized_upload_fails_those_three_and_is_ready(
     deps: WorkerDeps,
     rejudges: InMemoryRejudgeStore,
@@ -160,9 +167,7 @@ def test_a_blob_store_outage_still_fails_the_batch_for_a_bounded_retry(
     with pytest.raises(BlobStoreUnavailable):
         judge_batch(deps, run.id, publisher.batches[0][1])
 
-    found = rejudges.get(run.id)
-    assert found is not None and found.done == 0
-    assert rejudges.failures(found, limit=10) == (0, [])
+    assert_nothing_counted(rejudges, run)
 
 
 def test_live_judging_fails_bytes_damaged_in_storage_for_good_with_its_reason(
@@ -223,9 +228,7 @@ def test_a_run_whose_word_list_cannot_be_loaded_fails_its_batch_for_a_retry_not_
     with pytest.raises(RulesetUnavailable):
         judge_batch(deps, run.id, publisher.batches[0][1])
 
-    found = rejudges.get(run.id)
-    assert found is not None and found.done == 0
-    assert rejudges.failures(found, limit=10) == (0, [])
+    assert_nothing_counted(rejudges, run)
 
 
 def test_live_judging_under_a_word_list_that_cannot_be_loaded_retries_and_fails_no_upload(
