@@ -21,7 +21,9 @@ from api.routes import (
     rulesets,
     standings,
     submissions,
+    transparency,
 )
+from api.routes.clics import clics_app
 from api.routes.games import game_routers
 from api.services import Services
 from infra import compose
@@ -41,6 +43,7 @@ ROUTERS = (
     dashboard.router,
     privacy.router,
     docs.router,
+    transparency.router,
 )
 
 
@@ -57,7 +60,12 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         thread = compose.sweeper(svc) if sweeper and services is None else None
         if thread is not None:
             thread.start()
+        sequencer = compose.log_sequencer(svc) if services is None else None
+        if sequencer is not None:
+            sequencer.start()
         yield
+        if sequencer is not None:
+            sequencer.stop()
         if thread is not None:
             thread.stop()
             await asyncio.to_thread(thread.join, SWEEPER_STOP_S)
@@ -80,4 +88,5 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
     document_errors(app)
     for router in routers:
         app.include_router(router)
+    app.mount("/clics", clics_app(app))  # the CLICS Contest API, errors in its own shape
     return app

@@ -56,10 +56,17 @@ class ContestIn(Body):
         max_length=64,
         description="what uploads are, fixed at creation: a game's name (GET /v1/games lists them)",
     )
+    freeze_at: str | None = Field(
+        default=None,
+        description="ISO 8601 UTC, from opens_at to closes_at: from then until the thaw, the "
+        "public standings show only the verdicts of uploads received before it (default: none)",
+    )
 
-    @field_validator("opens_at", "closes_at")
+    @field_validator("opens_at", "closes_at", "freeze_at")
     @classmethod
-    def a_time_with_a_zone(cls, value: str) -> str:
+    def a_time_with_a_zone(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
         moment = clock.parse_time(value)  # its ValueError says what is wrong, against this field
         low, high = CONTEST_YEARS
         if not low <= moment.year <= high:
@@ -78,6 +85,17 @@ class ContestOut(BaseModel):
     status: Literal["upcoming", "open", "closed"] = Field(
         description="by the server's clock: not yet open, taking uploads, or closed"
     )
+    freeze_at: str | None = Field(
+        default=None, description="when the public standings freeze; null: they never do"
+    )
+    thawed_at: str | None = Field(
+        default=None, description="when the organiser thawed them; null until then"
+    )
+    frozen: bool = Field(
+        default=False,
+        description="by the server's clock: the public standings hide the verdicts of uploads "
+        "received since freeze_at (from freeze_at until the thaw)",
+    )
 
 
 class ContestList(BaseModel):
@@ -87,6 +105,12 @@ class ContestList(BaseModel):
 class ContestClosed(ContestOut):
     was_open: bool = Field(
         description="false if the contest had closed already (closing again changes nothing)"
+    )
+
+
+class ContestThawed(ContestOut):
+    thawed: bool = Field(
+        description="false if the contest had been thawed already (thawing again changes nothing)"
     )
 
 
@@ -157,6 +181,11 @@ NEXT_PAGE = (
     "the URL of the next page (`offset` and `limit`), or null on the last: a page holds at "
     "most `limit` entries of each list"
 )
+FROZEN = "whether the contest's public standings are frozen now (docs/contest-day.md)"
+PENDING = (
+    "uploads received since the freeze whose verdicts this board leaves out: they count as "
+    "submitted, not scored, until the thaw (0 unless frozen, and for the organiser's token)"
+)
 
 
 class LeaderboardEntry(BaseModel):
@@ -174,6 +203,8 @@ class Leaderboard(BaseModel):
     game: str = Field(default="", description="the contest's game")
     entries: list[LeaderboardEntry]
     next: str | None = Field(default=None, description=NEXT_PAGE)
+    frozen: bool = Field(default=False, description=FROZEN)
+    pending: int = Field(default=0, description=PENDING)
 
 
 class PlayerStanding(BaseModel):
@@ -203,6 +234,8 @@ class GameStandings(BaseModel):
     players: list[PlayerStanding]
     invalid: list[InvalidGame]
     next: str | None = Field(default=None, description=NEXT_PAGE)
+    frozen: bool = Field(default=False, description=FROZEN)
+    pending: int = Field(default=0, description=PENDING)
 
 
 class ResultRow(BaseModel):

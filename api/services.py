@@ -17,6 +17,7 @@ from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import compile_path
 
+from api.clics_feed import FeedHub
 from api.errors import Forbidden, Unauthorized
 from api.public import SharedReads
 from core import clock, tuning
@@ -158,6 +159,7 @@ class Services(ApiParts):
     public: SharedReads = field(init=False)
     report_reads: Limiter = field(init=False)
     login_failures: Limiter = field(init=False)
+    clics_feed: FeedHub | None = field(init=False)
 
     def __post_init__(self) -> None:
         self.uploaders = Uploaders(self.store)
@@ -174,6 +176,7 @@ class Services(ApiParts):
             "logins",
             "failed sign-ins a minute from one address",
         )
+        self.clics_feed = FeedHub(self.clics, self.public.run) if self.clics else None
 
 
 def _limiter(client: redis.Redis | None, per_minute: int, name: str, what: str) -> Limiter:
@@ -279,6 +282,13 @@ async def metrics_access(request: Request, svc: Annotated[Services, Depends(serv
     raise Unauthorized("unknown token")
 
 
+async def organiser(request: Request, svc: Annotated[Services, Depends(services)]) -> bool:
+    """Whether a public route's caller is the organiser: the admin token as a Bearer token.
+    Any other token, or none, is the public (a public route refuses no one)."""
+    token = _bearer(request)
+    return token is not None and same_token(token, svc.admin_token)
+
+
 class Needs(StrEnum):
     """Whom a route answers: the organiser, the organiser or a team, or a team alone (an
     upload); `api.middleware` tells them apart by the route's dependencies."""
@@ -337,4 +347,5 @@ AnyCaller = Annotated[Caller, Depends(caller)]
 BearerToken = Annotated[str, Depends(bearer_token)]
 Admin = Annotated[Caller, Depends(admin)]
 MetricsAccess = Annotated[bool, Depends(metrics_access)]
+Organiser = Annotated[bool, Depends(organiser)]
 Svc = Annotated[Services, Depends(services)]

@@ -199,5 +199,12 @@ def _shown(value: object) -> str:
 
 
 def format_leaderboard(board: Mapping[str, Any], contest: str) -> str:
-    """The leaderboard as its contest's game prints one (by the `game` the server names)."""
-    return cli_game(str(board.get("game", ""))).format_standings(board, contest)
+    """The leaderboard as its contest's game prints one (by the `game` the server names), and
+    whether it is frozen."""
+    shown = cli_game(str(board.get("game", ""))).format_standings(board, contest)
+    if board.get("frozen"):
+        shown += (
+            f"frozen: {board.get('pending', 0)} uploads received since the freeze are pending "
+            "until the organiser thaws the standings\n"
+        )
+    return shown

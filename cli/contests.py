@@ -1,11 +1,14 @@
-"""Organiser commands for contests and their teams: `tilejudge contest create|list|show|close`
-and `tilejudge team add|allow-logs|list|delete`, over the HTTP API."""
+"""Organiser commands for contests and their teams: `tilejudge contest
+create|list|show|close|thaw` and `tilejudge team add|allow-logs|list|delete`, over the HTTP
+API."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Mapping, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from cli.admin import ADMIN_TIMEOUT_S, run_team_delete
@@ -19,11 +22,13 @@ if TYPE_CHECKING:
 
 ISO_EXAMPLE = "2026-12-24T18:00:00Z"
 CONTEST_FIELDS = ("id", "title", "game", "status", "opens_at", "closes_at", "lexicon", "layout")
+# A freeze given as a duration before the close: "1h", "30m", "90s", "1h30m".
+BEFORE_CLOSE = re.compile(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?")
 
 
 def add_commands(commands: Any) -> None:
     """`contest` and `team`."""
-    contest = command(commands, "contest", "contests: create, list, show, close")
+    contest = command(commands, "contest", "contests: create, list, show, close, thaw")
     actions = contest.add_subparsers(required=True, metavar="ACTION")
 
     create = command(actions, "create", "create a contest (its teams are added with `team add`)")
@@ -54,6 +59,13 @@ def add_commands(commands: Any) -> None:
         required=True,
         help=f"when uploads close (the deadline): ISO 8601 UTC, e.g. {ISO_EXAMPLE}",
     )
+    create.add_argument(
+        "--freeze",
+        metavar="WHEN",
+        help="freeze the public standings from then until `contest thaw`: ISO 8601 UTC, or a "
+        "duration before the close (1h, 30m, 90s, 1h30m); uploads received from then on "
+        "show as pending to the public (default: no freeze)",
+    )
     _organiser(create, Role.ADMIN, _create)
 
     _organiser(command(actions, "list", "list every contest with its window"), Role.PUBLIC, _list)
@@ -71,6 +83,14 @@ def add_commands(commands: Any) -> None:
     )
     close.add_argument("contest_id", metavar="ID", help="the contest's id")
     _organiser(close, Role.ADMIN, _close)
+
+    thaw = command(
+        actions,
+        "thaw",
+        "thaw a contest's frozen standings: the public sees every verdict from now on",
+    )
+    thaw.add_argument("contest_id", metavar="ID", help="the contest's id")
+    _organiser(thaw, Role.ADMIN, _thaw)
 
     _add_team_commands(commands)
 
@@ -144,7 +164,7 @@ def _create(api: Client, args: argparse.Namespace) -> int:
             raise CliError(f"{flag}: {exc} (ISO 8601 UTC, e.g. {ISO_EXAMPLE})") from exc
     if times["--closes"] <= times["--opens"]:
         raise CliError("--closes must be after --opens")
-    body = {
+    body: dict[str, Any] = {
         "id": args.contest_id,
         "title": args.title,
         "lexicon": args.lexicon,
@@ -154,6 +174,10 @@ def _create(api: Client, args: argparse.Namespace) -> int:
     }
     if args.layout:
         body["layout"] = args.layout
+    if args.freeze:
+        body["freeze_at"] = freeze_time(args.freeze, times["--closes"])
+        if not times["--opens"] <= body["freeze_at"] <= times["--closes"]:
+            raise CliError("--freeze must fall from --opens to --closes")
     sys.stdout.write(format_contest(api.call("POST", "/v1/contests", json_body=body)))
     return 0
 
@@ -163,8 +187,8 @@ def _list(api: Client, args: argparse.Namespace) -> int:
     if not contests:
         sys.stdout.write("no contests yet: `tilejudge contest create` makes one\n")
         return 0
-    header = ("id", "status", "opens_at", "closes_at", "title")
-    rows = [header, *[tuple(str(c[key]) for key in header) for c in contests]]
+    header = ("id", "status", "freeze", "opens_at", "closes_at", "title")
+    rows = [header, *[tuple(str(c[key]) for key in header) for c in map(_with_freeze, contests)]]
     sys.stdout.write(table(rows))
     return 0
 
@@ -184,6 +208,48 @@ def _close(api: Client, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(f"contest {closed['id']} had closed already, at {closed['closes_at']}\n")
     return 0
+
+
+def _thaw(api: Client, args: argparse.Namespace) -> int:
+    thawed = api.call("POST", f"/v1/contests/{args.contest_id}/thaw")
+    if thawed["thawed"]:
+        sys.stdout.write(
+            f"contest {thawed['id']} thawed at {thawed['thawed_at']}: the public standings show "
+            "every verdict now\n"
+        )
+    else:
+        sys.stdout.write(
+            f"contest {thawed['id']} had been thawed already, at {thawed['thawed_at']}\n"
+        )
+    return 0
+
+
+def freeze_time(when: str, closes_at: str) -> str:
+    """`--freeze`: an ISO 8601 time, or a duration before `closes_at` (1h, 30m, 90s, 1h30m)."""
+    before = BEFORE_CLOSE.fullmatch(when.strip())
+    if before is not None and any(before.groups()):
+        hours, minutes, seconds = (int(part or 0) for part in before.groups())
+        span = timedelta(hours=hours, minutes=minutes, seconds=seconds)
+        return clock.format_time(clock.parse_time(closes_at) - span)
+    try:
+        return clock.format_time(clock.parse_time(when))
+    except ValueError as exc:
+        raise CliError(
+            f"--freeze: {exc} (ISO 8601 UTC, e.g. {ISO_EXAMPLE}, or a duration before the "
+            "close: 1h, 30m, 90s)"
+        ) from exc
+
+
+def _with_freeze(contest: Mapping[str, Any]) -> dict[str, Any]:
+    """The contest with its freeze in a word or a time: "-" none, "frozen", "thawed", or the
+    time it freezes."""
+    if contest.get("frozen"):
+        state = "frozen"
+    elif contest.get("thawed_at"):
+        state = "thawed"
+    else:
+        state = contest.get("freeze_at") or "-"
+    return {**contest, "freeze": state}
 
 
 def _team_add(api: Client, args: argparse.Namespace) -> int:
@@ -233,7 +299,19 @@ def _team_delete(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
 
 def format_contest(contest: Mapping[str, Any]) -> str:
-    return "".join(f"{key:<12}{contest.get(key, '-')}\n" for key in CONTEST_FIELDS)
+    shown = "".join(f"{key:<12}{contest.get(key, '-')}\n" for key in CONTEST_FIELDS)
+    return shown + f"{'freeze':<12}{_freeze_line(contest)}\n"
+
+
+def _freeze_line(contest: Mapping[str, Any]) -> str:
+    freeze_at, thawed_at = contest.get("freeze_at"), contest.get("thawed_at")
+    if not freeze_at:
+        return "-"
+    if thawed_at:
+        return f"{freeze_at} (thawed at {thawed_at})"
+    if contest.get("frozen"):
+        return f"{freeze_at} (frozen: `tilejudge contest thaw {contest['id']}` reveals all)"
+    return f"{freeze_at} (not yet frozen)"
 
 
 def table(rows: Sequence[Sequence[str]]) -> str:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from cli import admin as admin_cli
+from cli import audit as audit_cli
 from cli import contests as contests_cli
 from cli import load as load_cli
 from cli import offline as offline_cli
@@ -94,6 +95,7 @@ def _parser() -> argparse.ArgumentParser:
     _add_service_commands(commands)
     roles_cli.add_commands(commands)
     load_cli.add_command(commands)
+    audit_cli.add_command(commands)
     return parser
 
 

@@ -11,6 +11,7 @@ class EventType(StrEnum):
     LAYOUT_ADDED = "layout.added"
     CONTEST_CREATED = "contest.created"
     CONTEST_CLOSED = "contest.closed"
+    CONTEST_THAWED = "contest.thawed"  # its frozen standings revealed
     TEAM_CREATED = "team.created"
     TEAM_UPDATED = "team.updated"
     TEAM_DELETED = "team.deleted"

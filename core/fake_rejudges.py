@@ -12,6 +12,7 @@ from core import clock
 from core.errors import NotFound, RejudgeRefused, as_reason, failure_text
 from core.events import EventType
 from core.fake_database import Event, InMemoryDatabase
+from core.freeze import frozen
 from core.records import JudgedResult, Run, RunFailure, Submission
 from core.states import RejudgeMode, RejudgeState, SubmissionState
 
@@ -201,8 +202,16 @@ class InMemoryRejudgeStore:
                     "the contest's ruleset changed since this run started; start a new run"
                 )
             now = store.now()
+            kept: dict[
+                str, str
+            ] = {}  # the ruleset the public standings keep while frozen (`core.freeze`)
+            if frozen(contest, now) and contest.frozen_lexicon_id is None:
+                kept = {
+                    "frozen_lexicon_id": run.from_lexicon_id,
+                    "frozen_layout_id": run.from_layout_id,
+                }
             store.contests[contest.id] = replace(
-                contest, lexicon_id=run.lexicon_id, layout_id=run.layout_id
+                contest, lexicon_id=run.lexicon_id, layout_id=run.layout_id, **kept
             )
             for (failed_run, sid), (reason, _) in store.run_failures.items():
                 if failed_run == run.id and self._failed_for(run, sid):

@@ -27,6 +27,22 @@ class InMemorySubmissionStore(InMemoryDatabase):
         with self.read("get_contest"):
             return self.contests.get(contest_id)
 
+    def thaw_contest(self, contest_id: str, by: str) -> tuple[Contest, bool] | None:
+        """`infra.sql.store.SqlStore.thaw_contest`: thawed now with a `contest.thawed` event,
+        unless thawed already or without a freeze."""
+        with self.write("thaw_contest") as pending:
+            contest = self.contests.get(contest_id)
+            if contest is None:
+                return None
+            if contest.freeze_at is None or contest.thawed_at is not None:
+                return contest, False
+            thawed = self.contests[contest_id] = replace(contest, thawed_at=self.now())
+            pending.append(
+                {"type": EventType.CONTEST_THAWED, "contest": contest_id,
+                 "freeze_at": contest.freeze_at, "thawed_at": thawed.thawed_at, "by": by}
+            )  # fmt: skip
+            return thawed, True
+
     def get_team(self, team_id: str) -> Team | None:
         with self.read("get_team"):
             return self.teams.get(team_id)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from core.records import JudgedResult
+from core.transparency import Logged
 from judge import Lexicon
 
 
@@ -80,6 +81,18 @@ class Game(Protocol):
     def parse_rules(self, content: str) -> Rules: ...  # one of `rules_errors` if it cannot
     def rules_json(self, rules: Any) -> str: ...  # as registered: `parse_rules` reads it back
     def judge(self, data: bytes, lexicon: Lexicon, rules: Any, report_key: str) -> Judged: ...
+    def log_result(self, result: JudgedResult) -> dict[str, Any]:
+        """A judged result as its verdict entry in the transparency log states it: what the
+        standings are computed from, nothing of the upload (`infra.sql.games` reads the same
+        fields back from the stored rows)."""
+        ...
+
+    def log_standings(self, logged: Mapping[str, Logged]) -> dict[str, list[dict[str, Any]]]:
+        """The standings a contest's transparency log implies (`core.transparency`), from each
+        counted submission's latest verdict: lists keyed as the API's standings are, each row
+        with the fields an entry can tell (no names: ids and nicks)."""
+        ...
+
     def sample(self, lexicon: Lexicon, rules: Any, seed: int, size: int) -> bytes:
         """A generated upload (the same seed, the same bytes) of about `size` lines, mostly
         legal: what the demo and the load tests send."""

@@ -1,5 +1,5 @@
-"""Judging a group of submissions: claim them, fetch their bytes, judge, store the reports and
-the results.
+"""Judging a group of submissions: claim them, fetch their bytes, judge, store the results (and
+the reports of heavy uploads; a light upload's is made when first read, `core.reports`).
 
 A plain function, called by the Celery task and directly by tests.
 """
@@ -108,6 +108,9 @@ class WorkerDeps:
     max_report_bytes: int = report_blobs.max_report_bytes(2 * 1024 * 1024)
     # Asks for the broker's copies of messages to be dropped (infra.broker_copies.forget_soon).
     forget_copies: Callable[[], None] = lambda: None
+    # Light uploads' reports left to be made when first read (`report_deferred`); off, every
+    # report is stored as it is judged.
+    defer_reports: bool = True
 
 
 def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
@@ -142,13 +145,25 @@ def judge_only(
     return played.judge(data, lexicon, rules, report_key(sub.id, lexicon.id, rules.id))
 
 
-def store_report(deps: WorkerDeps, sub: Submission, judged: Judged) -> None:
-    """The full report to S3, before any SQL row points at it: packed as it is serialised, so the
-    worker holds the verdicts and the packed bytes, never the whole JSON."""
+def report_deferred(deps: WorkerDeps, sub: Submission) -> bool:
+    """A light upload's report is not built here: `core.reports` makes it from the same bytes
+    and ruleset when it is first read (most never are), which spares every verdict its JSON,
+    gzip and S3 PUT. A heavy upload's is stored now, as ever (the API never judges one)."""
+    return deps.defer_reports and report_blobs.deferrable(sub.size, deps.max_report_bytes)
+
+
+def packed_report(sub: Submission, judged: Judged, limit: int) -> bytes:
+    """The report as it is stored, gzipped as it is serialised: the worker never holds the
+    whole JSON. The same bytes whether stored now or when first read."""
     head = {"submission": sub.id, "contest": sub.contest_id}
+    return report_blobs.pack_pieces(judged.report(head), limit)
+
+
+def store_report(deps: WorkerDeps, sub: Submission, judged: Judged) -> None:
+    """The full report to S3, before any SQL row points at it."""
     deps.blobs.put(
         judged.result.report_key,
-        report_blobs.pack_pieces(judged.report(head), deps.max_report_bytes),
+        packed_report(sub, judged, deps.max_report_bytes),
         report_blobs.CONTENT_TYPE,
         report_blobs.CONTENT_ENCODING,
     )
@@ -157,20 +172,26 @@ def store_report(deps: WorkerDeps, sub: Submission, judged: Judged) -> None:
 def judge_and_store_report(
     deps: WorkerDeps, sub: Submission, data: bytes, contest: Contest
 ) -> Judged:
-    """Judged under the contest's live ruleset, the report stored."""
+    """Judged under the contest's live ruleset, the report stored unless it is deferred."""
     judged = judge_only(deps, sub, data, contest.game, contest.lexicon_id, contest.layout_id)
-    store_report(deps, sub, judged)
+    if not report_deferred(deps, sub):
+        store_report(deps, sub, judged)
     return judged
 
 
 def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None) -> bytes:
+    """`read_upload` from the worker's object store."""
+    return read_upload(deps.blobs, sub, inline)
+
+
+def read_upload(blobs: BlobStore, sub: Submission, inline: bytes | None = None) -> bytes:
     """The upload's bytes, checked against the SHA-256 taken at intake: what is judged is
     exactly what the team sent. A mismatch is read once more (a read damaged on the way);
     twice, and the stored object is damaged: UploadCorrupt, which no retry mends."""
     if inline is not None and hashlib.sha256(inline).hexdigest() == sub.sha256:
         return inline
     for _ in range(2):
-        data = deps.blobs.get(sub.blob_key)
+        data = blobs.get(sub.blob_key)
         if hashlib.sha256(data).hexdigest() == sub.sha256:
             return data
     raise UploadCorrupt(f"S3 get {sub.blob_key}: bytes do not match their SHA-256, read twice")

@@ -6,7 +6,7 @@ unique key), never their driver's."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Protocol
 
 from core.errors import CoreError
@@ -27,6 +27,7 @@ from core.records import (
     TeamDeleted,
     WordList,
 )
+from core.transparency import LogHead
 from judge import Lexicon
 
 
@@ -145,6 +146,9 @@ class ContestStore(Protocol):
     def list_contests(self) -> list[Contest]: ...
     # (the contest, whether it was still to close); None if there is no such contest
     def close_contest(self, contest_id: str, by: str) -> tuple[Contest, bool] | None: ...
+    # (the contest, whether this call thawed it: false if thawed already or without a
+    # freeze); None if there is no such contest
+    def thaw_contest(self, contest_id: str, by: str) -> tuple[Contest, bool] | None: ...
 
 
 class TeamStore(Protocol):
@@ -176,9 +180,28 @@ class ResultReads(Protocol):
 
     def current_result(self, submission_id: str) -> StoredResult | None: ...
     def result_fields(self, game: str, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]: ...
-    def standings(self, contest: Contest) -> dict[str, Any]: ...
+    # Under the live ruleset or the one given; with `before`, of the uploads received before
+    # then alone, and how many came since (`pending`): the public's while frozen.
+    def standings(
+        self,
+        contest: Contest,
+        ruleset: tuple[str, str] | None = None,
+        before: str | None = None,
+    ) -> dict[str, Any]: ...
     def results_page(self, contest_id: str, after: str, limit: int) -> list[ResultLine]: ...
     def events_after(self, after: int, limit: int) -> list[dict[str, Any]]: ...
+
+
+class TransparencyLogs(Protocol):
+    """Each contest's transparency log (`core.transparency`): sequenced and signed, and read
+    as tiles, entries and a submission's leaves."""
+
+    def sequence(self, sign: Callable[[str, int, bytes], str]) -> int: ...
+    def log_head(self, contest_id: str) -> LogHead | None: ...
+    def log_hashes(self, contest_id: str, indexes: Sequence[int]) -> list[bytes]: ...
+    # Leaves first..first+count-1, and whether any is sealed while the contest is frozen.
+    def log_entries(self, contest_id: str, first: int, count: int) -> tuple[list[bytes], bool]: ...
+    def log_leaves(self, submission_id: str) -> list[tuple[int, str]]: ...
 
 
 class SessionStore(Protocol):
@@ -189,7 +212,14 @@ class SessionStore(Protocol):
 
 
 class ApiStore(
-    SubmissionStore, ContestStore, TeamStore, RulesetStore, ResultReads, SessionStore, Protocol
+    SubmissionStore,
+    ContestStore,
+    TeamStore,
+    RulesetStore,
+    ResultReads,
+    SessionStore,
+    TransparencyLogs,
+    Protocol,
 ):
     """Everything the API's routes and services ask of the results store."""
 

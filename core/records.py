@@ -12,7 +12,8 @@ from core.states import RejudgeMode, RejudgeState, SubmissionState
 @dataclass(frozen=True)
 class Contest:
     """`layout_id` names the rules data beside the word list: a Wordytaire layout, or the
-    board of a Crosstiles contest."""
+    board of a Crosstiles contest. The last four say how its public standings freeze
+    (`core.freeze`)."""
 
     id: str
     title: str
@@ -22,6 +23,12 @@ class Contest:
     layout_id: str
     created_at: str
     game: str  # a name in the game registry (`core.games`), fixed at creation
+    freeze_at: str | None = None  # uploads received from then on are hidden while frozen
+    thawed_at: str | None = None  # when the organiser thawed it: nothing hidden from then on
+    # The ruleset the public standings keep while frozen: recorded by a rejudge applied during
+    # the freeze (the ruleset it replaced), None if none was.
+    frozen_lexicon_id: str | None = None
+    frozen_layout_id: str | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from core.judging import (
     drop_reports_of_deleted,
     judge_only,
     reason_for,
+    report_deferred,
     ruleset_ready,
     store_report,
     upload_bytes,
@@ -87,7 +88,8 @@ def judge_batch(
 ) -> int:
     """Judge a batch under the run's ruleset; one transaction records them and the progress.
 
-    S3 reads and report writes overlap the judging on a few threads (they wait on the network
+    S3 reads and report writes (of heavy uploads: a light one's is made when first read,
+    `core.reports`) overlap the judging on a few threads (they wait on the network
     and release the GIL), which is what makes bulk work cheaper per submission than live work.
     Between submissions, if a live upload is waiting, the rest of the batch is handed back to
     the bulk queue so this process is free for it at once.
@@ -142,7 +144,8 @@ def judge_batch(
                 except for_good as exc:
                     fail(sub.id, exc)
                     continue
-                writes.append((sub.id, io.submit(store_report, deps, sub, one)))
+                if not report_deferred(deps, sub):
+                    writes.append((sub.id, io.submit(store_report, deps, sub, one)))
                 judged[sub.id] = one.result
                 if played.words_vary:
                     words[sub.id] = signature(one.words)

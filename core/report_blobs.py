@@ -17,6 +17,7 @@ import re
 import zlib
 from collections.abc import Iterable, Iterator
 
+from core import tuning
 from core.errors import Invalid
 
 CONTENT_TYPE = "application/json"
@@ -36,6 +37,22 @@ def max_report_bytes(max_upload_bytes: int) -> int:
     line ("a\\n") is the shortest that gets one, so the largest upload's report is about 60
     times its size; twice that leaves room for long details."""
     return 128 * max_upload_bytes + (1 << 20)
+
+
+def most_report_bytes(upload_bytes: int) -> int:
+    """A bound on the JSON of any report of an upload this size, whatever its lines say: a
+    verdict is at most about 120 bytes of JSON for a line of at least two bytes, a detail or
+    a word quotes at most its line (escaped, six bytes a byte at worst), and the head and the
+    totals are a few KB (`tests/unit/api/test_lazy_reports.py` measures the worst kinds)."""
+    return 256 * upload_bytes + 64 * 1024
+
+
+def deferrable(upload_bytes: int, limit: int) -> bool:
+    """Whether an upload's report is left to be made when it is first read (`core.reports`)
+    rather than stored by the worker that judges it: a light upload (`tuning.HEAVY_BYTES`,
+    judged again in milliseconds), whose report cannot reach the cap `limit` whatever it
+    says, so that not building it skips no ReportTooLarge the worker would have raised."""
+    return upload_bytes <= tuning.HEAVY_BYTES and most_report_bytes(upload_bytes) <= limit
 
 
 def pack(report_json: bytes) -> bytes:

@@ -52,3 +52,17 @@ BULK_NICENESS = 10
 BULK_SLOT_WAIT_S = 30.0
 # Pairs of word lists whose difference a worker keeps (an affected-only rejudge asks for one).
 LEXICON_DIFFS_KEPT = 4
+
+# -- the Contest API's event feed (api.clics_feed) ----------------------------------------
+# One poller per API process reads the event log this often for every follower: a follower
+# hears of a judgement within about this long, and the log costs a query per interval however
+# many follow.
+CLICS_POLL_S = 0.5
+# Events read and rendered at a time (by the poller, or a follower catching up): one page's
+# lines are what a step holds in memory.
+CLICS_PAGE = 1000
+# Lines the poller keeps for followers a little behind; one further behind catches up from
+# the store. A few MiB.
+CLICS_LINES_KEPT = 20_000
+# A newline after this long without an event (the spec asks for one within 120 s).
+CLICS_KEEPALIVE_S = 60.0

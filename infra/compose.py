@@ -19,6 +19,7 @@ from core import report_blobs
 from core.group_commit import GroupCommit
 from core.intake import Intake
 from core.judging import WorkerDeps
+from core.log_signing import LogSigner, SequencerThread
 from core.ports import (
     ApiStore,
     BlobStore,
@@ -28,6 +29,7 @@ from core.ports import (
     SubmissionStore,
 )
 from core.quota import StorageQuota
+from core.reports import Reports
 from core.sweeping import SweeperThread
 from infra import broker_copies
 from infra.blobstore import S3BlobStore
@@ -39,6 +41,7 @@ from infra.quota import RedisDailyBytes
 from infra.ratelimit import RateLimiter
 from infra.rulesets import RulesetCache
 from infra.settings import Settings, SettingsError, SweeperMode
+from infra.sql.clics import ClicsReader
 from infra.sql.dashboard import DashboardReader
 from infra.sql.engine import make_engine
 from infra.sql.rejudges import RejudgeStore
@@ -104,9 +107,14 @@ class ApiParts:
     intake: Intake
     limiter: RateLimiter
     admin_token: str
+    reports: Reports  # stored, or made when first read (`core.reports`)
     backlog: QueueProbe = field(default=lambda: None)
     # Asks the broker to forget its copies of messages a deleted team's uploads rode in.
     forget_copies: Callable[[], None] = field(default=lambda: None)
+    # Signs the contests' transparency logs (None: a process that serves them unsigned).
+    log_signer: LogSigner | None = None
+    # The Contest API's reads (None: a process that does not serve it).
+    clics: ClicsReader | None = None
 
 
 def api_parts(
@@ -154,9 +162,25 @@ def api_parts(
         ),
         limiter=limiter or RateLimiter(client, settings.rate_limit_per_minute),
         admin_token=settings.admin_token_value(),
+        reports=Reports(
+            store,
+            blobs,
+            # Loaded on a first read; at most two word lists held by an API process.
+            RulesetCache(store, blobs, settings.home / "lexicon-cache", capacity=2),
+            report_blobs.max_report_bytes(settings.max_upload_bytes),
+        ),
         backlog=partial(live_backlog, client) if client else nothing_waits,
         forget_copies=partial(broker_copies.forget_soon, client, delay=0),
+        log_signer=LogSigner(settings.log_key_value()),
+        clics=ClicsReader(store),
     )
+
+
+def log_sequencer(parts: ApiParts) -> SequencerThread | None:
+    """The thread that hashes and signs the transparency logs in an API process."""
+    if parts.log_signer is None:
+        return None
+    return SequencerThread(parts.store, parts.log_signer)
 
 
 def sweeper(parts: ApiParts) -> SweeperThread | None:

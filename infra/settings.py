@@ -12,12 +12,14 @@ import os
 import pwd
 import re
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import urlsplit
+
+from core.tlog import note
 
 DEFAULT_URL = "http://127.0.0.1:8000"  # where `tilejudge up` serves the API
 
@@ -80,6 +82,12 @@ class Settings:
     # mounted file; neither: generated once under the home directory.
     session_key: str | None = None
     session_key_file: Path | None = None
+    # The transparency logs' signing key (a note signer key, `PRIVATE+KEY+name+hash+data`),
+    # given (several API hosts must share one) or read from a mounted file; neither: generated
+    # once under the home directory, named `log_name`.
+    log_key: str | None = None
+    log_key_file: Path | None = None
+    log_name: str = "tilejudge.localhost"
     # The URL browsers reach the API at; https: the session cookie is sent `Secure` even when
     # a proxy that ends TLS speaks plain http to the API.
     public_url: str | None = None
@@ -143,6 +151,9 @@ class Settings:
             session_key_file=(
                 Path(file) if (file := env.optional("TILEJUDGE_SESSION_KEY_FILE")) else None
             ),
+            log_key=env.optional("TILEJUDGE_LOG_KEY"),
+            log_key_file=Path(file) if (file := env.optional("TILEJUDGE_LOG_KEY_FILE")) else None,
+            log_name=env.optional("TILEJUDGE_LOG_NAME") or cls.log_name,
             public_url=(
                 env.url("TILEJUDGE_PUBLIC_URL", DEFAULT_URL)
                 if env.optional("TILEJUDGE_PUBLIC_URL")
@@ -174,15 +185,16 @@ class Settings:
     def resolved_database_url(self) -> str:
         return self.database_url or self.sqlite_url
 
-    def secret(self, name: str, given: str | None) -> str:
-        """A given secret, or one generated once and kept (mode 0600) under the home directory."""
+    def secret(self, name: str, given: str | None, make: Callable[[], str] | None = None) -> str:
+        """A given secret, or one generated once (by `make`; a random token by default) and
+        kept (mode 0600) under the home directory."""
         if given:
             return given
         path = self.home / name
         if path.is_file():
             return path.read_text().strip()
         self.home.mkdir(parents=True, exist_ok=True)
-        value = secrets.token_urlsafe(32)
+        value = make() if make is not None else secrets.token_urlsafe(32)
         # Written whole under a name of its own, then linked into place: the API's processes
         # start together, and the one that loses the race reads the winner's complete file.
         partial = path.with_name(f"{name}.{secrets.token_hex(8)}.partial")
@@ -216,6 +228,20 @@ class Settings:
                 raise SettingsError("TILEJUDGE_SESSION_KEY_FILE: the file is empty")
             return given
         return self.secret("session-key", self.session_key)
+
+    def log_key_value(self) -> str:
+        """The key checkpoints are signed with: TILEJUDGE_LOG_KEY, else the file
+        TILEJUDGE_LOG_KEY_FILE names, else one generated under the home directory (losing it
+        starts a new key: auditors who pinned the old one must be told)."""
+        given = self.log_key
+        if given is None and self.log_key_file is not None:
+            try:
+                given = self.log_key_file.read_text().strip()
+            except OSError as exc:
+                raise SettingsError(f"TILEJUDGE_LOG_KEY_FILE: cannot read it: {exc}") from None
+            if not given:
+                raise SettingsError("TILEJUDGE_LOG_KEY_FILE: the file is empty")
+        return self.secret("log-key", given, lambda: note.generate_key(self.log_name)[0])
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""Contests and their teams: create, list, read and close a contest; create, list, change (the
-right to upload game logs) and delete teams."""
+"""Contests and their teams: create, list, read, close and thaw a contest; create, list, change
+(the right to upload game logs) and delete teams."""
 
 from __future__ import annotations
 
@@ -14,9 +14,10 @@ from fastapi import APIRouter
 from api import schemas
 from api.lookups import ID, known_contest, well_formed
 from api.public import FRESH_PER_WINDOW
+from api.routes import standings
 from api.services import Admin, Services, Svc, token_hash
-from core import clock
-from core.errors import Invalid, NotFound, PublishFailed
+from core import clock, freeze
+from core.errors import Conflict, Invalid, NotFound, PublishFailed
 from core.game import Game
 from core.games import game, names
 from core.records import Contest, Team
@@ -26,10 +27,13 @@ router = APIRouter()
 
 @router.post("/v1/contests", status_code=201, response_model=schemas.ContestOut, tags=["admin"])
 def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.ContestOut:
-    # The schema has checked that both times parse.
+    # The schema has checked that the times parse.
     opens, closes = clock.parse_time(body.opens_at), clock.parse_time(body.closes_at)
     if closes <= opens:
         raise Invalid("closes_at must be after opens_at")
+    freezes = clock.parse_time(body.freeze_at) if body.freeze_at is not None else None
+    if freezes is not None and not opens <= freezes <= closes:
+        raise Invalid("freeze_at must lie from opens_at to closes_at")
     lexicon = svc.store.find_lexicon(body.lexicon)
     if lexicon is None:
         raise Invalid(f"no lexicon with id or name {body.lexicon!r}; POST /v1/lexicons first")
@@ -43,6 +47,7 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
         layout_id=_layout_id(svc, body.layout, played),
         created_at=clock.now(),
         game=played.name,
+        freeze_at=clock.format_time(freezes) if freezes is not None else None,
     )
     svc.store.create_contest(contest)
     with contextlib.suppress(PublishFailed):  # best effort: workers load it on demand anyway
@@ -97,6 +102,23 @@ def close_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestClosed:
     svc.uploaders.forget_contest(contest)  # the others are corrected by intake's commit
     svc.public.forget(("contest", contest), ("contests",))
     return schemas.ContestClosed(**_contest_out(closing).model_dump(), was_open=was_open)
+
+
+@router.post("/v1/contests/{contest}/thaw", response_model=schemas.ContestThawed, tags=["admin"])
+def thaw_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestThawed:
+    """Reveal the frozen standings now: the public sees every verdict, under the live
+    ruleset, in every API process within a second. Thawing again changes nothing (`thawed`
+    false); thawing before `freeze_at` cancels the freeze. A contest created without a freeze
+    has nothing to thaw: 409."""
+    found = known_contest(svc, contest)
+    if found.freeze_at is None:
+        raise Conflict(f"contest {contest!r} has no freeze to thaw (it was created without one)")
+    thawed = svc.store.thaw_contest(contest, by="admin")
+    if thawed is None:
+        raise NotFound(f"no contest {contest[:64]!r}")
+    shown, now_thawed = thawed
+    svc.public.forget(("contest", contest), ("contests",), *standings.board_keys(contest))
+    return schemas.ContestThawed(**_contest_out(shown).model_dump(), thawed=now_thawed)
 
 
 @router.post(
@@ -155,7 +177,7 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
         raise NotFound(f"no team {team_id[:64]!r}")
     deleted = svc.store.delete_team(team_id, by="admin")
     svc.uploaders.forget_team(team_id)
-    svc.public.forget(("leaderboard", team.contest_id))
+    svc.public.forget(*standings.board_keys(team.contest_id))
     for key in deleted.keys:
         svc.blobs.delete(key)
     svc.forget_copies()  # the broker's copies of messages it had already taken
@@ -205,4 +227,7 @@ def _contest_out(contest: Contest, now: str | None = None) -> schemas.ContestOut
         layout=contest.layout_id,
         game=contest.game,
         status=status,
+        freeze_at=contest.freeze_at,
+        thawed_at=contest.thawed_at,
+        frozen=freeze.frozen(contest, now),
     )

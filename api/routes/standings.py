@@ -13,7 +13,8 @@ from fastapi import APIRouter, Query
 from api import schemas
 from api.lookups import known_contest, shown, well_formed
 from api.public import FRESH_PER_WINDOW
-from api.services import Admin, Services, Svc
+from api.services import Admin, Organiser, Services, Svc
+from core import clock, freeze
 from core.records import ResultLine
 
 router = APIRouter()
@@ -31,6 +32,7 @@ BOARD_PAGE, BOARD_PAGE_MOST = 100, 1000
 async def leaderboard(
     contest: str,
     svc: Svc,
+    organiser: Organiser,
     offset: Annotated[int, Query(ge=0, le=10**9, description="entries to skip")] = 0,
     limit: Annotated[int, Query(ge=1, le=BOARD_PAGE_MOST)] = BOARD_PAGE,
 ) -> dict[str, Any]:
@@ -38,22 +40,40 @@ async def leaderboard(
     players named in its valid game logs, ranked by wins (a k-way tie for the win counts 1/k),
     then spread, then nick; and its invalid logs, each with its first failing line and why.
 
+    While the contest is frozen, only the verdicts of uploads received before its freeze
+    time count, under the ruleset its standings had then (`pending` counts the others), until
+    the organiser thaws it; with the admin token, everything counts.
+
     A page at a time (`limit` entries of each list from `offset`; follow `next` until it is
     null). Computed once for every caller asking meanwhile, and at most a second old when
     many ask."""
     board = await svc.public.get(
-        ("leaderboard", well_formed(contest)),
-        partial(full_board, contest, svc),
+        ("leaderboard", well_formed(contest), organiser),
+        partial(full_board, contest, svc, public=not organiser),
         fresh=FRESH_PER_WINDOW,
     )
     return page_of(board, offset, limit)
 
 
-def full_board(contest: str, svc: Services) -> dict[str, Any]:
-    """The whole leaderboard, every entry of every list (the organiser's page shows it)."""
+def board_keys(contest: str) -> tuple[tuple[str, str, bool], ...]:
+    """The shared reads' keys of the contest's leaderboard: the public's and the organiser's."""
+    return ("leaderboard", contest, False), ("leaderboard", contest, True)
+
+
+def full_board(contest: str, svc: Services, public: bool = False) -> dict[str, Any]:
+    """The whole leaderboard, every entry of every list: the organiser's (the dashboard's
+    page shows it), or, `public`, the one the public sees (`core.freeze`)."""
     found = known_contest(svc, contest)
-    standings = svc.store.standings(found)
-    return {"contest": contest, "game": found.game, **standings}
+    now = clock.now()
+    cut = freeze.public_cut(found, now) if public else None
+    standings = svc.store.standings(found, *cut) if cut else svc.store.standings(found)
+    return {
+        "contest": contest,
+        "game": found.game,
+        **standings,
+        "frozen": freeze.frozen(found, now),
+        "pending": standings.get("pending", 0),
+    }
 
 
 def page_of(board: dict[str, Any], offset: int, limit: int) -> dict[str, Any]:

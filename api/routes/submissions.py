@@ -17,7 +17,7 @@ from api import schemas
 from api.body import upload_bytes
 from api.lookups import ID, shown
 from api.services import AnyCaller, BearerToken, Caller, Services, Svc, uploader
-from core import clock, receipts, report_blobs
+from core import clock, freeze, receipts, report_blobs
 from core.errors import NotFound, read_failure
 from core.intake import check_opened, may_upload, no_log_right
 from core.records import Contest, Submission, Team
@@ -89,7 +89,7 @@ def _admit(svc: Services, token: str, contest_id: str) -> tuple[Team, Contest]:
 
 @router.get("/v1/submissions/{submission_id}", response_model=schemas.SubmissionOut, tags=["teams"])
 def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.SubmissionOut:
-    sub = _readable_submission(svc, who, submission_id)
+    sub = readable_submission(svc, who, submission_id)
     result = svc.store.current_result(sub.id)
     fields = None
     if result is not None and (contest := svc.store.get_contest(sub.contest_id)) is not None:
@@ -131,13 +131,14 @@ def get_report(
     `count`, so that the report's size follows what it says, not how often it says it.
 
     At most `TILEJUDGE_REPORT_READS` reads a minute per team (and for the organiser): a large
-    report costs its unpacking at every read."""
+    report costs its unpacking at every read. A light upload's report is made on its first
+    read (`core.reports`): 409 if this server's judge does not find the recorded result."""
     svc.report_reads.check(who.team.id if who.team is not None else "admin")
-    sub = _readable_submission(svc, who, submission_id)
+    sub = readable_submission(svc, who, submission_id)
     result = svc.store.current_result(sub.id)
     if result is None:
         raise NotFound(f"submission {sub.id} is {sub.state}; no report yet")
-    stored = svc.blobs.stream(result.report_key)
+    stored = svc.reports.stream(sub, result)
     first = next(stored, b"")
     pieces = chain([first], stored)
     headers = {"Vary": "Accept-Encoding"}
@@ -171,7 +172,7 @@ class ReportUnreadable(RuntimeError):
 
 @router.get("/v1/submissions/{submission_id}/receipt", tags=["teams"])
 def get_receipt(submission_id: str, svc: Svc, who: AnyCaller) -> dict[str, str]:
-    sub = _readable_submission(svc, who, submission_id)
+    sub = readable_submission(svc, who, submission_id)
     return {
         "id": sub.id,
         "team": sub.team_id,
@@ -198,9 +199,24 @@ async def verify_receipt(body: schemas.ReceiptIn, svc: Svc) -> schemas.ReceiptCh
     return schemas.ReceiptCheck(valid=valid)
 
 
-def _readable_submission(svc: Services, who: Caller, submission_id: str) -> Submission:
+def readable_submission(svc: Services, who: Caller, submission_id: str) -> Submission:
     sub = svc.store.get_submission(submission_id) if ID.fullmatch(submission_id) else None
     # Another team's submission is reported as missing, not forbidden: ids leak nothing.
-    if sub is None or not who.may_read(sub):
+    if sub is None or not who.may_read(sub) or _frozen_for(svc, who, sub):
         raise NotFound(f"no submission {submission_id[:64]!r}")
     return sub
+
+
+def _frozen_for(svc: Services, who: Caller, sub: Submission) -> bool:
+    """Whether a game log another team sent is one this team may not read now: its contest is
+    frozen and the public may not see the log's live verdict (`core.freeze`), unless this team
+    sent the log too. Other teams read a game log because its verdict is on the public
+    standings; while frozen, it may not be."""
+    if who.team is None or who.team.id == sub.team_id:
+        return False
+    contest = svc.store.get_contest(sub.contest_id)
+    return (
+        contest is not None
+        and freeze.live_verdict_hidden(contest, sub.received_at, clock.now())
+        and svc.store.copy_of(sub.id, who.team.id) is None
+    )

@@ -22,6 +22,7 @@ from typing import Any
 
 from core.game import Identity, Judged
 from core.records import JudgedResult
+from core.transparency import Logged
 from judge import Lexicon
 from judge.crosstiles import Board, BoardError, CrosstilesReport, default_board, generate, verify
 from judge.crosstiles import identity as game_identity
@@ -160,6 +161,62 @@ class Crosstiles:
             return [json.dumps({**head, **report.to_json()}).encode()]
 
         return Judged(result, report.words, pieces)
+
+    def log_result(self, result: JudgedResult) -> dict[str, Any]:
+        """Valid or not, the turns, the winning score, an invalid game's line and reason (not
+        its detail, which may quote the log) and each player's part in the standings."""
+        played = result.game
+        if not isinstance(played, GameOutcome):
+            raise TypeError("a Crosstiles result carries its GameOutcome")
+        error = played.error
+        return {
+            "valid": played.valid,
+            "turns": played.turns,
+            "winning_score": result.score,
+            "error": None if error is None else {"line": error.line, "reason": error.reason},
+            "players": [
+                {
+                    "seat": p.seat,
+                    "nick": p.nick,
+                    "score": p.score,
+                    "removed": p.removed,
+                    "win_twelfths": p.win_twelfths,
+                    "spread": p.spread,
+                }
+                for p in played.players
+            ],
+        }
+
+    def log_standings(self, logged: Mapping[str, Logged]) -> dict[str, list[dict[str, Any]]]:
+        """The players of the valid games by wins (in twelfths), spread, then nick by code
+        point; the invalid games by receipt, each with its failing line and reason."""
+        totals: dict[str, list[int]] = {}
+        invalid = []
+        for sid, sub in sorted(logged.items(), key=lambda item: (item[1].received_at, item[0])):
+            verdict = sub.verdict
+            if verdict is None:
+                continue
+            if verdict["error"] is not None:
+                invalid.append({"submission": sid, **verdict["error"]})
+            for player in verdict["players"]:
+                games, twelfths, spread = totals.setdefault(player["nick"], [0, 0, 0])
+                totals[player["nick"]] = [
+                    games + 1,
+                    twelfths + player["win_twelfths"],
+                    spread + player["spread"],
+                ]
+        order = sorted(totals.items(), key=lambda item: (-item[1][1], -item[1][2], item[0]))
+        players = [
+            {
+                "rank": rank,
+                "nick": nick,
+                "games": games,
+                "wins": twelfths / WIN_TWELFTHS,
+                "spread": spread,
+            }
+            for rank, (nick, (games, twelfths, spread)) in enumerate(order, 1)
+        ]
+        return {"players": players, "invalid": invalid}
 
     def sample(self, lexicon: Lexicon, rules: Any, seed: int, size: int) -> bytes:
         """A whole valid game between two to four bots (`size` does not bound a game)."""

@@ -9,6 +9,7 @@ from typing import Any
 
 from core.game import Identity, Judged
 from core.records import JudgedResult
+from core.transparency import Logged
 from judge import Lexicon
 from judge.wordytaire import JUDGE_VERSION, Layout, LayoutError, default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
@@ -56,6 +57,31 @@ class Wordytaire:
             return report.json_chunks(dict(head), True)
 
         return Judged(result, report.words, pieces)
+
+    def log_result(self, result: JudgedResult) -> dict[str, Any]:
+        return {
+            "score": result.score,
+            "legal": result.legal,
+            "illegal": result.illegal,
+            "tiles": result.tiles,
+        }
+
+    def log_standings(self, logged: Mapping[str, Logged]) -> dict[str, list[dict[str, Any]]]:
+        """Each team's best score, ties to the earlier receipt, then the smaller id (the
+        leaderboard's order); a row names the submission, as the public leaderboard does."""
+        best: dict[str, tuple[int, str, str]] = {}
+        for sid, sub in logged.items():
+            if sub.verdict is None:
+                continue
+            key = (-int(sub.verdict["score"]), sub.received_at, sid)
+            best[sub.team] = min(best.get(sub.team, key), key)
+        ranked = sorted((key, team) for team, key in best.items())
+        return {
+            "entries": [
+                {"rank": rank, "score": -score, "submission": sid, "received_at": received_at}
+                for rank, ((score, received_at, sid), _) in enumerate(ranked, 1)
+            ]
+        }
 
     def sample(self, lexicon: Lexicon, rules: Any, seed: int, size: int) -> bytes:
         """`size` move lines, a tenth of them illegal."""

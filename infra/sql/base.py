@@ -52,6 +52,7 @@ class StoreBase:
                 if self._postgres:
                     conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENT_LOCK})
                 self._insert_events(conn, pending)
+                self._log_facts(conn, pending)
         for event in pending:
             log.info(event["type"], **{k: v for k, v in event.items() if k != "type"})
 
@@ -73,6 +74,10 @@ class StoreBase:
             ]
         for event, event_id in zip(pending, ids, strict=True):
             event["id"] = event_id
+
+    def _log_facts(self, conn: Connection, pending: list[dict[str, Any]]) -> None:
+        """The transparency log's entries for a transaction's events, in that transaction
+        (`infra.sql.transparency`); a store without the log writes none."""
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

@@ -66,6 +66,7 @@ def keep_copies(
                 "contest": upload.contest_id,
                 "team": upload.team_id,
                 "sha256": upload.sha256,
+                "size": upload.size,
                 "received_at": upload.received_at,
             }
         )

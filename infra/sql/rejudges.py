@@ -17,7 +17,8 @@ from sqlalchemy import Connection, and_, func, insert, literal, or_, select, upd
 from core import clock
 from core.errors import NotFound, RejudgeRefused, as_reason, failure_text
 from core.events import EventType
-from core.records import JudgedResult, Run, RunFailure, RunSummary, Submission
+from core.freeze import frozen
+from core.records import Contest, JudgedResult, Run, RunFailure, RunSummary, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.games import GameRows, copy_details, rows_of
 from infra.sql.results import (
@@ -332,7 +333,13 @@ class RejudgeStore:
             # The contest's row before the run's, in the order intake's group commit takes them
             # (the contest FOR SHARE, then the open runs): one lock order, so the two never
             # deadlock; a group commit holding the contest makes this wait for its commit.
-            conn.execute(select(contests.c.id).where(contests.c.id == contest_id).with_for_update())
+            contest = Contest(
+                **conn.execute(
+                    select(contests).where(contests.c.id == contest_id).with_for_update()
+                )
+                .mappings()
+                .one()
+            )
             row = (
                 conn.execute(
                     select(rejudge_runs).where(rejudge_runs.c.id == run_id).with_for_update()
@@ -374,7 +381,11 @@ class RejudgeStore:
                         contests.c.layout_id == run.from_layout_id,
                     )
                 )
-                .values(lexicon_id=run.lexicon_id, layout_id=run.layout_id)
+                .values(
+                    lexicon_id=run.lexicon_id,
+                    layout_id=run.layout_id,
+                    **_kept_public(contest, run, now),
+                )
             ).rowcount
             if not switched:
                 raise RejudgeRefused(
@@ -551,6 +562,15 @@ def _fail_unjudged(conn: Connection, pending: list[dict[str, Any]], run: Run, no
                 "rejudge": run.id,
             }
         )
+
+
+def _kept_public(contest: Contest, run: Run, now: str) -> dict[str, str]:
+    """A run applied while the contest's standings are frozen: the ruleset it replaces, which
+    the public standings keep until the thaw (`core.freeze`), unless an earlier run applied
+    during the freeze recorded one already."""
+    if not frozen(contest, now) or contest.frozen_lexicon_id is not None:
+        return {}
+    return {"frozen_lexicon_id": run.from_lexicon_id, "frozen_layout_id": run.from_layout_id}
 
 
 def _game_rows(conn: Connection, run: Run) -> GameRows:

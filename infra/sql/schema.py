@@ -72,6 +72,12 @@ contests = Table(
     Column("layout_id", ID, ForeignKey("layouts.id"), nullable=False),
     Column("created_at", TIME, nullable=False),
     Column("game", String(16), nullable=False, server_default=DEFAULT_GAME),  # fixed at creation
+    # The scoreboard freeze (`core.freeze`): when it starts, when the organiser thawed it, and
+    # the ruleset the public standings keep while frozen (set by a rejudge applied meanwhile).
+    Column("freeze_at", TIME),
+    Column("thawed_at", TIME),
+    Column("frozen_lexicon_id", ID),
+    Column("frozen_layout_id", ID),
 )
 
 teams = Table(
@@ -235,4 +241,51 @@ revoked_sessions = Table(
     metadata,
     Column("id", ID, primary_key=True),
     Column("expires_at", TIME, nullable=False, index=True),
+)
+
+# -- the transparency log (core.transparency, docs/transparency.md) ------------------------------
+
+# Each contest's log entries, numbered per contest in the transaction that commits their fact:
+# writers number them under the lock that orders event ids (`infra.sql.base`), so leaf order is
+# commit order. `sealed`: a verdict the public may not read while the contest is frozen.
+log_entries = Table(
+    "log_entries",
+    metadata,
+    Column("contest_id", ID, primary_key=True),
+    Column("leaf", BigInteger, primary_key=True, autoincrement=False),
+    Column("entry", LargeBinary, nullable=False),
+    Column("sealed", Boolean, nullable=False, server_default=false()),
+    Column("submission_id", ID),  # the submission an entry is about, for its team's proofs
+    Index("ix_log_entries_submission", "submission_id"),
+)
+
+# Per contest, what writers keep: the next leaf to number, and whether the close is logged.
+log_heads = Table(
+    "log_heads",
+    metadata,
+    Column("contest_id", ID, primary_key=True),
+    Column("next_leaf", BigInteger, nullable=False),
+    Column("closed", Boolean, nullable=False, server_default=false()),
+)
+
+# Per contest, what the sequencer has hashed and signed: the tree's size and root and the
+# checkpoint note over them (a row of its own, so writers never wait on a signing).
+logs = Table(
+    "logs",
+    metadata,
+    Column("contest_id", ID, primary_key=True),
+    Column("size", BigInteger, nullable=False),
+    Column("root", LargeBinary, nullable=False),
+    Column("checkpoint", Text, nullable=False),
+    Column("signed_at", TIME, nullable=False),
+)
+
+# The tree's hashes in Go tlog's "stored hash" order (every level, each hash once), written
+# by the sequencer: tiles, roots and proofs are read from them.
+log_hashes = Table(
+    "log_hashes",
+    metadata,
+    Column("contest_id", ID, primary_key=True),
+    Column("n", BigInteger, primary_key=True, autoincrement=False),
+    Column("hash", LargeBinary, nullable=False),
 )

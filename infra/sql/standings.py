@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 from sqlalchemy import Connection, and_, func, or_, select
+from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
 from core.records import ResultLine, StoredResult, Submission
@@ -86,12 +87,27 @@ class StandingsMixin(StoreBase):
     # -- leaderboard and events -------------------------------------------------------------
 
     def leaderboard(
-        self, contest_id: str, ruleset: tuple[str, str] | None = None
+        self, contest_id: str, ruleset: tuple[str, str] | None = None, before: str | None = None
     ) -> list[dict[str, Any]]:
         """Each team's best judged score under the live ruleset (or the given lexicon and layout
-        ids, for a rejudge preview); ties go to the earlier receipt."""
+        ids, for a rejudge preview); ties go to the earlier receipt. With `before`, only the
+        uploads received before that time count (a frozen board, `core.freeze`)."""
         with self.read() as conn:
-            return leaderboard_in(conn, contest_id, ruleset)
+            return leaderboard_in(conn, contest_id, ruleset, before)
+
+    def received_since(self, contest_id: str, since: str) -> int:
+        """How many of the contest's submissions were received at or after `since`."""
+        with self.read() as conn:
+            return int(
+                conn.execute(
+                    select(func.count()).where(
+                        and_(
+                            submissions.c.contest_id == contest_id,
+                            submissions.c.received_at >= since,
+                        )
+                    )
+                ).scalar_one()
+            )
 
     def results_page(self, contest_id: str, after: str, limit: int) -> list[ResultLine]:
         """Up to `limit` of the contest's submissions with ids after `after`, in id order,
@@ -149,7 +165,10 @@ class StandingsMixin(StoreBase):
 
 
 def leaderboard_in(
-    conn: Connection, contest_id: str, ruleset: tuple[str, str] | None = None
+    conn: Connection,
+    contest_id: str,
+    ruleset: tuple[str, str] | None = None,
+    before: str | None = None,
 ) -> list[dict[str, Any]]:
     """`StandingsMixin.leaderboard` on an open connection: inside the caller's transaction (a
     rejudge's `apply` records its summary in the one that switches the contest)."""
@@ -175,7 +194,7 @@ def leaderboard_in(
         )
         .join(results, results.c.submission_id == submissions.c.id)
         .join(contests, contests.c.id == submissions.c.contest_id)
-        .where(and_(submissions.c.contest_id == contest_id, *live))
+        .where(and_(submissions.c.contest_id == contest_id, *live, *received_before(before)))
         .subquery()
     )
     query = (
@@ -196,3 +215,8 @@ def leaderboard_in(
         }
         for i, r in enumerate(rows, 1)
     ]
+
+
+def received_before(before: str | None) -> tuple[ColumnElement[bool], ...]:
+    """The condition that a submission was received before `before` (none for None)."""
+    return () if before is None else (submissions.c.received_at < before,)

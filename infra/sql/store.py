@@ -34,6 +34,7 @@ from infra.sql.schema import (
 from infra.sql.sessions import SessionsMixin
 from infra.sql.standings import StandingsMixin
 from infra.sql.submissions import SubmissionsMixin
+from infra.sql.transparency import TransparencyMixin
 
 # Built once: building it (a label per contest column, the join) cost more than running it.
 _TEAM_WITH_CONTEST = (
@@ -43,7 +44,7 @@ _TEAM_WITH_CONTEST = (
 )
 
 
-class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
+class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, TransparencyMixin):
     @classmethod
     def from_url(cls, url: str) -> SqlStore:
         return cls(make_engine(url))
@@ -64,6 +65,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
                         "lexicon": contest.lexicon_id,
                         "layout": contest.layout_id,
                         "game": contest.game,
+                        "freeze_at": contest.freeze_at,
                     }
                 )
         except Duplicate as exc:
@@ -114,6 +116,39 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
                 }
             )
             return closing, True
+
+    def thaw_contest(self, contest_id: str, by: str) -> tuple[Contest, bool] | None:
+        """Thaw a contest's standings now (`core.freeze`): its `thawed_at` becomes the present,
+        with a `contest.thawed` event; (the contest, whether this call thawed it), or None if
+        there is no such contest. A contest thawed already, or without a freeze, is left as it
+        is. Before its freeze time, the thaw cancels the freeze: the standings never freeze."""
+        with self.write() as (conn, pending):
+            row = (
+                conn.execute(select(contests).where(contests.c.id == contest_id).with_for_update())
+                .mappings()
+                .first()
+            )
+            if row is None:
+                return None
+            contest = Contest(**row)
+            if contest.freeze_at is None or contest.thawed_at is not None:
+                return contest, False
+            thawed = replace(contest, thawed_at=clock.now())
+            conn.execute(
+                update(contests)
+                .where(contests.c.id == contest_id)
+                .values(thawed_at=thawed.thawed_at)
+            )
+            pending.append(
+                {
+                    "type": EventType.CONTEST_THAWED,
+                    "contest": contest_id,
+                    "freeze_at": contest.freeze_at,
+                    "thawed_at": thawed.thawed_at,
+                    "by": by,
+                }
+            )
+            return thawed, True
 
     def list_contests(self) -> list[Contest]:
         with self.read() as conn:
@@ -213,9 +248,19 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin):
         """The game's own fields of each result (`infra.sql.games`)."""
         return rows_of(game).fields(self, result_ids) if result_ids else {}
 
-    def standings(self, contest: Contest) -> dict[str, Any]:
-        """The contest's standings under its live ruleset, in its game's own shape."""
-        return rows_of(contest.game).standings(self, contest.id)
+    def standings(
+        self,
+        contest: Contest,
+        ruleset: tuple[str, str] | None = None,
+        before: str | None = None,
+    ) -> dict[str, Any]:
+        """The contest's standings under its live ruleset (or the (lexicon id, layout id)
+        given), in its game's own shape; with `before`, only of uploads received before that
+        time (the public's while frozen, `core.freeze`), and how many came since: `pending`."""
+        found = rows_of(contest.game).standings(self, contest.id, ruleset, before)
+        if before is None:
+            return found
+        return {**found, "pending": self.received_since(contest.id, before)}
 
     def delete_team(self, team_id: str, by: str) -> TeamDeleted:
         """Delete a team, its submissions, results and copies of shared ones; a shared

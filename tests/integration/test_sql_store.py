@@ -340,6 +340,31 @@ def test_a_run_applied_before_0010_has_no_summary_recorded_and_one_applied_after
         engine.dispose()
 
 
+def test_a_contest_made_before_0012_never_freezes_and_0012_goes_down_again(sql_url: str) -> None:
+    engine = make_engine(sql_url)
+    try:
+        upgrade_to(engine, "0011")
+        with engine.begin() as connection:
+            rows_at_0003(connection)
+
+        upgrade_to(engine, "0012")
+
+        store = SqlStore(engine)
+        contest = store.get_contest("c1")
+        assert contest is not None
+        assert (contest.freeze_at, contest.thawed_at, contest.frozen_lexicon_id) == (None,) * 3
+        assert store.thaw_contest("c1", by="admin") == (contest, False)
+        config = alembic_config()
+        with engine.begin() as connection:
+            config.attributes["connection"] = connection
+            command.downgrade(config, "0011")
+        assert "freeze_at" not in {c["name"] for c in inspect(engine).get_columns("contests")}
+        with engine.connect() as connection:
+            assert connection.execute(text("SELECT title FROM contests")).scalar() == "Contest c1"
+    finally:
+        engine.dispose()
+
+
 # -- uniqueness ---------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ import hashlib
 import json
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Iterator
@@ -26,10 +27,12 @@ from celery import Celery
 from core import clock, report_blobs
 from core.records import Contest, Submission, Team
 from core.registry import register_lexicon
+from core.reports import Reports
 from core.states import SubmissionState
 from infra.blobstore import S3BlobStore
 from infra.compose import make_celery
 from infra.publisher import CeleryPublisher
+from infra.rulesets import RulesetCache
 from infra.settings import Settings
 from infra.sql.store import SqlStore
 from judge import Lexicon
@@ -211,6 +214,8 @@ def assert_judged_as_offline(
 ) -> list[dict[str, Any]]:
     """Each upload's result and report are the offline judge's; the event log, for more."""
     layout = default_layout()
+    cache = RulesetCache(store, blobs, Path(tempfile.mkdtemp(prefix="tilejudge-rulesets-")))
+    reports = Reports(store, blobs, cache, report_blobs.max_report_bytes(2 * 1024 * 1024))
     for submission_id, data in uploads.items():
         expected = judge(data, lexicon, layout)
         assert expected.legal > 0 and expected.illegal > 0  # both kinds of verdict are checked
@@ -222,7 +227,8 @@ def assert_judged_as_offline(
             expected.legal,
             expected.illegal,
         )
-        report = json.loads(report_blobs.unpack(blobs.get(result.report_key)))
+        made = reports.stream(settled[submission_id], result)  # made on its first read
+        report = json.loads(report_blobs.unpack(b"".join(made)))
         assert (report["submission"], report["contest"]) == (submission_id, "it")
         assert (report["total"], report["lexicon"], report["layout"]) == (
             expected.total,

@@ -39,7 +39,20 @@ class GameRows(Protocol):
         """The game's own fields of each result, as the API and the export show them."""
         ...
 
-    def standings(self, store: StoreBase, contest_id: str) -> dict[str, Any]: ...
+    # Under the live ruleset or the (lexicon id, layout id) given; with `before`, of the
+    # uploads received before that time alone (a frozen board, `core.freeze`).
+    def standings(
+        self,
+        store: StoreBase,
+        contest_id: str,
+        ruleset: tuple[str, str] | None = None,
+        before: str | None = None,
+    ) -> dict[str, Any]: ...
+    def log_results(self, conn: Connection, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        """Each result as its verdict entry in the transparency log states it
+        (`core.transparency`): what the standings are computed from, nothing of the upload."""
+        ...
+
     # A rejudge preview's two lists, read on an open connection: a read of their own, or the
     # transaction of `apply`, which records them as the run's summary.
     def changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]: ...
@@ -65,8 +78,24 @@ class TeamRanked:
             )
             return {r.id: {"score": r.score, "legal": r.legal, "illegal": r.illegal} for r in rows}
 
-    def standings(self, store: StoreBase, contest_id: str) -> dict[str, Any]:
-        return {"entries": store.leaderboard(contest_id)}  # type: ignore[attr-defined]
+    def standings(
+        self,
+        store: StoreBase,
+        contest_id: str,
+        ruleset: tuple[str, str] | None = None,
+        before: str | None = None,
+    ) -> dict[str, Any]:
+        return {"entries": store.leaderboard(contest_id, ruleset, before)}  # type: ignore[attr-defined]
+
+    def log_results(self, conn: Connection, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        R = results.c
+        rows = conn.execute(
+            select(R.id, R.score, R.legal, R.illegal, R.tiles).where(R.id.in_(list(result_ids)))
+        )
+        return {
+            r.id: {"score": r.score, "legal": r.legal, "illegal": r.illegal, "tiles": r.tiles}
+            for r in rows
+        }
 
     def changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]:
         old, new = results.alias("old"), results.alias("new")

@@ -31,6 +31,7 @@ from core.games.crosstiles import WIN_TWELFTHS, GameOutcome
 from core.records import Run
 from infra.sql.base import StoreBase
 from infra.sql.schema import contests, metadata, results, submissions, teams
+from infra.sql.standings import received_before
 
 # A judged Crosstiles game log's own result, hung off its result row (whose `score` is the
 # winning score, its `legal`, `illegal` and `tiles` Wordytaire's, 0 here), so that a rejudge's
@@ -62,17 +63,24 @@ crosstiles_players = Table(
 
 
 def game_standings(
-    store: StoreBase, contest_id: str, ruleset: tuple[str, str] | None = None
+    store: StoreBase,
+    contest_id: str,
+    ruleset: tuple[str, str] | None = None,
+    before: str | None = None,
 ) -> list[dict[str, Any]]:
     """Every player named in the contest's valid game logs under the live ruleset (or the
     given one), ranked by wins (a k-way tie for the win counts 1/k to each), then total
-    spread, then nick: games played, wins, spread."""
+    spread, then nick: games played, wins, spread. With `before`, only of the logs received
+    before that time (a frozen board)."""
     with store.read() as conn:
-        return standings_in(conn, contest_id, ruleset)
+        return standings_in(conn, contest_id, ruleset, before)
 
 
 def standings_in(
-    conn: Connection, contest_id: str, ruleset: tuple[str, str] | None = None
+    conn: Connection,
+    contest_id: str,
+    ruleset: tuple[str, str] | None = None,
+    before: str | None = None,
 ) -> list[dict[str, Any]]:
     """`game_standings` on an open connection (inside `apply`'s transaction, say)."""
     query = (
@@ -87,7 +95,13 @@ def standings_in(
             .join(submissions, submissions.c.id == results.c.submission_id)
             .join(contests, contests.c.id == submissions.c.contest_id)
         )
-        .where(and_(submissions.c.contest_id == contest_id, *_under(ruleset)))
+        .where(
+            and_(
+                submissions.c.contest_id == contest_id,
+                *_under(ruleset),
+                *received_before(before),
+            )
+        )
         .group_by(crosstiles_players.c.nick)
     )
     found = conn.execute(query).all()
@@ -106,10 +120,14 @@ def standings_in(
 
 
 def invalid_games(
-    store: StoreBase, contest_id: str, ruleset: tuple[str, str] | None = None
+    store: StoreBase,
+    contest_id: str,
+    ruleset: tuple[str, str] | None = None,
+    before: str | None = None,
 ) -> list[dict[str, Any]]:
     """The contest's game logs judged invalid under the live ruleset (or the given one),
-    with the team that sent each and why, in the order they were received."""
+    with the team that sent each and why, in the order they were received (with `before`,
+    those received before that time)."""
     query = (
         select(
             submissions.c.id,
@@ -129,6 +147,7 @@ def invalid_games(
                 submissions.c.contest_id == contest_id,
                 crosstiles_results.c.valid == false(),
                 *_under(ruleset),
+                *received_before(before),
             )
         )
         .order_by(submissions.c.received_at, submissions.c.id)
@@ -216,6 +235,44 @@ def put_games(conn: Connection, found: Sequence[tuple[int, object]]) -> None:
         conn.execute(insert(crosstiles_results), own)
     if players:
         conn.execute(insert(crosstiles_players), players)
+
+
+def logged_games(conn: Connection, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+    """Each game as its verdict entry in the transparency log states it: valid or not, the
+    turns judged, the winning score, an invalid game's failing line and reason code (not its
+    detail, which may quote the log), and each player's seat, nick, final score, removal,
+    share of the win and spread: what the standings add up."""
+    ids = list(result_ids)
+    own = conn.execute(
+        select(crosstiles_results, results.c.score)
+        .join(results, results.c.id == crosstiles_results.c.result_id)
+        .where(crosstiles_results.c.result_id.in_(ids))
+    ).all()
+    found: dict[int, dict[str, Any]] = {
+        r.result_id: {
+            "valid": bool(r.valid),
+            "turns": r.turns,
+            "winning_score": r.score,
+            "error": None if r.valid else {"line": r.line, "reason": r.reason},
+            "players": [],
+        }
+        for r in own
+    }
+    P = crosstiles_players.c
+    for r in conn.execute(
+        select(crosstiles_players).where(P.result_id.in_(ids)).order_by(P.result_id, P.seat)
+    ):
+        found[r.result_id]["players"].append(
+            {
+                "seat": r.seat,
+                "nick": r.nick,
+                "score": r.score,
+                "removed": bool(r.removed),
+                "win_twelfths": r.win_twelfths,
+                "spread": r.spread,
+            }
+        )
+    return found
 
 
 def game_changes(conn: Connection, run: Run) -> list[dict[str, Any]]:
@@ -330,11 +387,20 @@ class CrosstilesRows:
             found[result_id]["winners"].append(nick)
         return found
 
-    def standings(self, store: StoreBase, contest_id: str) -> dict[str, Any]:
+    def standings(
+        self,
+        store: StoreBase,
+        contest_id: str,
+        ruleset: tuple[str, str] | None = None,
+        before: str | None = None,
+    ) -> dict[str, Any]:
         return {
-            "players": game_standings(store, contest_id),
-            "invalid": invalid_games(store, contest_id),
+            "players": game_standings(store, contest_id, ruleset, before),
+            "invalid": invalid_games(store, contest_id, ruleset, before),
         }
+
+    def log_results(self, conn: Connection, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
+        return logged_games(conn, result_ids)
 
     def changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]:
         return game_changes(conn, run)

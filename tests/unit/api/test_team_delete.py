@@ -120,6 +120,7 @@ def test_a_report_written_while_its_team_is_deleted_is_not_left_behind(pipe: Pip
     doomed = pipe.accepted(gone, b"0 0 2 0 cat\n")["id"]
     deps = worker_deps(pipe.services)
     deps.blobs = DeletesTheTeamOnReport(pipe, gone.id)
+    deps.defer_reports = False  # the reports are written as they are judged
 
     outcomes = judge_group(deps, [doomed])
 
@@ -141,6 +142,7 @@ def test_a_rejudge_report_written_while_its_team_is_deleted_is_not_left_behind(
     ).json()
     deps = worker_deps(pipe.services)
     deps.blobs = DeletesTheTeamOnReport(pipe, gone.id)
+    deps.defer_reports = False  # the reports are written as they are judged
 
     recorded = judge_batch(deps, run["id"], [doomed, survivor])
 

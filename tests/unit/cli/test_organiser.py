@@ -77,7 +77,14 @@ def test_a_contest_is_created_shown_listed_and_closed_from_the_command_line(
 
     code, listed, _ = run(capsys, "contest", "list")
     assert code == 0
-    assert listed.splitlines()[0].split() == ["id", "status", "opens_at", "closes_at", "title"]
+    assert listed.splitlines()[0].split() == [
+        "id",
+        "status",
+        "freeze",
+        "opens_at",
+        "closes_at",
+        "title",
+    ]
     assert listed.splitlines()[1].split()[:2] == ["demo", "open"]
 
     code, said, _ = run(capsys, "contest", "close", "demo")
@@ -87,6 +94,56 @@ def test_a_contest_is_created_shown_listed_and_closed_from_the_command_line(
     assert closed is not None and closed.closes_at < "2099"
     code, said, _ = run(capsys, "contest", "close", "demo")
     assert (code, said.startswith("contest demo had closed already")) == (0, True)
+
+
+def test_a_contest_freezes_an_hour_before_its_close_and_is_thawed_from_the_command_line(
+    pipe: Pipeline, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, created, err = run(
+        capsys, "contest", "create", "demo", "--title", "Demo", "--lexicon", "tiny",
+        "--opens", "2020-01-01T00:00:00Z", "--closes", "2099-12-24T18:00:00Z", "--freeze", "1h",
+    )  # fmt: skip
+    assert code == 0, err
+    assert "2099-12-24T17:00:00.000000Z (not yet frozen)" in created
+    contest = pipe.store.get_contest("demo")
+    assert contest is not None and contest.freeze_at == "2099-12-24T17:00:00.000000Z"
+
+    code, said, _ = run(capsys, "contest", "thaw", "demo")
+    assert (code, said.startswith("contest demo thawed at ")) == (0, True)
+    code, said, _ = run(capsys, "contest", "thaw", "demo")
+    assert (code, said.startswith("contest demo had been thawed already")) == (0, True)
+    code, shown, _ = run(capsys, "contest", "show", "demo", token=None)
+    fields = dict(line.split(None, 1) for line in shown.splitlines())
+    assert fields["freeze"].startswith("2099-12-24T17:00:00.000000Z (thawed at ")
+    code, listed, _ = run(capsys, "contest", "list")
+    assert listed.splitlines()[1].split()[:3] == ["demo", "open", "thawed"]
+
+    code, _, err = run(
+        capsys, "contest", "create", "ice", "--title", "Ice", "--lexicon", "tiny",
+        "--opens", "2020-01-01T00:00:00Z", "--closes", "2099-12-24T18:00:00Z",
+        "--freeze", "2020-06-01T00:00:00Z",
+    )  # fmt: skip
+    assert code == 0, err
+    code, board, _ = run(capsys, "leaderboard", "--contest", "ice", token=None)
+    assert code == 0 and "frozen: 0 uploads received since the freeze are pending" in board
+
+
+@pytest.mark.parametrize(
+    ("when", "message"),
+    [
+        ("90x", "--freeze: "),
+        ("2000-01-01T00:00:00Z", "--freeze must fall from --opens to --closes"),
+    ],
+)
+def test_a_bad_freeze_is_refused_before_anything_is_sent(
+    pipe: Pipeline, capsys: pytest.CaptureFixture[str], when: str, message: str
+) -> None:
+    code, _, err = run(
+        capsys, "contest", "create", "demo", "--title", "Demo", "--lexicon", "tiny",
+        "--opens", "2020-01-01T00:00:00Z", "--closes", "2099-12-24T18:00:00Z", "--freeze", when,
+    )  # fmt: skip
+    assert code == 2 and message in err
+    assert pipe.store.get_contest("demo") is None
 
 
 @pytest.mark.parametrize(

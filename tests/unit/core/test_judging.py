@@ -29,10 +29,12 @@ def events_of(store: InMemorySubmissionStore, submission_id: str) -> list[str]:
     return [e["type"] for e in store.events if e.get("submission") == submission_id]
 
 
-def test_an_upload_is_judged_its_result_recorded_and_its_report_stored(
-    deps: WorkerDeps, store: InMemorySubmissionStore, blobs: InMemoryBlobStore
+@pytest.mark.parametrize("deferred", [True, False])
+def test_an_upload_is_judged_its_result_recorded_and_its_report_stored_unless_deferred(
+    deps: WorkerDeps, store: InMemorySubmissionStore, blobs: InMemoryBlobStore, deferred: bool
 ) -> None:
     sub = stored(store, blobs, b"0 0 2 0 cat\n2 0 2 2 tab\n0 5 2 5 dog\n")
+    deps.defer_reports = deferred
 
     outcomes = judge_group(deps, [sub.id])
 
@@ -44,8 +46,11 @@ def test_an_upload_is_judged_its_result_recorded_and_its_report_stored(
     assert (result.score, result.legal, result.illegal, result.tiles) == (22, 2, 1, 5)
     assert result.judge_version == JUDGE_VERSION
     assert result.report_key == report_key(sub.id, TINY.id, LAYOUT.id)
-    report = json.loads(report_blobs.unpack(blobs.objects[result.report_key]))
-    assert (report["submission"], report["contest"]) == (sub.id, "wt")
+    if deferred:  # a light upload's report is made when first read (core.reports)
+        assert result.report_key not in blobs.objects
+    else:
+        report = json.loads(report_blobs.unpack(blobs.objects[result.report_key]))
+        assert (report["submission"], report["contest"]) == (sub.id, "wt")
     assert sub.id in store.words  # its word signature, for affected-only rejudges
     assert events_of(store, sub.id)[-2:] == [
         EventType.SUBMISSION_JUDGING,

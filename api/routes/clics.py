@@ -1,0 +1,249 @@
+"""The CLICS Contest API `2026-01` (icpc/ccs-specs), read-only, for Wordytaire contests: an
+application of its own mounted at /clics, so that its errors take the spec's shape
+({"code", "message"}) and its routes stay out of tilejudge's own OpenAPI document. What it
+shows is mapped in `core.clics`; `docs/clics.md` says how.
+
+Anyone may read it (the public role); `Authorization: Bearer <token>`, or HTTP basic auth with
+the token as the password, reads it as the organiser (the admin token) or as a team of the
+contest (its token). A contest's data is read once for every caller asking meanwhile
+(`api.public`), and its event feed is served by this process's one poller (`api.clics_feed`).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Callable
+from functools import partial
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, StreamingResponse
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from api.clics_feed import FeedHub
+from api.errors import CORE_ERRORS, ApiError, Unauthorized
+from api.lookups import ID
+from api.public import FRESH_PER_WINDOW
+from api.services import Services, same_token, services, token_hash
+from core import clics, clock
+from core.clics import ContestData, Role, Viewer
+from core.errors import NotFound
+
+PROVIDER_VERSION = "0.1.0"
+Svc = Annotated[Services, Depends(services)]
+# The collections, each as the viewer sees it at a moment.
+COLLECTIONS: dict[str, Callable[[ContestData, Viewer, str], list[dict[str, Any]]]] = {
+    "judgement-types": lambda data, viewer, now: list(clics.JUDGEMENT_TYPES),
+    "languages": lambda data, viewer, now: list(clics.LANGUAGES),
+    "problems": clics.problems,
+    "groups": lambda data, viewer, now: [],
+    "organizations": lambda data, viewer, now: [],
+    "teams": lambda data, viewer, now: clics.teams(data.teams),
+    "submissions": lambda data, viewer, now: clics.submissions(data),
+    "judgements": clics.judgements,
+    "runs": lambda data, viewer, now: [],
+    "clarifications": lambda data, viewer, now: [],
+}
+router = APIRouter()
+
+
+class BadRequest(ApiError):
+    status, code = 400, "bad_request"
+
+
+def clics_app(parent: FastAPI) -> FastAPI:
+    """The Contest API, to mount at /clics; it shares the parent's state (its services)."""
+    app = FastAPI(title="CLICS Contest API", openapi_url=None, docs_url=None, redoc_url=None)
+    app.state = parent.state
+    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET"])
+    for cls, (status, _, shown) in CORE_ERRORS.items():
+        app.add_exception_handler(cls, _handler(status, shown))
+    app.add_exception_handler(ApiError, _api_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _invalid)
+    app.include_router(router)
+    return app
+
+
+def _error(status: int, message: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"code": status, "message": message}, status, headers=headers)
+
+
+def _handler(status: int, shown: str | None) -> Callable[[Request, Exception], Any]:
+    async def handle(_: Request, exc: Exception) -> JSONResponse:
+        return _error(status, shown or (str(exc.args[0]) if exc.args else str(exc)))
+
+    return handle
+
+
+async def _api_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ApiError)
+    headers = dict(exc.headers or {})
+    if exc.status == 401:
+        headers.setdefault("WWW-Authenticate", 'Basic realm="tilejudge", Bearer')
+    return _error(exc.status, exc.detail, headers)
+
+
+async def _http_error(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    return _error(exc.status_code, str(exc.detail))
+
+
+async def _invalid(_: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    return _error(400, "; ".join(str(e.get("msg")) for e in exc.errors()) or "bad request")
+
+
+# -- who asks, and what of --------------------------------------------------------------------
+
+
+def _token(request: Request) -> str | None:
+    """The Bearer token, or the password of HTTP basic auth (any user name)."""
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    value = value.strip()
+    if scheme.lower() == "bearer" and value:
+        return value
+    if scheme.lower() == "basic" and value:
+        try:
+            _, _, password = base64.b64decode(value, validate=True).decode().partition(":")
+        except (binascii.Error, UnicodeDecodeError):
+            raise Unauthorized("malformed basic credentials") from None
+        return password or None
+    return None
+
+
+async def viewer(contest: str, request: Request, svc: Svc) -> Viewer:
+    """The public without a token; the organiser with the admin token; with a team's token,
+    that team in its own contest (and the public in any other). An unknown token is 401."""
+    token = _token(request)
+    if token is None:
+        return Viewer()
+    if same_token(token, svc.admin_token):
+        return Viewer(Role.ADMIN)
+    found = (
+        await run_in_threadpool(svc.uploaders.find, token_hash(token)) if token.isascii() else None
+    )
+    if found is None:
+        raise Unauthorized("unknown token")
+    team, _ = found
+    return Viewer(Role.TEAM, team.id) if team.contest_id == contest else Viewer()
+
+
+Who = Annotated[Viewer, Depends(viewer)]
+
+
+def _reader(svc: Services) -> tuple[Any, FeedHub]:
+    if svc.clics is None or svc.clics_feed is None:
+        raise NotFound("this API process does not serve the Contest API")
+    return svc.clics, svc.clics_feed
+
+
+async def _data(svc: Services, contest: str) -> ContestData:
+    """The whole contest, read once for every caller asking meanwhile; 404 for an unknown
+    contest, and for one of a game the Contest API does not map."""
+    reader, _ = _reader(svc)
+    if not ID.fullmatch(contest):
+        raise NotFound(f"no contest {contest[:64]!r}")
+    data: ContestData | None = await svc.public.get(
+        ("clics", contest), partial(reader.contest, contest), fresh=FRESH_PER_WINDOW
+    )
+    if data is None:
+        raise NotFound(f"no contest {contest!r}")
+    if data.contest.game not in clics.GAMES:
+        raise NotFound(
+            f"contest {contest!r} is a {data.contest.game} contest: the Contest API serves "
+            "Wordytaire contests only (docs/clics.md)"
+        )
+    return data
+
+
+# -- the endpoints ----------------------------------------------------------------------------
+
+
+@router.get("/")
+async def api_information() -> dict[str, Any]:
+    return clics.api_information(PROVIDER_VERSION)
+
+
+@router.get("/contests")
+async def list_contests(svc: Svc) -> list[dict[str, Any]]:
+    reader, _ = _reader(svc)
+    found = await svc.public.get(("clics", "contests"), reader.contests, fresh=FRESH_PER_WINDOW)
+    return [clics.contest_object(contest) for contest in found]
+
+
+@router.get("/contests/{contest}")
+async def get_contest(contest: str, svc: Svc, who: Who) -> dict[str, Any]:
+    return clics.contest_object((await _data(svc, contest)).contest)
+
+
+@router.get("/contests/{contest}/access")
+async def access(contest: str, svc: Svc, who: Who) -> dict[str, Any]:
+    await _data(svc, contest)
+    return clics.access(who)
+
+
+@router.get("/contests/{contest}/state")
+async def state(contest: str, svc: Svc, who: Who) -> dict[str, Any]:
+    return clics.state_object((await _data(svc, contest)).contest, clock.now())
+
+
+@router.get("/contests/{contest}/scoreboard")
+async def scoreboard(contest: str, svc: Svc, who: Who) -> dict[str, Any]:
+    return clics.scoreboard(await _data(svc, contest), who, clock.now())
+
+
+@router.get("/contests/{contest}/event-feed")
+async def event_feed(
+    contest: str,
+    svc: Svc,
+    who: Who,
+    since_token: Annotated[str | None, Query(max_length=32)] = None,
+    since_id: Annotated[str | None, Query(max_length=32, description="2022-07's name")] = None,
+    stream: bool = True,
+) -> StreamingResponse:
+    """NDJSON: a snapshot of every object, then each change as it happens (a newline when
+    nothing has happened for a while); from `since_token` on, the changes after that token."""
+    _, hub = _reader(svc)
+    data = await _data(svc, contest)
+    last = await hub.last_event()
+    given = since_token if since_token is not None else since_id
+    if given is not None:
+        if not given.isdigit() or int(given) > last:
+            raise BadRequest(f"unknown since_token {given[:32]!r}")
+        start, snapshot = int(given), None
+    else:
+        start = last
+        snapshot = await svc.public.run(partial(_reader(svc)[0].contest, contest))
+    feed = hub.follow(data.contest, who, start, snapshot, stream)
+    return StreamingResponse(feed, media_type="application/x-ndjson")
+
+
+@router.get("/contests/{contest}/{collection}")
+async def collection(
+    contest: str, collection: str, request: Request, svc: Svc, who: Who
+) -> list[dict[str, Any]]:
+    """A collection, filtered by any `<name>_id` query parameter (empty: null)."""
+    found = _collection(collection, await _data(svc, contest), who)
+    wanted = {k: v for k, v in request.query_params.items() if k.endswith("_id")}
+    return [item for item in found if all((item.get(k) or "") == v for k, v in wanted.items())]
+
+
+@router.get("/contests/{contest}/{collection}/{object_id}")
+async def one(contest: str, collection: str, object_id: str, svc: Svc, who: Who) -> dict[str, Any]:
+    found = _collection(collection, await _data(svc, contest), who)
+    item = next((item for item in found if item.get("id") == object_id), None)
+    if item is None:
+        raise NotFound(f"no {collection} {object_id[:64]!r} in contest {contest!r}")
+    return item
+
+
+def _collection(name: str, data: ContestData, who: Viewer) -> list[dict[str, Any]]:
+    render = COLLECTIONS.get(name)
+    if render is None:
+        raise NotFound(f"no endpoint {name[:64]!r}: see /clics/contests/{{id}}/access")
+    return render(data, who, clock.now())

@@ -1,0 +1,124 @@
+"""Each contest's transparency log, served as C2SP tlog-tiles under /v1/contests/{id}/log/:
+the signed checkpoint, hash tiles and entry bundles, the verifier key; and a submission's
+leaves with their inclusion proofs for its team (docs/transparency.md).
+
+Tiles and bundles never change once served, so they may be cached for ever; the checkpoint
+moves as the log grows. While a contest is frozen, a bundle holding a sealed verdict (one the
+public standings hide) is answered 403 to anyone but the organiser, until the thaw: the
+checkpoint and the hash tiles still commit to it.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+
+from fastapi import APIRouter, Response
+
+from api.lookups import known_contest, well_formed
+from api.routes.submissions import readable_submission
+from api.services import AnyCaller, Organiser, Services, Svc
+from core import clock
+from core.errors import NotAllowed, NotFound
+from core.freeze import frozen
+from core.log_signing import LogSigner
+from core.tlog import merkle, tiles
+
+router = APIRouter()
+FOR_EVER = "public, max-age=31536000, immutable"
+TEXT = "text/plain; charset=utf-8"
+
+
+def _signer(svc: Services) -> LogSigner:
+    if svc.log_signer is None:
+        raise NotFound("this server keeps no transparency log")
+    return svc.log_signer
+
+
+@router.get("/v1/contests/{contest}/log/key", tags=["public"])
+def log_key(contest: str, svc: Svc) -> Response:
+    """The note verifier key the contest's checkpoints are signed with (Go's
+    `name+hash+base64` form): pin it, then `tilejudge audit --key` it."""
+    known_contest(svc, contest)
+    return Response(_signer(svc).verifier_key + "\n", media_type=TEXT)
+
+
+@router.get("/v1/contests/{contest}/log/checkpoint", tags=["public"])
+def log_checkpoint(contest: str, svc: Svc) -> Response:
+    """The latest signed checkpoint (C2SP tlog-checkpoint in a signed note): origin
+    `<key name>/contests/<id>`, tree size, root hash. A new one is signed within about a
+    second of an entry committing."""
+    known_contest(svc, contest)
+    head = svc.store.log_head(contest)
+    if head is None:
+        raise NotFound(f"the log of {contest} has no checkpoint yet; try again in a second")
+    return Response(head.checkpoint, media_type=TEXT, headers={"Cache-Control": "no-cache"})
+
+
+@router.get("/v1/contests/{contest}/log/tile/{path:path}", tags=["public"])
+def log_tile(contest: str, path: str, svc: Svc, organiser: Organiser) -> Response:
+    """A hash tile (`tile/<L>/<N>[.p/<W>]`) or an entry bundle (`tile/entries/<N>[.p/<W>]`)
+    of the latest checkpoint's tree, as C2SP tlog-tiles lays them out."""
+    well_formed(contest)
+    try:
+        wanted = tiles.parse_path(f"tile/{path}")
+    except ValueError as exc:
+        raise NotFound(str(exc)) from None
+    found = known_contest(svc, contest)
+    head = svc.store.log_head(contest)
+    size = head.size if head is not None else 0
+    start, width = wanted.n * tiles.TILE_WIDTH, wanted.width
+    if isinstance(wanted, tiles.Tile):
+        scale = tiles.TILE_WIDTH**wanted.level
+        if (start + width) * scale > size:
+            raise NotFound(f"no tile {path!r} in the log's {size} entries")
+        data = tiles.read_tile_data(wanted, lambda ids: svc.store.log_hashes(contest, ids))
+        return Response(data, media_type="application/octet-stream", headers=_cached())
+    if start + width > size:
+        raise NotFound(f"no entries {start}..{start + width - 1} in the log's {size} entries")
+    entries, sealed = svc.store.log_entries(contest, start, width)
+    if sealed and frozen(found, clock.now()):
+        if not organiser:
+            raise NotAllowed(
+                f"contest {contest} is frozen: this bundle holds verdicts revealed at the thaw"
+            )
+        return Response(
+            tiles.encode_bundle(entries),
+            media_type="application/octet-stream",
+            headers={"Cache-Control": "private, no-store"},
+        )
+    return Response(
+        tiles.encode_bundle(entries), media_type="application/octet-stream", headers=_cached()
+    )
+
+
+def _cached() -> dict[str, str]:
+    return {"Cache-Control": FOR_EVER}
+
+
+@router.get("/v1/submissions/{submission_id}/log", tags=["teams"])
+def submission_log(submission_id: str, svc: Svc, who: AnyCaller) -> dict[str, Any]:
+    """The submission's entries in its contest's log (its upload, its verdicts), each with
+    its leaf and, once the latest checkpoint covers it, the inclusion proof against that
+    checkpoint (base64 hashes, RFC 6962 / Go tlog order). A frozen verdict's proof too: it
+    proves the entry is logged without showing it to anyone else."""
+    sub = readable_submission(svc, who, submission_id)
+    head = svc.store.log_head(sub.contest_id)
+    size = head.size if head is not None else 0
+
+    def read(ids: Any) -> list[bytes]:
+        return svc.store.log_hashes(sub.contest_id, ids)
+
+    leaves = []
+    for leaf, kind in svc.store.log_leaves(sub.id):
+        proof = None
+        if leaf < size:
+            proof = [base64.b64encode(h).decode() for h in merkle.prove_record(size, leaf, read)]
+        leaves.append({"leaf": leaf, "type": kind, "proof": proof})
+    return {
+        "submission": sub.id,
+        "contest": sub.contest_id,
+        "checkpoint": head.checkpoint if head is not None else None,
+        "size": size,
+        "leaves": leaves,
+    }

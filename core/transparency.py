@@ -1,0 +1,132 @@
+"""The entries of a contest's transparency log (docs/transparency.md): what each says, its
+canonical bytes, and the contest state a sequence of them implies.
+
+One log per contest, an RFC 6962 Merkle tree (`core.tlog`) whose leaves are these entries in the
+order their facts committed. An entry is canonical JSON: keys sorted, no spaces, ASCII only,
+integers and strings only, so the same fact has one encoding and anyone can re-derive it. It
+names ids, digests, times and verdicts, never an upload's content or a secret.
+
+Kinds, by the `type` field:
+- `upload`: an accepted upload (submission, team, its SHA-256 and size, receipt time);
+- `verdict`: a result entering the standings (submission, ruleset, judge version, the game's
+  result fields), live or from an applied rejudge (`rejudge` names the run);
+- `failed`: a submission that will have no result (its reason code), live or at an apply;
+- `rejudge`: a rejudge run applied (run, the ruleset it moved to);
+- `owner`: a shared submission passed to another team (its first uploader deleted);
+- `team_deleted`: a team removed with its own submissions;
+- `close`: the contest closed (its closing time).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+VERSION = 1
+KINDS = ("upload", "verdict", "failed", "rejudge", "owner", "team_deleted", "close")
+
+
+def encode(fields: Mapping[str, Any]) -> bytes:
+    """An entry's canonical bytes; `v` and `type` first by name, like every other key."""
+    if fields.get("type") not in KINDS:
+        raise ValueError(f"not a log entry kind: {fields.get('type')!r}")
+    return json.dumps(
+        {"v": VERSION, **fields}, sort_keys=True, separators=(",", ":"), ensure_ascii=True
+    ).encode("ascii")
+
+
+class EntryError(ValueError):
+    """Bytes that are not a canonical entry of this log's format."""
+
+
+def decode(data: bytes) -> dict[str, Any]:
+    """An entry back as its fields; EntryError unless the bytes are exactly the canonical
+    encoding (a log whose entries could be spelt two ways could hide one fact as another)."""
+    try:
+        fields = json.loads(data.decode("ascii"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise EntryError(f"not an entry: {exc}") from None
+    if not isinstance(fields, dict) or fields.get("v") != VERSION:
+        raise EntryError("not an entry of version 1")
+    try:
+        canonical = encode({k: v for k, v in fields.items() if k != "v"})
+    except ValueError as exc:
+        raise EntryError(str(exc)) from None
+    if canonical != data:
+        raise EntryError("an entry not in canonical form")
+    return fields
+
+
+@dataclass(frozen=True)
+class LogHead:
+    """A contest's log as last signed: its size, root hash and the checkpoint note over them."""
+
+    size: int
+    root: bytes
+    checkpoint: str
+
+
+@dataclass
+class Logged:
+    """A submission as the log tells it: who sent it, when, and its latest outcome."""
+
+    team: str
+    received_at: str
+    verdict: dict[str, Any] | None = None  # the game's result fields, None while pending
+    ruleset: tuple[str, str] | None = None
+    failed: str | None = None  # a reason code
+    index: int = -1  # the leaf of its upload entry
+
+
+@dataclass
+class Implied:
+    """What a contest's log entries imply, read in order."""
+
+    submissions: dict[str, Logged] = field(default_factory=dict)
+    deleted_teams: set[str] = field(default_factory=set)
+    rulesets: list[tuple[str, str]] = field(default_factory=list)  # each rejudge's, in order
+    closes_at: str | None = None
+    problems: list[str] = field(default_factory=list)  # entries that contradict the ones before
+
+    def live(self) -> dict[str, Logged]:
+        """The submissions that count now: their team not deleted."""
+        return {k: s for k, s in self.submissions.items() if s.team not in self.deleted_teams}
+
+
+def implied(entries: Iterable[tuple[int, dict[str, Any]]]) -> Implied:
+    """Replay (leaf index, fields) pairs in order into what they imply, noting any entry that
+    contradicts the ones before it (a verdict for an upload never logged, an upload after the
+    close)."""
+    state = Implied()
+    for index, entry in entries:
+        _apply(state, index, entry)
+    return state
+
+
+def _apply(state: Implied, index: int, entry: dict[str, Any]) -> None:
+    kind, sid = entry["type"], entry.get("submission", "")
+    found = state.submissions.get(sid)
+    if kind == "upload":
+        if state.closes_at is not None and entry["received_at"] >= state.closes_at:
+            state.problems.append(f"entry {index}: an upload received after the close")
+        if found is None:
+            state.submissions[sid] = Logged(entry["team"], entry["received_at"], index=index)
+    elif kind in ("verdict", "failed", "owner"):
+        if found is None:
+            state.problems.append(f"entry {index}: a {kind} for {sid}, never logged as uploaded")
+            return
+        if kind == "owner":
+            found.team = entry["team"]
+        elif kind == "verdict":
+            found.verdict, found.failed = entry["result"], None
+            found.ruleset = (entry["lexicon"], entry["layout"])
+        else:
+            found.verdict, found.failed, found.ruleset = None, entry["reason"], None
+    elif kind == "rejudge":
+        state.rulesets.append((entry["lexicon"], entry["layout"]))
+    elif kind == "team_deleted":
+        state.deleted_teams.add(entry["team"])
+    elif kind == "close" and state.closes_at is None:
+        state.closes_at = entry["closes_at"]

@@ -1,0 +1,430 @@
+"""Each contest's transparency log in SQL: its entries numbered in the transaction that commits
+their fact, and the sequencer that hashes them into the tree and signs checkpoints.
+
+Writers number a contest's entries under the lock that orders event ids (`infra.sql.base`):
+on PostgreSQL every event-writing transaction holds it until it commits, SQLite has one writer
+at a time; so leaf order is commit order, and a receipt's leaf number is final when it is
+given. The sequencer (`sequence`, one at a time across hosts) adds the new leaves' hashes in
+Go tlog's stored-hash order (`core.tlog.merkle`) and signs the tree's new size and root.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, and_, insert, or_, select, text, update
+
+from core import clock, transparency
+from core.errors import read_failure
+from core.events import EventType
+from core.freeze import frozen
+from core.log_signing import Sign
+from core.records import Contest
+from core.tlog import merkle
+from core.transparency import LogHead
+from infra.sql.base import StoreBase
+from infra.sql.games import rows_of
+from infra.sql.schema import (
+    contests,
+    log_entries,
+    log_hashes,
+    log_heads,
+    logs,
+    results,
+    submissions,
+)
+
+_SEQUENCER_LOCK = 7_306_352  # the advisory lock one sequencer holds at a time (PostgreSQL)
+SEQUENCE_AT_MOST = 20_000  # leaves hashed a contest a round: a round stays short
+LOGGED = {
+    EventType.SUBMISSION_STORED,
+    EventType.SUBMISSION_COPIED,
+    EventType.SUBMISSION_JUDGED,
+    EventType.SUBMISSION_FAILED,
+    EventType.SUBMISSION_HANDED_ON,
+    EventType.TEAM_DELETED,
+    EventType.CONTEST_CLOSED,
+    EventType.REJUDGE_APPLIED,
+}
+
+
+@dataclass(frozen=True)
+class Entry:
+    contest_id: str
+    fields: dict[str, Any]
+    sealed: bool = False  # hidden from the public while the contest is frozen
+    submission_id: str | None = None
+
+
+class TransparencyMixin(StoreBase):
+    # -- writers: entries in the fact's transaction -----------------------------------------
+
+    def _log_facts(self, conn: Connection, pending: list[dict[str, Any]]) -> None:
+        facts = [event for event in pending if event["type"] in LOGGED and event.get("contest")]
+        if not facts:
+            return
+        found = conn.execute(
+            select(contests).where(contests.c.id.in_({event["contest"] for event in facts}))
+        ).mappings()
+        held = {row["id"]: Contest(**row) for row in found}
+        received = _received(conn, {e["submission"] for e in facts if e.get("submission")})
+        now = clock.now()
+        made: list[tuple[dict[str, Any], list[Entry]]] = []
+        for event in facts:
+            contest = held.get(event["contest"])
+            if contest is not None:
+                made.append((event, _entries_of(conn, event, contest, received, now)))
+        leaves = _number(conn, [entry for _, entries in made for entry in entries])
+        for event, entries in made:  # a receipt can name its upload's leaf
+            if entries:
+                event["leaf"] = leaves[id(entries[0])]
+
+    # -- the sequencer ----------------------------------------------------------------------
+
+    def sequence(self, sign: Sign) -> int:
+        """Hash every contest's new leaves into its tree and sign the new heads (and a first,
+        empty head for a contest without one); log the close of contests whose time is up.
+        The leaves hashed; 0 when another host is sequencing."""
+        self._log_closes()
+        done = 0
+        with self.write() as (conn, _):
+            if (
+                self._postgres
+                and not conn.execute(
+                    text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": _SEQUENCER_LOCK}
+                ).scalar()
+            ):
+                return 0
+            behind = conn.execute(
+                select(contests.c.id, log_heads.c.next_leaf, logs.c.size)
+                .outerjoin(log_heads, log_heads.c.contest_id == contests.c.id)
+                .outerjoin(logs, logs.c.contest_id == contests.c.id)
+                .where(
+                    or_(
+                        logs.c.size.is_(None),
+                        and_(
+                            log_heads.c.next_leaf.is_not(None), logs.c.size < log_heads.c.next_leaf
+                        ),
+                    )
+                )
+            ).all()
+            for contest_id, next_leaf, size in behind:
+                done += _grow(conn, contest_id, size or 0, next_leaf or 0, sign, size is None)
+        return done
+
+    def _log_closes(self) -> None:
+        """A contest whose closing time has passed with no close logged gets one, as an event
+        of the clock's (an organiser's `close` logs its own)."""
+        now = clock.now()
+        with self.read() as conn:
+            due = conn.execute(
+                select(contests.c.id, contests.c.closes_at)
+                .outerjoin(log_heads, log_heads.c.contest_id == contests.c.id)
+                .where(
+                    and_(
+                        contests.c.closes_at <= now,
+                        or_(log_heads.c.closed.is_(None), log_heads.c.closed.is_(False)),
+                    )
+                )
+            ).all()
+        if not due:
+            return
+        with self.write() as (_, pending):
+            pending.extend(
+                {
+                    "type": EventType.CONTEST_CLOSED,
+                    "contest": contest_id,
+                    "closes_at": closes_at,
+                    "by": "clock",
+                }
+                for contest_id, closes_at in due
+            )
+
+    # -- readers ----------------------------------------------------------------------------
+
+    def log_head(self, contest_id: str) -> LogHead | None:
+        with self.read() as conn:
+            row = conn.execute(
+                select(logs.c.size, logs.c.root, logs.c.checkpoint).where(
+                    logs.c.contest_id == contest_id
+                )
+            ).first()
+        return LogHead(int(row.size), bytes(row.root), row.checkpoint) if row is not None else None
+
+    def log_hashes(self, contest_id: str, indexes: Sequence[int]) -> list[bytes]:
+        """Stored hashes by index (Go tlog's numbering), in the order asked."""
+        with self.read() as conn:
+            return _read_hashes(conn, contest_id, indexes)
+
+    def log_entries(self, contest_id: str, first: int, count: int) -> tuple[list[bytes], bool]:
+        """Leaves `first`..`first+count-1`, and whether any is sealed (a verdict hidden from
+        the public while the contest is frozen)."""
+        E = log_entries.c
+        with self.read() as conn:
+            rows = conn.execute(
+                select(E.entry, E.sealed)
+                .where(and_(E.contest_id == contest_id, E.leaf >= first, E.leaf < first + count))
+                .order_by(E.leaf)
+            ).all()
+        return [bytes(r.entry) for r in rows], any(r.sealed for r in rows)
+
+    def log_leaves(self, submission_id: str) -> list[tuple[int, str]]:
+        """A submission's leaves in its contest's log, each with its entry's kind."""
+        E = log_entries.c
+        with self.read() as conn:
+            rows = conn.execute(
+                select(E.leaf, E.entry).where(E.submission_id == submission_id).order_by(E.leaf)
+            ).all()
+        return [(int(r.leaf), transparency.decode(bytes(r.entry))["type"]) for r in rows]
+
+
+def _entries_of(
+    conn: Connection,
+    event: Mapping[str, Any],
+    contest: Contest,
+    received: Mapping[str, str],
+    now: str,
+) -> list[Entry]:
+    """The log entries one event's fact makes: none, one, or (an applied rejudge) one and a
+    verdict for each result it changed."""
+    kind, cid, sid = event["type"], contest.id, event.get("submission")
+    is_frozen = frozen(contest, now)
+    after_freeze = (
+        is_frozen and sid is not None and received.get(sid, "") >= (contest.freeze_at or "")
+    )
+    if kind in (EventType.SUBMISSION_STORED, EventType.SUBMISSION_COPIED):
+        fields = {
+            "type": "upload",
+            "submission": sid,
+            "team": event["team"],
+            "sha256": event["sha256"],
+            "size": event["size"],
+            "received_at": event["received_at"],
+        }
+        return [Entry(cid, fields, submission_id=sid)]
+    if kind is EventType.SUBMISSION_JUDGED:
+        return _live_verdict(conn, event, contest, after_freeze)
+    if kind is EventType.SUBMISSION_FAILED:
+        failure = read_failure(event.get("reason"))
+        fields = {
+            "type": "failed",
+            "submission": sid,
+            "reason": failure[0].value if failure else "judging_failed",
+        }
+        if event.get("rejudge"):
+            fields["rejudge"] = event["rejudge"]
+        sealed = after_freeze or (is_frozen and bool(event.get("rejudge")))
+        return [Entry(cid, fields, sealed, sid)]
+    if kind is EventType.SUBMISSION_HANDED_ON:
+        return [Entry(cid, {"type": "owner", "submission": sid, "team": event["team"]}, False, sid)]
+    if kind is EventType.TEAM_DELETED:
+        return [Entry(cid, {"type": "team_deleted", "team": event["team"]})]
+    if kind is EventType.CONTEST_CLOSED:
+        return _close(conn, cid, event.get("closes_at") or now)
+    if kind is EventType.REJUDGE_APPLIED:
+        return _applied(conn, event, contest, is_frozen)
+    return []
+
+
+def _live_verdict(
+    conn: Connection, event: Mapping[str, Any], contest: Contest, after_freeze: bool
+) -> list[Entry]:
+    """A live result enters the standings only under the contest's ruleset as it is now."""
+    ruleset = (event["lexicon"], event["layout"])
+    if ruleset != (contest.lexicon_id, contest.layout_id):
+        return []
+    sid = event["submission"]
+    row = conn.execute(
+        select(results.c.id, results.c.judge_version).where(
+            and_(
+                results.c.submission_id == sid,
+                results.c.lexicon_id == ruleset[0],
+                results.c.layout_id == ruleset[1],
+            )
+        )
+    ).first()
+    if row is None:
+        return []
+    fields = rows_of(contest.game).log_results(conn, [row.id]).get(row.id)
+    verdict = _verdict(sid, ruleset, row.judge_version, fields)
+    return [Entry(contest.id, verdict, after_freeze, sid)]
+
+
+def _verdict(
+    sid: str, ruleset: tuple[str, str], judge_version: str, fields: dict[str, Any] | None
+) -> dict[str, Any]:
+    return {
+        "type": "verdict",
+        "submission": sid,
+        "lexicon": ruleset[0],
+        "layout": ruleset[1],
+        "judge_version": judge_version,
+        "result": fields,
+    }
+
+
+def _applied(
+    conn: Connection, event: Mapping[str, Any], contest: Contest, is_frozen: bool
+) -> list[Entry]:
+    """The run's entry, then a verdict for each submission whose result under the new
+    ruleset differs from its result under the old one (or that had none), by id."""
+    run_id, new = event["rejudge"], (event["lexicon"], event["layout"])
+    old = (event["from_lexicon"], event["from_layout"])
+    head = {"type": "rejudge", "run": run_id, "lexicon": new[0], "layout": new[1]}
+    entries = [Entry(contest.id, head, is_frozen)]
+    before, after = _results_under(conn, contest, old), _results_under(conn, contest, new)
+    for sid in sorted(after):
+        version, fields = after[sid]
+        if before.get(sid, (None, None))[1] != fields:
+            verdict = {**_verdict(sid, new, version, fields), "rejudge": run_id}
+            entries.append(Entry(contest.id, verdict, is_frozen, sid))
+    return entries
+
+
+def _results_under(
+    conn: Connection, contest: Contest, ruleset: tuple[str, str]
+) -> dict[str, tuple[str, dict[str, Any] | None]]:
+    """Each of the contest's submissions' result under a ruleset: its judge version and its
+    log fields."""
+    rows = conn.execute(
+        select(results.c.id, results.c.submission_id, results.c.judge_version)
+        .join(submissions, submissions.c.id == results.c.submission_id)
+        .where(
+            and_(
+                submissions.c.contest_id == contest.id,
+                results.c.lexicon_id == ruleset[0],
+                results.c.layout_id == ruleset[1],
+            )
+        )
+    ).all()
+    fields = rows_of(contest.game).log_results(conn, [r.id for r in rows]) if rows else {}
+    return {r.submission_id: (r.judge_version, fields.get(r.id)) for r in rows}
+
+
+def _close(conn: Connection, contest_id: str, closes_at: str) -> list[Entry]:
+    """The close, once: a contest closed early by its organiser is not closed again by the
+    clock."""
+    closed = conn.execute(
+        select(log_heads.c.closed).where(log_heads.c.contest_id == contest_id)
+    ).scalar()
+    if closed:
+        return []
+    return [Entry(contest_id, {"type": "close", "closes_at": closes_at})]
+
+
+def _received(conn: Connection, submission_ids: set[str]) -> dict[str, str]:
+    if not submission_ids:
+        return {}
+    rows = conn.execute(
+        select(submissions.c.id, submissions.c.received_at).where(
+            submissions.c.id.in_(submission_ids)
+        )
+    )
+    return {sid: received_at for sid, received_at in rows}
+
+
+def _number(conn: Connection, entries: Sequence[Entry]) -> dict[int, int]:
+    """Each contest's entries their next leaves, in order, and the rows inserted; the leaf of
+    each entry by its `id()`."""
+    by_contest: dict[str, list[Entry]] = {}
+    for entry in entries:
+        by_contest.setdefault(entry.contest_id, []).append(entry)
+    rows: list[dict[str, Any]] = []
+    leaves: dict[int, int] = {}
+    for contest_id, own in by_contest.items():
+        first = conn.execute(
+            select(log_heads.c.next_leaf).where(log_heads.c.contest_id == contest_id)
+        ).scalar()
+        closing = any(entry.fields["type"] == "close" for entry in own)
+        if first is None:
+            first = 0
+            conn.execute(
+                insert(log_heads).values(contest_id=contest_id, next_leaf=len(own), closed=closing)
+            )
+        else:
+            values: dict[str, Any] = {"next_leaf": log_heads.c.next_leaf + len(own)}
+            if closing:
+                values["closed"] = True
+            conn.execute(
+                update(log_heads).where(log_heads.c.contest_id == contest_id).values(**values)
+            )
+        for leaf, entry in enumerate(own, first):
+            leaves[id(entry)] = leaf
+            rows.append(
+                {
+                    "contest_id": contest_id,
+                    "leaf": leaf,
+                    "entry": transparency.encode(entry.fields),
+                    "sealed": entry.sealed,
+                    "submission_id": entry.submission_id,
+                }
+            )
+    if rows:
+        conn.execute(insert(log_entries), rows)
+    return leaves
+
+
+def _grow(
+    conn: Connection, contest_id: str, size: int, target: int, sign: Sign, first: bool
+) -> int:
+    """Hash leaves `size`..`target` (at most SEQUENCE_AT_MOST) into the contest's tree and
+    sign its new head."""
+    upto = min(target, size + SEQUENCE_AT_MOST)
+    E = log_entries.c
+    leaves = [
+        merkle.leaf_hash(bytes(entry))
+        for entry in conn.execute(
+            select(E.entry)
+            .where(and_(E.contest_id == contest_id, E.leaf >= size, E.leaf < upto))
+            .order_by(E.leaf)
+        ).scalars()
+    ]
+    cache: dict[int, bytes] = {}
+
+    def read(indexes: Sequence[int]) -> list[bytes]:
+        missing = [i for i in indexes if i not in cache]
+        if missing:
+            cache.update(zip(missing, _read_hashes(conn, contest_id, missing), strict=True))
+        return [cache[i] for i in indexes]
+
+    new_rows = []
+    for n, leaf in enumerate(leaves, size):
+        added = merkle.stored_hashes(n, leaf, read)
+        start = merkle.stored_hash_count(n)
+        for offset, value in enumerate(added):
+            cache[start + offset] = value
+            new_rows.append({"contest_id": contest_id, "n": start + offset, "hash": value})
+    if new_rows:
+        conn.execute(insert(log_hashes), new_rows)
+    grown = size + len(leaves)
+    root = merkle.tree_hash(grown, read)
+    head = {
+        "size": grown,
+        "root": root,
+        "checkpoint": sign(contest_id, grown, root),
+        "signed_at": clock.now(),
+    }
+    if first:
+        conn.execute(insert(logs).values(contest_id=contest_id, **head))
+    else:
+        conn.execute(update(logs).where(logs.c.contest_id == contest_id).values(**head))
+    return len(leaves)
+
+
+def _read_hashes(conn: Connection, contest_id: str, indexes: Iterable[int]) -> list[bytes]:
+    wanted = list(indexes)
+    found: dict[int, bytes] = {}
+    for start in range(0, len(wanted), 500):
+        chunk = wanted[start : start + 500]
+        for n, value in conn.execute(
+            select(log_hashes.c.n, log_hashes.c.hash).where(
+                and_(log_hashes.c.contest_id == contest_id, log_hashes.c.n.in_(chunk))
+            )
+        ):
+            found[int(n)] = bytes(value)
+    missing = [i for i in wanted if i not in found]
+    if missing:
+        raise LookupError(f"the log of {contest_id} has no stored hash {missing[0]}")
+    return [found[i] for i in wanted]

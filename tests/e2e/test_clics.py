@@ -1,0 +1,140 @@
+"""The CLICS Contest API of a real stack, checked by the specification's own tool: the vendored
+`check-api.sh` of icpc/ccs-specs `2026-01`, with its JSON schemas in strict mode (no property
+beyond the spec's), run by the public, the organiser and a team against a contest with teams,
+judged and pending submissions, a rejudge applied during a freeze, and then after the thaw."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.stack_process import RunningStack, running_stack
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+SPEC = Path(__file__).resolve().parents[1] / "clics" / "spec"
+STANDIN = SPEC.parent / "yajsv_standin.py"
+WORDS = ("cat", "at", "ate", "tea", "eat", "tab", "bat", "by")
+FIXED = (*WORDS, "cab")  # the rejudge's list: one more word
+UPLOADS = (
+    b"-1 0 1 0 cat\n0 0 0 2 tea\n",
+    b"-1 0 1 0 tab\n0 -1 0 1 cab\n",  # cab: illegal under WORDS, legal under FIXED
+    b"-1 0 1 0 bat\n",
+)
+FREEZE_IN_S = 12.0
+
+
+def check_api(url: str, *, user: str | None = None, token: str | None = None) -> str:
+    """`check-api.sh -e -b` (the error codes too; stop at the first failure), strict, with the
+    stand-in validator; its output, after asserting it found nothing wrong."""
+    assert shutil.which("curl") and shutil.which("jq"), "check-api.sh needs curl and jq"
+    curl = "-s" + (f" -u {user}:{token}" if token else "")
+    done = subprocess.run(
+        ["bash", str(SPEC / "check-api.sh"), "-e", "-b", "-t", "3", "-c", curl,
+         "-j", f"{sys.executable} {STANDIN}", f"{url}/clics"],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "fail" not in output.lower() and "warning" not in output.lower(), output
+    assert "event-feed: OK" in output and "scoreboard: OK" in output, output
+    return output
+
+
+def _post(http: httpx.Client, stack: RunningStack, path: str, **kwargs: Any) -> dict[str, Any]:
+    response = http.post(path, headers=stack.admin | kwargs.pop("headers", {}), **kwargs)
+    assert response.status_code in (200, 201, 202), response.text
+    return dict(response.json())
+
+
+def _until(what: str, done: Any, timeout: float = 120) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if found := done():
+            return found
+        time.sleep(0.3)
+    pytest.fail(f"{what} not done in {timeout} s")
+
+
+def _judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> None:
+    for sid in ids:
+        _until(sid, lambda sid=sid: http.get(f"/v1/submissions/{sid}", headers=stack.admin)
+               .json()["state"] == "judged")  # fmt: skip
+
+
+def _upload(http: httpx.Client, token: str, data: bytes) -> str:
+    response = http.post(
+        "/v1/contests/cday/submissions",
+        content=data,
+        headers={"Authorization": f"Bearer {token}", "content-type": "text/plain"},
+    )
+    assert response.status_code == 202, response.text
+    return str(response.json()["id"])
+
+
+def test_the_contest_api_passes_the_specifications_own_checks_frozen_and_thawed(
+    tmp_path: Path,
+) -> None:
+    with (
+        running_stack(tmp_path / "home", workers=1) as stack,
+        httpx.Client(base_url=stack.url, timeout=60) as http,
+    ):
+        for name, words in (("tiny", WORDS), ("fixed", FIXED)):
+            _post(http, stack, "/v1/lexicons", params={"name": name},
+                  content="".join(w + "\n" for w in words),
+                  headers={"content-type": "text/plain"})  # fmt: skip
+        now = datetime.now(UTC)
+        freeze_at = now + timedelta(seconds=FREEZE_IN_S)
+        _post(http, stack, "/v1/contests", json={
+            "id": "cday", "title": "Contest day", "lexicon": "tiny",
+            "opens_at": (now - timedelta(hours=1)).isoformat(),
+            "closes_at": (now + timedelta(hours=1)).isoformat(),
+            "freeze_at": freeze_at.isoformat(),
+        })  # fmt: skip
+        tokens = [
+            _post(http, stack, "/v1/contests/cday/teams", json={"name": f"team-{n}"})["token"]
+            for n in range(1, 5)
+        ]
+        before = [_upload(http, tokens[n % 4], UPLOADS[n % 3]) for n in range(6)]
+        _judged(http, stack, before)
+        time.sleep(max(0.0, (freeze_at - datetime.now(UTC)).total_seconds() + 0.5))
+        after = [_upload(http, tokens[n], b"-1 0 1 0 eat\n0 0 0 2 tea\n") for n in range(2)]
+        _judged(http, stack, after)
+        run = _post(http, stack, "/v1/contests/cday/rejudges",
+                    json={"lexicon": "fixed", "mode": "full"})  # fmt: skip
+        _until("the rejudge", lambda: http.get(f"/v1/rejudges/{run['id']}", headers=stack.admin)
+               .json()["state"] == "ready")  # fmt: skip
+        _post(http, stack, f"/v1/rejudges/{run['id']}/apply")
+
+        check_api(stack.url)
+        check_api(stack.url, user="admin", token=stack.admin_token)
+        check_api(stack.url, user="team-1", token=tokens[0])
+        public = http.get("/clics/contests/cday/scoreboard").json()
+        assert public["state"]["frozen"] is not None and public["state"]["thawed"] is None
+        pending = {r["team_id"]: r["problems"][0]["num_pending"] for r in public["rows"]}
+        assert sorted(pending.values()) == [0, 0, 1, 1]
+        admin = http.get("/clics/contests/cday/judgements", headers=stack.admin).json()
+        assert len(admin) == 2 * (len(before) + len(after))  # under both rulesets
+        assert sum(not j["current"] for j in admin) == len(before) + len(after)
+        shown = http.get("/clics/contests/cday/judgements").json()
+        assert len(shown) == len(before) and all(j["current"] for j in shown)
+
+        _post(http, stack, "/v1/contests/cday/thaw")
+        check_api(stack.url)
+        thawed = http.get("/clics/contests/cday/judgements").json()
+        assert sorted(thawed, key=lambda j: j["id"]) == sorted(admin, key=lambda j: j["id"])
+        feed = http.get("/clics/contests/cday/event-feed", params={"stream": "false"}).text
+        events = [json.loads(line) for line in feed.splitlines() if line]
+        assert events[-1]["token"] and {e["type"] for e in events} >= {
+            "contest", "state", "teams", "submissions", "judgements", "problems",
+        }  # fmt: skip
+        assert http.get("/clics/contests/nope").json()["code"] == 404

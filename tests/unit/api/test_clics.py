@@ -1,0 +1,165 @@
+"""The Contest API over the in-process pipeline: the scoreboard ranks as the leaderboard does,
+who sees what (tokens, basic auth, the freeze), Crosstiles contests left out, errors in the
+spec's shape, and the event feed: snapshot, since_token, and followers sharing one poller."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from api.clics_feed import FeedHub
+from core import clock
+from core.clics import Role, Viewer
+from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, drain
+
+MOVES = (b"-1 0 1 0 cat\n", b"-1 0 1 0 tab\n0 0 0 2 tea\n", b"-1 0 1 0 bat\n", b"0 -1 0 1 eat\n")
+
+
+def feed(pipe: Pipeline, query: str = "stream=false", **headers: str) -> list[dict[str, Any]]:
+    response = pipe.client.get(f"/clics/contests/open/event-feed?{query}", headers=headers)
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"] == "application/x-ndjson"
+    return [json.loads(line) for line in response.text.splitlines() if line]
+
+
+def test_the_scoreboard_ranks_as_the_leaderboard_does(pipe: Pipeline) -> None:
+    teams = [pipe.add_team(f"team-{n}") for n in range(4)]
+    for n, data in enumerate(MOVES * 2):
+        pipe.accepted(teams[n % 3], data)
+    drain(pipe.services)
+    board = pipe.client.get("/clics/contests/open/scoreboard").json()
+    leaderboard = pipe.client.get("/v1/contests/open/leaderboard").json()["leaderboard"]
+    ranked = [(r["rank"], r["team_id"], r["score"]["score"]) for r in board["rows"]]
+    assert ranked[:3] == [(e["rank"], e["team_id"], e["score"]) for e in leaderboard]
+    assert ranked[3] == (4, teams[3].id, 0)
+
+
+def test_a_crosstiles_contest_is_outside_the_contest_api(pipe: Pipeline) -> None:
+    pipe.add_contest("boards", game="crosstiles", lexicon="tiny")
+    assert [c["id"] for c in pipe.client.get("/clics/contests").json()] == ["open"]
+    response = pipe.client.get("/clics/contests/boards/scoreboard")
+    assert response.status_code == 404
+    assert "Wordytaire contests only" in response.json()["message"]
+
+
+def test_errors_take_the_specs_shape_and_an_unknown_token_is_refused(pipe: Pipeline) -> None:
+    missing = pipe.client.get("/clics/contests/open/submissions/nope")
+    assert missing.status_code == 404 and missing.json()["code"] == 404
+    refused = pipe.client.get("/clics/contests/open/state", headers={"Authorization": "Bearer x"})
+    assert refused.status_code == 401 and refused.json() == {
+        "code": 401,
+        "message": "unknown token",
+    }
+    assert pipe.client.get("/clics/contests/open/event-feed?since_token=99999").status_code == 400
+
+
+def basic(token: str, user: str = "admin") -> dict[str, str]:
+    return {"Authorization": "Basic " + base64.b64encode(f"{user}:{token}".encode()).decode()}
+
+
+def frozen_contest(pipe: Pipeline) -> tuple[TeamLogin, TeamLogin, str]:
+    """A contest frozen after each team's first upload; each then uploads again."""
+    now = datetime.now(UTC)
+    body = {
+        "id": "open", "title": "Open", "lexicon": "tiny",
+        "opens_at": clock.format_time(now - timedelta(hours=1)),
+        "closes_at": clock.format_time(now + timedelta(hours=1)),
+        "freeze_at": clock.format_time(now + timedelta(seconds=1)),
+    }  # fmt: skip
+    pipe.add_lexicon()
+    assert pipe.client.post("/v1/contests", json=body, headers=ADMIN).status_code == 201
+    ravens, owls = pipe.add_team("ravens"), pipe.add_team("owls")
+    pipe.accepted(ravens, MOVES[0])
+    pipe.accepted(owls, MOVES[1])
+    drain(pipe.services)
+    while clock.now() < body["freeze_at"]:
+        asyncio.run(asyncio.sleep(0.05))
+    late = pipe.accepted(ravens, MOVES[3])["id"]
+    pipe.accepted(owls, MOVES[2])
+    drain(pipe.services)
+    return ravens, owls, str(late)
+
+
+def test_while_frozen_the_public_misses_late_verdicts_a_team_sees_its_own(tmp_path: Any) -> None:
+    from tests.pipeline_fixtures import open_pipeline
+
+    with open_pipeline(tmp_path) as pipe:
+        ravens, owls, late = frozen_contest(pipe)
+        path = "/clics/contests/open/judgements"
+        public = pipe.client.get(path).json()
+        assert len(public) == 2 and late not in {j["submission_id"] for j in public}
+        mine = pipe.client.get(path, headers=ravens.headers).json()
+        assert late in {j["submission_id"] for j in mine} and len(mine) == 3
+        assert len(pipe.client.get(path, headers=basic(pipe.services.admin_token)).json()) == 4
+        state = pipe.client.get("/clics/contests/open/state").json()
+        assert state["frozen"] is not None and state["thawed"] is None
+        rows = pipe.client.get("/clics/contests/open/scoreboard").json()["rows"]
+        assert [r["problems"][0]["num_pending"] for r in rows] == [1, 1]
+        events = feed(pipe)
+        assert late not in {e["data"]["submission_id"] for e in events if e["type"] == "judgements"}
+        token = events[-1]["token"]
+        thawed = pipe.client.post("/v1/contests/open/thaw", headers=ADMIN)
+        assert thawed.status_code == 200, thawed.text
+        revealed = feed(pipe, f"since_token={token}&stream=false")
+        assert revealed[0]["type"] == "state" and revealed[0]["data"]["thawed"] is not None
+        assert late in {e["data"]["submission_id"] for e in revealed if e["type"] == "judgements"}
+        assert len(pipe.client.get(path).json()) == 4
+
+
+def test_the_feed_filters_collections_and_resumes_after_a_token(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    first = pipe.accepted(team, MOVES[0])["id"]
+    drain(pipe.services)
+    events = feed(pipe)
+    assert [e for e in events if "token" in e] == [events[-1]]
+    second = pipe.accepted(team, MOVES[1])["id"]
+    drain(pipe.services)
+    later = feed(pipe, f"since_token={events[-1]['token']}&stream=false")
+    assert {(e["type"], e["id"]) for e in later if e["type"] == "submissions"} == {
+        ("submissions", second)
+    }
+    assert int(later[-1]["token"]) > int(events[-1]["token"])
+    only = pipe.client.get(f"/clics/contests/open/judgements?submission_id={first}").json()
+    assert [j["submission_id"] for j in only] == [first]
+
+
+def test_followers_share_one_poller_and_hear_of_a_new_judgement(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    reader = pipe.services.clics
+    assert reader is not None
+    contest = pipe.store.get_contest("open")
+    assert contest is not None
+
+    async def follow_all() -> tuple[list[list[dict[str, Any]]], int]:
+        hub = FeedHub(reader, asyncio.to_thread, poll_s=0.05)  # type: ignore[arg-type]
+        start = await hub.last_event()
+        viewers = [Viewer()] * 4 + [Viewer(Role.ADMIN)]
+        feeds = [hub.follow(contest, v, start, None, True) for v in viewers]
+        got: list[list[dict[str, Any]]] = [[] for _ in feeds]
+
+        async def read(n: int) -> None:
+            async for chunk in feeds[n]:
+                got[n] += [json.loads(line) for line in chunk.splitlines() if line]
+                if any(e["type"] == "judgements" for e in got[n]):
+                    return
+
+        readers = [asyncio.create_task(read(n)) for n in range(len(feeds))]
+        await asyncio.sleep(0.2)
+        await asyncio.to_thread(pipe.accepted, team, MOVES[2])
+        await asyncio.to_thread(drain, pipe.services)
+        await asyncio.wait_for(asyncio.gather(*readers), 10)
+        for each in feeds:
+            await each.aclose()  # type: ignore[attr-defined]
+        return got, hub.steps
+
+    got, steps = asyncio.run(follow_all())
+    for events in got:
+        kinds = [e["type"] for e in events]
+        assert kinds.index("submissions") < kinds.index("judgements")
+    assert got[0] == got[1]
+    assert 0 < steps < 200  # one poller's steps, not one per follower
