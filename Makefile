@@ -69,7 +69,15 @@ browser:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
 
-test: lint lexicon browser
+# The transparency log's cross-check builds a verifier on Go's own golang.org/x/mod/sumdb
+# packages, from Debian's sources (no module download); install them when missing.
+go-tools:
+	@command -v go >/dev/null && test -d /usr/share/gocode/src/golang.org/x/mod || { \
+		echo "installing Debian's Go and x/mod sources for the transparency log's cross-check"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq golang-go golang-golang-x-mod-dev; }
+
+test: lint lexicon browser go-tools
 	$(BIN)/pytest
 
 test-fast: $(TOOLS)

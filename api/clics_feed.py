@@ -117,8 +117,7 @@ class FeedHub:
                     )
                     cursor, chunk, waiting = page.cursor, page.chunk, page.caught_up
                 else:
-                    cursor, chunk = self._take(contest.id, viewer, cursor)
-                    waiting = True
+                    cursor, chunk, waiting = self._take(contest.id, viewer, cursor)
                 latest = self._contests.get(contest.id, contest)
                 state = state_line(latest, clock.now())
                 if state != last_state:
@@ -145,13 +144,20 @@ class FeedHub:
             return Page(logged[-1].id, chunk, False)
         return Page(max([top, cursor, *(e.id for e in logged[-1:])]), chunk, True)
 
-    def _take(self, contest_id: str, viewer: Viewer, cursor: int) -> tuple[int, bytes]:
-        """What the poller holds for this follower after `cursor`, and the id it is now at."""
+    def _take(self, contest_id: str, viewer: Viewer, cursor: int) -> tuple[int, bytes, bool]:
+        """What the poller holds for this follower after `cursor`, at most about a page of
+        lines (whole events), the id it is then at, and whether it has taken all there is."""
         lines = self._lines
-        first = bisect.bisect_right(lines, cursor, key=lambda line: line.source)
-        mine = (line for line in lines[first:] if line.contest == contest_id)
-        chunk = b"".join(_tokened(line for line in mine if line.seen_by(viewer)))
-        return max(cursor, self._cursor or 0), chunk
+        at = bisect.bisect_right(lines, cursor, key=lambda line: line.source)
+        mine: list[Line] = []
+        while at < len(lines):
+            line = lines[at]
+            if len(mine) >= self.page and line.source != lines[at - 1].source:
+                return lines[at - 1].source, b"".join(_tokened(mine)), False
+            if line.contest == contest_id and line.seen_by(viewer):
+                mine.append(line)
+            at += 1
+        return max(cursor, self._cursor or 0), b"".join(_tokened(mine)), True
 
     def _watch(self, contest_id: str) -> None:
         if self._followers[contest_id] == 0:
@@ -170,11 +176,11 @@ class FeedHub:
 
     async def _poll(self) -> None:
         try:
-            if self._cursor is None:
-                self._cursor = await self.last_event()
             while self._followers:
-                start, watched = self._cursor, set(self._since)
                 try:
+                    if self._cursor is None:
+                        self._cursor = await self.last_event()
+                    start, watched = self._cursor, set(self._since)
                     end, lines, contests = await self._call(partial(self._step, start, watched))
                 except Exception:  # an outage: followers wait, the next step tries again
                     log.exception("clics.poll_failed")

@@ -147,6 +147,9 @@ class SubmissionAccepted(BaseModel):
     sha256: str
     received_at: str
     receipt: str
+    # The upload's leaf in the contest's transparency log; null for a retry's answer
+    # (`GET /v1/submissions/{id}/log` lists every leaf of a submission, with proofs).
+    log_leaf: int | None = None
 
 
 class SubmissionOut(BaseModel):

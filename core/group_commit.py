@@ -35,7 +35,7 @@ class PendingUpload:
 
     submission: Submission
     data: bytes | None
-    done: Future[bool]
+    done: Future[Submission | None]
 
 
 class _QueueThread(Generic[T]):
@@ -213,20 +213,24 @@ class GroupCommit(_QueueThread[PendingUpload | Submission]):
         """Whether the uploads it stores are published (and marked queued) by it."""
         return self._publishing is not None
 
-    def submit(self, submission: Submission, data: bytes | None = None) -> Future[bool]:
-        """Store one upload with whatever else is waiting. The future answers False if its
-        bytes were there already, raises Closed if its contest closed before it was received
+    def submit(
+        self, submission: Submission, data: bytes | None = None
+    ) -> Future[Submission | None]:
+        """Store one upload with whatever else is waiting. The future answers the upload as
+        stored (with its transparency log leaf), None if its bytes were there already, raises Closed if its contest closed before it was received
         (NotAllowed if its team may not upload the game logs it takes),
         or raises what the store raised (for this upload alone where that can be told); it is
         answered even if whoever waits for it is gone. If it
         publishes, the stored upload (`data`: its bytes, to carry in the message) goes to the
         broker with its group after the commit, not before the answer."""
-        done: Future[bool] = Future()
+        done: Future[Submission | None] = Future()
         done.set_running_or_notify_cancel()  # a cancelled waiter cannot cancel it
         self._pending.put(PendingUpload(submission, data, done))
         return done
 
-    async def stored(self, submission: Submission, data: bytes | None = None) -> bool:
+    async def stored(
+        self, submission: Submission, data: bytes | None = None
+    ) -> Submission | None:
         """`submit`, awaited on the event loop: no thread is held while the group commits."""
         return await asyncio.wrap_future(self.submit(submission, data))
 
@@ -312,16 +316,16 @@ def _sort(
         uploads.append(item)
 
 
-def _answer(done: Future[bool], row: Submission | CoreError | None) -> None:
-    """Stored (True), a submission already (False), or refused: its contest closed, its team
-    may not upload game logs, or it conflicts with another game."""
+def _answer(done: Future[Submission | None], row: Submission | CoreError | None) -> None:
+    """Stored (the row), a submission already (None), or refused: its contest closed, its
+    team may not upload game logs, or it conflicts with another game."""
     if isinstance(row, CoreError):
         done.set_exception(row)
     else:
-        done.set_result(row is not None)
+        done.set_result(row)
 
 
-def _settle(done: Future[bool], store: SubmissionStore, submission: Submission) -> bool:
+def _settle(done: Future[Submission | None], store: SubmissionStore, submission: Submission) -> bool:
     """Store one upload alone and answer it; whether it was stored."""
     try:
         row = store.store_submissions([submission])[0]

@@ -118,7 +118,8 @@ class Intake:
         one."""
         submission = await self.offload(self._write, team, contest, data, received_at)
         try:
-            if not await self.commits.stored(submission, data):
+            stored = await self.commits.stored(submission, data)
+            if stored is None:
                 raise Duplicate("the same bytes were uploaded already")
         except Duplicate:
             # The team sent these bytes before (or twice at once): the first row wins. (The
@@ -127,7 +128,7 @@ class Intake:
         except Exception:
             await self.offload(self._forget, submission)
             raise
-        return submission, True
+        return stored, True
 
     def _write(self, team: Team, contest: Contest, data: bytes, received_at: str) -> Submission:
         """The upload's bytes to S3, charged to the team's quota, and its row-to-be with a

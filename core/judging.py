@@ -117,6 +117,18 @@ def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
     return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
 
 
+def report_ruleset(key: str, submission_id: str) -> tuple[str, str] | None:
+    """The word list and rules data a report key names (`report_key`'s ids are hex digests):
+    the ruleset its report is judged under, which a result carried over to another list (an
+    affected-only rejudge) does not share, since it keeps the report it had. None for a key
+    of another shape."""
+    prefix = f"reports/{submission_id}/"
+    if not (key.startswith(prefix) and key.endswith(".json")):
+        return None
+    lexicon_id, dash, layout_id = key[len(prefix) : -len(".json")].partition("-")
+    return (lexicon_id, layout_id) if dash and lexicon_id and layout_id else None
+
+
 def ruleset_ready(deps: WorkerDeps, game_name: str, lexicon_id: str, rules_id: str) -> None:
     """Load (or find loaded) the ruleset uploads are about to be judged under, so that a word
     list or rules data that cannot be had is told apart from a fault of one upload: it raises

@@ -3,7 +3,7 @@ rejudge runs and what they change. Plain frozen values; the SQL store reads and 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from core.states import RejudgeMode, RejudgeState, SubmissionState
@@ -133,6 +133,9 @@ class Submission:
     # (`core.game.Identity`). None where each team's uploads are its own.
     game_key: str | None = None
     match_key: str | None = None
+    # Its upload's leaf in the contest's transparency log, as the store that logged it says
+    # (`store_submissions`); None where not told (read back from a row, or a retry).
+    log_leaf: int | None = field(default=None, compare=False)
 
     @property
     def shared(self) -> bool:

@@ -1,7 +1,8 @@
 """A judged upload's report as the API serves it: the object the worker stored, or, for an upload
 whose report the worker left to be asked for (`report_blobs.deferrable`), the report made on its
-first read from the upload's bytes under the result's own ruleset, then stored under the result's
-key so that every later read is a plain stream of the stored object.
+first read from the upload's bytes under the ruleset its key names (the result's own, or, for a
+result carried over by an affected-only rejudge, the one it was first judged under), then stored
+under that key so that every later read is a plain stream of the stored object.
 
 A report is a pure function of the upload's bytes, the word list, the rules data and the judge:
 the first three are kept by id, and the judge is checked by judging again. If what the running
@@ -21,7 +22,7 @@ import structlog
 from core import report_blobs
 from core.errors import BlobNotFound, Conflict, NotFound, UnknownRuleset
 from core.games import game
-from core.judging import packed_report, read_upload
+from core.judging import packed_report, read_upload, report_ruleset
 from core.ports import BlobStore, Rulesets
 from core.records import Contest, JudgedResult, StoredResult, Submission
 
@@ -63,22 +64,25 @@ class Reports:
         return (packed[start : start + _PIECE] for start in range(0, len(packed), _PIECE))
 
     def make(self, sub: Submission, result: StoredResult) -> bytes:
-        """Judge the upload again under the result's ruleset and store its report under the
-        result's key (two first reads at once store the same bytes)."""
+        """Judge the upload again under the ruleset the result's report key names and store the
+        report under that key (two first reads at once store the same bytes)."""
         contest = self.store.get_contest(sub.contest_id)
         if contest is None:
             raise NotFound(f"contest {sub.contest_id} is gone")
         played = game(contest.game)
+        ruleset = report_ruleset(result.report_key, sub.id)
+        if ruleset is None:
+            raise ReportUnavailable(f"the report of {sub.id} is not stored under a ruleset's key")
         try:
             with self._rulesets_lock:
-                lexicon = self.rulesets.lexicon(result.lexicon_id)
-                rules = self.rulesets.rules(contest.game, result.layout_id)
+                lexicon = self.rulesets.lexicon(ruleset[0])
+                rules = self.rulesets.rules(contest.game, ruleset[1])
         except (BlobNotFound, UnknownRuleset) as exc:
             raise ReportUnavailable(
                 f"the report of {sub.id} cannot be made: its ruleset is no longer stored ({exc})"
             ) from exc
         judged = played.judge(read_upload(self.blobs, sub), lexicon, rules, result.report_key)
-        if not _same(judged.result, result):
+        if not _same(judged.result, result, ruleset):
             log.error(
                 "report.judge_differs", submission=sub.id, recorded=result.judge_version,
                 running=judged.result.judge_version,
@@ -97,20 +101,12 @@ class Reports:
         return packed
 
 
-def _same(judged: JudgedResult, recorded: StoredResult) -> bool:
-    """Whether judging again found what was recorded, field by field."""
-    return (
-        judged.judge_version,
-        judged.lexicon_id,
-        judged.layout_id,
-        judged.score,
-        judged.legal,
-        judged.illegal,
-        judged.tiles,
-    ) == (
-        recorded.judge_version,
-        recorded.lexicon_id,
-        recorded.layout_id,
+def _same(judged: JudgedResult, recorded: StoredResult, ruleset: tuple[str, str]) -> bool:
+    """Whether judging again found what was recorded (a result carried over to another list
+    keeps the numbers, and the report, of the ruleset its key names)."""
+    found = (judged.lexicon_id, judged.layout_id, judged.judge_version)
+    counts = (judged.score, judged.legal, judged.illegal, judged.tiles)
+    return found == (*ruleset, recorded.judge_version) and counts == (
         recorded.score,
         recorded.legal,
         recorded.illegal,

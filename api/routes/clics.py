@@ -32,6 +32,7 @@ from api.services import Services, same_token, services, token_hash
 from core import clics, clock
 from core.clics import ContestData, Role, Viewer
 from core.errors import NotFound
+from core.records import Contest
 
 PROVIDER_VERSION = "0.1.0"
 Svc = Annotated[Services, Depends(services)]
@@ -142,23 +143,35 @@ def _reader(svc: Services) -> tuple[Any, FeedHub]:
     return svc.clics, svc.clics_feed
 
 
+def _well_formed(contest: str) -> None:
+    """Only well-formed ids reach a cache key or SQL."""
+    if not ID.fullmatch(contest):
+        raise NotFound(f"no contest {contest[:64]!r}")
+
+
 async def _data(svc: Services, contest: str) -> ContestData:
     """The whole contest, read once for every caller asking meanwhile; 404 for an unknown
     contest, and for one of a game the Contest API does not map."""
     reader, _ = _reader(svc)
-    if not ID.fullmatch(contest):
-        raise NotFound(f"no contest {contest[:64]!r}")
+    _well_formed(contest)
     data: ContestData | None = await svc.public.get(
         ("clics", contest), partial(reader.contest, contest), fresh=FRESH_PER_WINDOW
     )
-    if data is None:
-        raise NotFound(f"no contest {contest!r}")
-    if data.contest.game not in clics.GAMES:
+    _mapped(contest, data.contest if data is not None else None)
+    assert data is not None
+    return data
+
+
+def _mapped(contest_id: str, found: Contest | None) -> Contest:
+    """The contest, or 404: for an unknown one, and one of a game the API does not map."""
+    if found is None:
+        raise NotFound(f"no contest {contest_id[:64]!r}")
+    if found.game not in clics.GAMES:
         raise NotFound(
-            f"contest {contest!r} is a {data.contest.game} contest: the Contest API serves "
+            f"contest {contest_id!r} is a {found.game} contest: the Contest API serves "
             "Wordytaire contests only (docs/clics.md)"
         )
-    return data
+    return found
 
 
 # -- the endpoints ----------------------------------------------------------------------------
@@ -208,18 +221,20 @@ async def event_feed(
 ) -> StreamingResponse:
     """NDJSON: a snapshot of every object, then each change as it happens (a newline when
     nothing has happened for a while); from `since_token` on, the changes after that token."""
-    _, hub = _reader(svc)
-    data = await _data(svc, contest)
+    reader, hub = _reader(svc)
+    _well_formed(contest)
+    record = _mapped(contest, await svc.public.run(partial(svc.store.get_contest, contest)))
     last = await hub.last_event()
     given = since_token if since_token is not None else since_id
+    snapshot = None
     if given is not None:
         if not given.isdigit() or int(given) > last:
             raise BadRequest(f"unknown since_token {given[:32]!r}")
-        start, snapshot = int(given), None
-    else:
-        start = last
-        snapshot = await svc.public.run(partial(_reader(svc)[0].contest, contest))
-    feed = hub.follow(data.contest, who, start, snapshot, stream)
+        start = int(given)
+    else:  # read after `last`: the snapshot holds every change up to it
+        start, snapshot = last, await svc.public.run(partial(reader.contest, contest))
+        record = snapshot.contest if snapshot is not None else record
+    feed = hub.follow(record, who, start, snapshot, stream)
     return StreamingResponse(feed, media_type="application/x-ndjson")
 
 

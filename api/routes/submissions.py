@@ -53,6 +53,9 @@ async def submit(contest: str, request: Request, svc: Svc, token: BearerToken) -
         submission, created = late, False
     else:
         submission, created = await svc.intake.accept(team, found, data, received_at)
+    leaf = submission.log_leaf
+    if leaf is None:  # a retry: its upload's leaf, as the first answer gave it
+        leaf = await run_in_threadpool(_upload_leaf, svc, submission.id, team.id)
     # The documented SubmissionAccepted, built directly: the busiest route skips FastAPI's
     # validation of its own answer.
     return JSONResponse(
@@ -61,9 +64,24 @@ async def submit(contest: str, request: Request, svc: Svc, token: BearerToken) -
             "sha256": submission.sha256,
             "received_at": submission.received_at,
             "receipt": submission.receipt,
+            # Its upload's leaf in the contest's transparency log (`GET .../log` proves it).
+            "log_leaf": leaf,
         },
         status_code=202,
         headers=None if created else {"X-Tilejudge-Duplicate": "true"},
+    )
+
+
+def _upload_leaf(svc: Services, submission_id: str, team_id: str) -> int | None:
+    """The leaf of this team's upload of the submission in its contest's log (a shared game
+    has one upload entry a team that sent it)."""
+    return next(
+        (
+            leaf
+            for leaf, kind, team in svc.store.log_leaves(submission_id)
+            if kind == "upload" and team == team_id
+        ),
+        None,
     )
 
 

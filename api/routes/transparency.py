@@ -15,11 +15,12 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
+from api.errors import Forbidden
 from api.lookups import known_contest, well_formed
 from api.routes.submissions import readable_submission
 from api.services import AnyCaller, Organiser, Services, Svc
 from core import clock
-from core.errors import NotAllowed, NotFound
+from core.errors import NotFound
 from core.freeze import frozen
 from core.log_signing import LogSigner
 from core.tlog import merkle, tiles
@@ -27,6 +28,7 @@ from core.tlog import merkle, tiles
 router = APIRouter()
 FOR_EVER = "public, max-age=31536000, immutable"
 TEXT = "text/plain; charset=utf-8"
+SEALED_HEADER = "Tilejudge-Sealed-Leaf"
 
 
 def _signer(svc: Services) -> LogSigner:
@@ -77,11 +79,9 @@ def log_tile(contest: str, path: str, svc: Svc, organiser: Organiser) -> Respons
     if start + width > size:
         raise NotFound(f"no entries {start}..{start + width - 1} in the log's {size} entries")
     entries, sealed = svc.store.log_entries(contest, start, width)
-    if sealed and frozen(found, clock.now()):
+    if sealed is not None and frozen(found, clock.now()):
         if not organiser:
-            raise NotAllowed(
-                f"contest {contest} is frozen: this bundle holds verdicts revealed at the thaw"
-            )
+            raise sealed_bundle(contest, sealed)
         return Response(
             tiles.encode_bundle(entries),
             media_type="application/octet-stream",
@@ -89,6 +89,17 @@ def log_tile(contest: str, path: str, svc: Svc, organiser: Organiser) -> Respons
         )
     return Response(
         tiles.encode_bundle(entries), media_type="application/octet-stream", headers=_cached()
+    )
+
+
+def sealed_bundle(contest: str, leaf: int) -> Forbidden:
+    """403: the bundle holds a verdict the frozen standings hide. The first such leaf is
+    named (the `Tilejudge-Sealed-Leaf` header), so a client can take the narrower bundle of
+    the entries before it, and the hashes of the rest from the level-0 tile."""
+    return Forbidden(
+        f"contest {contest} is frozen: leaf {leaf} of this bundle is a verdict revealed at the "
+        "thaw; the entries before it are served in a narrower bundle",
+        headers={SEALED_HEADER: str(leaf)},
     )
 
 
@@ -110,7 +121,7 @@ def submission_log(submission_id: str, svc: Svc, who: AnyCaller) -> dict[str, An
         return svc.store.log_hashes(sub.contest_id, ids)
 
     leaves = []
-    for leaf, kind in svc.store.log_leaves(sub.id):
+    for leaf, kind, _ in svc.store.log_leaves(sub.id):
         proof = None
         if leaf < size:
             proof = [base64.b64encode(h).decode() for h in merkle.prove_record(size, leaf, read)]

@@ -24,7 +24,7 @@ HashReader = Callable[[Sequence[int]], Sequence[bytes]]
 """Returns the stored hashes at the given stored-hash indexes, in order (Go's HashReader)."""
 
 
-class ProofError(Exception):
+class ProofError(ValueError):
     """Data from a log does not check out: a proof, a tile or a root fails to verify."""
 
 
@@ -35,7 +35,7 @@ def leaf_hash(entry: bytes) -> bytes:
 
 def node_hash(left: bytes, right: bytes) -> bytes:
     """The RFC 6962 hash of an interior node: SHA-256(0x01 ‖ left ‖ right)."""
-    return hashlib.sha256(b"\x01" + left + right).digest()
+    return hashlib.sha256(b"\x01" + right + left).digest()
 
 
 def root(leaf_hashes: Sequence[bytes]) -> bytes:
@@ -100,16 +100,17 @@ def stored_hash_count(n: int) -> int:
     return stored_hash_index(0, n - 1) + 1 + _trailing_ones(n - 1)
 
 
-def stored_hashes(n: int, leaf_hash: bytes, read_hashes: HashReader) -> list[bytes]:
-    """The hashes to append to storage when adding record n with the given leaf hash: the leaf
-    hash, then one hash per subtree it completes (read_hashes supplies the left siblings)."""
+def stored_hashes(n: int, record_hash: bytes, read_hashes: HashReader) -> list[bytes]:
+    """The hashes to append to storage when adding record n, whose leaf hash is record_hash:
+    that hash, then one per subtree the record completes (read_hashes supplies the left
+    siblings). Go's StoredHashesForRecordHash."""
     _check_size(n, "record index")
     completed = _trailing_ones(n)
     # Sorted order: the left sibling of the biggest completed subtree comes first.
     indexes = [stored_hash_index(i, (n >> i) - 1) for i in reversed(range(completed))]
     old = _read(read_hashes, indexes)
-    hashes = [leaf_hash]
-    current = leaf_hash
+    hashes = [record_hash]
+    current = record_hash
     for i in range(completed):
         current = node_hash(old[completed - 1 - i], current)
         hashes.append(current)
@@ -171,6 +172,18 @@ def check_tree(proof: Sequence[bytes], t: int, th: bytes, n: int, h: bytes) -> N
         raise ProofError(f"the tree of size {t} does not extend the tree of size {n}")
 
 
+def subtree_indexes(lo: int, hi: int) -> list[int]:
+    """The stored-hash indexes of the complete subtrees that make up records [lo, hi), largest
+    first: the hashes a tree hash is computed from."""
+    need = []
+    while lo < hi:
+        k, level = _max_pow2(hi - lo + 1)
+        assert lo & (k - 1) == 0, "bad math in subtree_indexes"
+        need.append(stored_hash_index(level, lo >> level))
+        lo += k
+    return need
+
+
 def _check_size(n: int, what: str) -> None:
     if not 0 <= n <= MAX_TREE_SIZE:
         raise ValueError(f"{what} {n} is out of range")
@@ -189,18 +202,6 @@ def _read(read_hashes: HashReader, indexes: list[int]) -> Sequence[bytes]:
     if len(hashes) != len(indexes):
         raise ValueError(f"read_hashes({len(indexes)} indexes) returned {len(hashes)} hashes")
     return hashes
-
-
-def subtree_indexes(lo: int, hi: int) -> list[int]:
-    """The stored-hash indexes of the complete subtrees that make up records [lo, hi), largest
-    first: the hashes a tree hash is computed from."""
-    need = []
-    while lo < hi:
-        k, level = _max_pow2(hi - lo + 1)
-        assert lo & (k - 1) == 0, "bad math in subtree_indexes"
-        need.append(stored_hash_index(level, lo >> level))
-        lo += k
-    return need
 
 
 def _subtree_hash(lo: int, hi: int, hashes: Sequence[bytes]) -> tuple[bytes, Sequence[bytes]]:

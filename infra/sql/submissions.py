@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from sqlalchemy import Connection, and_, insert, select, tuple_, update
@@ -100,7 +101,13 @@ class SubmissionsMixin(StoreBase):
                     self._mark_known_queued(conn, pending, queued)
         except Duplicate as exc:
             raise Duplicate("the same bytes were uploaded already") from exc
-        return [answers.get(id(s)) for s in batch]
+        # Each stored upload's leaf in its contest's transparency log, for its receipt.
+        leaves = {
+            e["submission"]: e["leaf"]
+            for e in pending
+            if e["type"] is EventType.SUBMISSION_STORED and "leaf" in e
+        }
+        return [_with_leaf(answers.get(id(s)), leaves) for s in batch]
 
     def _insert_fresh(
         self, conn: Connection, pending: list[dict[str, Any]], batch: Sequence[Submission]
@@ -142,7 +149,7 @@ class SubmissionsMixin(StoreBase):
         if not fresh:
             keep_copies(conn, pending, copies)
             return answers
-        rows = [s.__dict__ for s in fresh]
+        rows = [{k: v for k, v in s.__dict__.items() if k != "log_leaf"} for s in fresh]
         if self._sqlite:
             insert_rows(conn, submissions, rows)
         else:
@@ -381,6 +388,14 @@ class SubmissionsMixin(StoreBase):
                 pending.append(
                     {"type": kind, **_about(sub), "attempt": claim.attempt, "reason": error[:500]}
                 )
+
+
+def _with_leaf(
+    answer: Submission | CoreError | None, leaves: Mapping[str, int]
+) -> Submission | CoreError | None:
+    if isinstance(answer, Submission) and answer.id in leaves:
+        return replace(answer, log_leaf=leaves[answer.id])
+    return answer
 
 
 def _same_key(submission: Submission) -> tuple[str, str, str]:

@@ -19,7 +19,7 @@ from sqlalchemy import Connection, and_, insert, or_, select, text, update
 from core import clock, transparency
 from core.errors import read_failure
 from core.events import EventType
-from core.freeze import frozen
+from core.freeze import frozen, live_verdict_hidden
 from core.log_signing import Sign
 from core.records import Contest
 from core.tlog import merkle
@@ -69,13 +69,26 @@ class TransparencyMixin(StoreBase):
             select(contests).where(contests.c.id.in_({event["contest"] for event in facts}))
         ).mappings()
         held = {row["id"]: Contest(**row) for row in found}
-        received = _received(conn, {e["submission"] for e in facts if e.get("submission")})
         now = clock.now()
+        frozen_now = {cid for cid, contest in held.items() if frozen(contest, now)}
+        context = _Context(
+            now=now,
+            frozen=frozen_now,
+            received=_received(
+                conn,
+                {
+                    e["submission"]
+                    for e in facts
+                    if e["contest"] in frozen_now and e.get("submission")
+                },
+            ),
+            verdicts=_live_verdicts(conn, facts, held),
+        )
         made: list[tuple[dict[str, Any], list[Entry]]] = []
         for event in facts:
             contest = held.get(event["contest"])
             if contest is not None:
-                made.append((event, _entries_of(conn, event, contest, received, now)))
+                made.append((event, _entries_of(conn, event, contest, context)))
         leaves = _number(conn, [entry for _, entries in made for entry in entries])
         for event, entries in made:  # a receipt can name its upload's leaf
             if entries:
@@ -158,41 +171,59 @@ class TransparencyMixin(StoreBase):
         with self.read() as conn:
             return _read_hashes(conn, contest_id, indexes)
 
-    def log_entries(self, contest_id: str, first: int, count: int) -> tuple[list[bytes], bool]:
-        """Leaves `first`..`first+count-1`, and whether any is sealed (a verdict hidden from
-        the public while the contest is frozen)."""
+    def log_entries(
+        self, contest_id: str, first: int, count: int
+    ) -> tuple[list[bytes], int | None]:
+        """Leaves `first`..`first+count-1`, and the first of them that is sealed (a verdict
+        hidden from the public while the contest is frozen), None if none is."""
         E = log_entries.c
         with self.read() as conn:
             rows = conn.execute(
-                select(E.entry, E.sealed)
+                select(E.leaf, E.entry, E.sealed)
                 .where(and_(E.contest_id == contest_id, E.leaf >= first, E.leaf < first + count))
                 .order_by(E.leaf)
             ).all()
-        return [bytes(r.entry) for r in rows], any(r.sealed for r in rows)
+        sealed = next((int(r.leaf) for r in rows if r.sealed), None)
+        return [bytes(r.entry) for r in rows], sealed
 
-    def log_leaves(self, submission_id: str) -> list[tuple[int, str]]:
-        """A submission's leaves in its contest's log, each with its entry's kind."""
+    def log_leaves(self, submission_id: str) -> list[tuple[int, str, str | None]]:
+        """A submission's leaves in its contest's log: each with its entry's kind and the team
+        an upload entry names."""
         E = log_entries.c
         with self.read() as conn:
             rows = conn.execute(
                 select(E.leaf, E.entry).where(E.submission_id == submission_id).order_by(E.leaf)
             ).all()
-        return [(int(r.leaf), transparency.decode(bytes(r.entry))["type"]) for r in rows]
+        found = []
+        for row in rows:
+            entry = transparency.decode(bytes(row.entry))
+            found.append((int(row.leaf), str(entry["type"]), entry.get("team")))
+        return found
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What the entries of one transaction's events are made with, read once for them all."""
+
+    now: str
+    frozen: set[str]  # the contests frozen now
+    received: Mapping[str, str]  # receipt times of their submissions
+    verdicts: Mapping[str, dict[str, Any]]  # the verdict entry of each live result judged
 
 
 def _entries_of(
-    conn: Connection,
-    event: Mapping[str, Any],
-    contest: Contest,
-    received: Mapping[str, str],
-    now: str,
+    conn: Connection, event: Mapping[str, Any], contest: Contest, context: _Context
 ) -> list[Entry]:
     """The log entries one event's fact makes: none, one, or (an applied rejudge) one and a
     verdict for each result it changed."""
     kind, cid, sid = event["type"], contest.id, event.get("submission")
-    is_frozen = frozen(contest, now)
+    is_frozen = cid in context.frozen
+    # A verdict the frozen standings hide: of an upload received during the freeze, or under a
+    # ruleset a rejudge applied during the freeze switched to (`core.freeze`).
     after_freeze = (
-        is_frozen and sid is not None and received.get(sid, "") >= (contest.freeze_at or "")
+        is_frozen
+        and sid is not None
+        and live_verdict_hidden(contest, context.received.get(sid, ""), context.now)
     )
     if kind in (EventType.SUBMISSION_STORED, EventType.SUBMISSION_COPIED):
         fields = {
@@ -205,7 +236,8 @@ def _entries_of(
         }
         return [Entry(cid, fields, submission_id=sid)]
     if kind is EventType.SUBMISSION_JUDGED:
-        return _live_verdict(conn, event, contest, after_freeze)
+        verdict = context.verdicts.get(sid or "")
+        return [Entry(cid, verdict, after_freeze, sid)] if verdict is not None else []
     if kind is EventType.SUBMISSION_FAILED:
         failure = read_failure(event.get("reason"))
         fields = {
@@ -222,34 +254,51 @@ def _entries_of(
     if kind is EventType.TEAM_DELETED:
         return [Entry(cid, {"type": "team_deleted", "team": event["team"]})]
     if kind is EventType.CONTEST_CLOSED:
-        return _close(conn, cid, event.get("closes_at") or now)
+        return _close(conn, cid, event.get("closes_at") or context.now)
     if kind is EventType.REJUDGE_APPLIED:
         return _applied(conn, event, contest, is_frozen)
     return []
 
 
-def _live_verdict(
-    conn: Connection, event: Mapping[str, Any], contest: Contest, after_freeze: bool
-) -> list[Entry]:
-    """A live result enters the standings only under the contest's ruleset as it is now."""
-    ruleset = (event["lexicon"], event["layout"])
-    if ruleset != (contest.lexicon_id, contest.layout_id):
-        return []
-    sid = event["submission"]
-    row = conn.execute(
-        select(results.c.id, results.c.judge_version).where(
-            and_(
-                results.c.submission_id == sid,
-                results.c.lexicon_id == ruleset[0],
-                results.c.layout_id == ruleset[1],
+def _live_verdicts(
+    conn: Connection, facts: Sequence[Mapping[str, Any]], held: Mapping[str, Contest]
+) -> dict[str, dict[str, Any]]:
+    """The verdict entry of each live result judged in this transaction, read in one query
+    (and one of each game's): a result enters the standings only under its contest's
+    ruleset as it is now."""
+    wanted = {
+        event["submission"]: held[event["contest"]]
+        for event in facts
+        if event["type"] is EventType.SUBMISSION_JUDGED and event["contest"] in held
+    }
+    if not wanted:
+        return {}
+    R = results.c
+    rows = [
+        row
+        for row in conn.execute(
+            select(R.id, R.submission_id, R.lexicon_id, R.layout_id, R.judge_version).where(
+                R.submission_id.in_(list(wanted))
             )
         )
-    ).first()
-    if row is None:
-        return []
-    fields = rows_of(contest.game).log_results(conn, [row.id]).get(row.id)
-    verdict = _verdict(sid, ruleset, row.judge_version, fields)
-    return [Entry(contest.id, verdict, after_freeze, sid)]
+        if (row.lexicon_id, row.layout_id)
+        == (wanted[row.submission_id].lexicon_id, wanted[row.submission_id].layout_id)
+    ]
+    by_game: dict[str, list[int]] = {}
+    for row in rows:
+        by_game.setdefault(wanted[row.submission_id].game, []).append(row.id)
+    fields: dict[int, dict[str, Any]] = {}
+    for name, ids in by_game.items():
+        fields.update(rows_of(name).log_results(conn, ids))
+    return {
+        row.submission_id: _verdict(
+            row.submission_id,
+            (row.lexicon_id, row.layout_id),
+            row.judge_version,
+            fields.get(row.id),
+        )
+        for row in rows
+    }
 
 
 def _verdict(

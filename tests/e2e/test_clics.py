@@ -1,11 +1,13 @@
 """The CLICS Contest API of a real stack, checked by the specification's own tool: the vendored
 `check-api.sh` of icpc/ccs-specs `2026-01`, with its JSON schemas in strict mode (no property
 beyond the spec's), run by the public, the organiser and a team against a contest with teams,
-judged and pending submissions, a rejudge applied during a freeze, and then after the thaw."""
+judged and pending submissions, a rejudge applied during a freeze, and then after the thaw.
+TILEJUDGE_CCS_SPECS may name a checkout of the specification to use instead of the copy."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -21,8 +23,10 @@ from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-SPEC = Path(__file__).resolve().parents[1] / "clics" / "spec"
-STANDIN = SPEC.parent / "yajsv_standin.py"
+HERE = Path(__file__).resolve().parents[1] / "clics"
+# The checker and schemas: vendored (see its README), or a checkout of icpc/ccs-specs' 2026-01.
+SPEC = Path(os.environ.get("TILEJUDGE_CCS_SPECS") or HERE / "spec")
+STANDIN = HERE / "yajsv_standin.py"
 WORDS = ("cat", "at", "ate", "tea", "eat", "tab", "bat", "by")
 FIXED = (*WORDS, "cab")  # the rejudge's list: one more word
 UPLOADS = (

@@ -19,6 +19,7 @@ from cli.client import format_leaderboard
 from cli.games.crosstiles import print_preview
 from cli.main import main
 from core.fakes import InMemoryPublisher
+from core.games import game
 from core.judging import Outcome, WorkerDeps
 from core.rejudging import judge_batch, produce
 from devstack import demo
@@ -771,3 +772,34 @@ def test_the_demo_loads_a_crosstiles_contest_of_generated_games_a_few_of_them_in
     reasons = sorted(g["reason"] for g in board["invalid"])
     assert {"score_mismatch", "unfinished"} <= set(reasons)
     assert len(reasons) == len(demo.CLUBS) * len(demo.SPOILT)
+
+
+def test_the_transparency_log_implies_the_served_standings_a_shared_game_counted_once(
+    pipe: Pipeline, games: list[bytes], bad_logs: list[bytes], game_words: Lexicon, tmp_path: Path
+) -> None:
+    """A game log's verdict entry holds what the standings add up (players, shares of the win,
+    spreads; an invalid log's line and reason, not its detail), the same read back from its
+    rows as taken from the judged result; the audit recomputes the served standings."""
+    from cli.audit import audit
+    from tests.unit.api.test_transparency import entries, get, sequence
+
+    club, other = logger(pipe, "club"), logger(pipe, "other club")
+    sent(pipe, club, games[:6] + bad_logs[:3])
+    for log in games[4:8]:  # two of them the first club sent already
+        pipe.accepted(other, log)
+    drain(pipe.services)
+    sequence(pipe)
+    verdicts = [e for e in entries(pipe, CONTEST) if e["type"] == "verdict"]
+    assert len(verdicts) == 6 + 3 + 2
+    assert any(e["result"]["error"] is not None for e in verdicts)
+    assert all("detail" not in (e["result"]["error"] or {}) for e in verdicts)
+    played = game("crosstiles")
+    for log in games[:2]:
+        judged = played.judge(log, game_words, BOARD, "")
+        assert played.log_result(judged.result) in [e["result"] for e in verdicts]
+
+    key = pipe.client.get(f"/v1/contests/{CONTEST}/log/key").text.strip()
+    found = audit(get(pipe), CONTEST, key=key, seen_dir=tmp_path, err=io.StringIO())
+    assert found.problems == [], found
+    assert any("players" in line for line in found.passed)
+    assert any("invalid" in line for line in found.passed)

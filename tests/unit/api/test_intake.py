@@ -38,7 +38,8 @@ def test_a_raw_upload_is_accepted_with_id_digest_receipt_time_and_receipt(
 
     assert response.status_code == 202
     body = response.json()
-    assert set(body) == {"id", "sha256", "received_at", "receipt"}
+    assert set(body) == {"id", "sha256", "received_at", "receipt", "log_leaf"}
+    assert body["log_leaf"] == 0  # the contest's first entry
     assert body["sha256"] == hashlib.sha256(MOVES).hexdigest()
     assert body["received_at"].endswith("Z")
     assert len(body["receipt"]) == 64

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, select, update
 
-from cli.audit import Audit, audit, check_uploads
+from cli.audit import SEALED_HEADER, Audit, audit, check_uploads, sealed_leaf
 from core import transparency
 from core.tlog import Verifier, check_record, leaf_hash, open_checkpoint, root, tiles
 from infra.sql.schema import log_entries, log_hashes, log_heads, logs, results
@@ -33,10 +33,10 @@ def sequence(pipe: Pipeline) -> None:
 
 
 def get(pipe: Pipeline) -> Any:
-    def fetch(path: str) -> tuple[int, bytes]:
+    def fetch(path: str) -> tuple[int, bytes, int | None]:
         answer = pipe.client.get(path)
         assert answer.status_code in (200, 403), (path, answer.status_code, answer.text)
-        return answer.status_code, answer.content
+        return answer.status_code, answer.content, sealed_leaf(answer.headers.get(SEALED_HEADER))
 
     return fetch
 
@@ -73,6 +73,8 @@ def test_each_upload_and_verdict_is_an_entry_in_commit_order_under_a_signed_chec
 ) -> None:
     ravens, _, ids = judged_contest(pipe)
     logged = entries(pipe)
+    again = pipe.upload(ravens, b"0 0 0 2 tab\n")
+    assert again.json()["log_leaf"] == len(logged)  # the receipt names the upload's leaf
     assert [(e["type"], e["submission"]) for e in logged[:3]] == [("upload", i) for i in ids]
     verdicts = {e["submission"]: e for e in logged if e["type"] == "verdict"}
     assert set(verdicts) == set(ids)
@@ -273,3 +275,49 @@ def test_deleting_a_team_and_closing_are_logged_and_the_audit_still_passes(
     sequence(pipe)
     assert entries(pipe)[-1]["type"] == kind
     assert run_audit(pipe).problems == []
+
+
+def test_a_frozen_verdict_is_logged_sealed_until_the_thaw_and_its_team_still_gets_the_proof(
+    pipe: Pipeline, shifted: Any
+) -> None:
+    from tests.unit.api.test_freeze import CONTEST, TAB, frozen_contest, past_the_freeze
+
+    frozen_contest(pipe)
+    ravens = pipe.add_team("ravens", contest=CONTEST)
+    before = pipe.accepted(ravens, b"0 0 2 0 cat\n")["id"]
+    drain(pipe.services)
+    past_the_freeze(shifted)
+    after = pipe.accepted(ravens, TAB)["id"]
+    drain(pipe.services)
+    sequence(pipe)
+    size = len(entries(pipe, CONTEST))
+    path = f"/v1/contests/{CONTEST}/log/{tiles.entries_path(0, size)}"
+    assert pipe.client.get(path).status_code == 403
+    organiser = pipe.client.get(path, headers=ADMIN)
+    assert organiser.status_code == 200 and "no-store" in organiser.headers["cache-control"]
+    leaf_tile = pipe.client.get(
+        f"/v1/contests/{CONTEST}/log/{tiles.tile_path(tiles.Tile(0, 0, size))}"
+    )
+    assert leaf_tile.status_code == 200  # the hashes commit to the sealed verdict
+
+    found = run_audit(pipe, contest=CONTEST)
+    assert found.problems == [] and found.withheld == size - 3, found  # all but the first 3
+    own = pipe.client.get(f"/v1/submissions/{after}/log", headers=ravens.headers).json()
+    assert [leaf["type"] for leaf in own["leaves"]] == ["upload", "verdict"]
+    assert all(leaf["proof"] is not None for leaf in own["leaves"])
+
+    assert pipe.client.post(f"/v1/contests/{CONTEST}/thaw", headers=ADMIN).status_code == 200
+    assert pipe.client.get(path).status_code == 200
+    thawed = run_audit(pipe, contest=CONTEST)
+    assert thawed.problems == [] and thawed.withheld == 0, thawed
+    assert before != after
+
+
+@pytest.fixture
+def shifted(monkeypatch: pytest.MonkeyPatch) -> Any:
+    from core import clock
+    from tests.unit.api.test_freeze import Shifted
+
+    moved = Shifted()
+    monkeypatch.setattr(clock, "now", moved)
+    return moved

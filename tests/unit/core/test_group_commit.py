@@ -67,10 +67,11 @@ def behind_a_held_group(
     return first, futures
 
 
-def answer(future: Future[bool]) -> bool | str:
-    """Stored (True), a submission already (False), or the name of the refusal."""
+def answer(future: Future[Submission | None]) -> bool | str:
+    """Stored (True: the row came back), a submission already (False), or the name of the
+    refusal."""
     error = future.exception(timeout=5)
-    return type(error).__name__ if error is not None else future.result()
+    return type(error).__name__ if error is not None else future.result() is not None
 
 
 def settle(publisher: InMemoryPublisher, count: int, timeout: float = 2.0) -> None:

@@ -383,10 +383,11 @@ def test_consistency_proofs_check_for_any_sizes_and_tampered_ones_do_not(
     if proof:
         which = data.draw(st.integers(0, len(proof) - 1))
         with pytest.raises(ProofError):
-            check_tree(flip_bit(proof, which, data.draw(st.integers(0, 255))), new, new_root, old, old_root)
+            check_tree(
+                flip_bit(proof, which, data.draw(st.integers(0, 255))), new, new_root, old, old_root
+            )
     if old < new:
         # A forked history: the same size, another last entry.
         forked = root([*BIG_LEAVES[: old - 1], leaf_hash(b"rewritten")])
         with pytest.raises(ProofError):
             check_tree(proof, new, new_root, old, forked)
-

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 
 import pytest
 
@@ -92,14 +93,14 @@ def test_repeated_signatures_count_once_and_unknown_bad_ones_are_ignored() -> No
 
 def test_generated_keys_have_gos_forms_and_round_trip_a_note() -> None:
     signer_key, verifier_key = generate_key("tilejudge.example/contest-1")
-    name, key_hash, encoded = verifier_key.split("+")
+    name, key_hash, encoded = verifier_key.split("+", 2)  # base64 may hold "+" too
     assert name == "tilejudge.example/contest-1"
     public = base64.b64decode(encoded)
     assert public[0] == 1 and len(public) == 33
     digest = hashlib.sha256(name.encode() + b"\n" + public).digest()
     assert key_hash == digest[:4].hex()
     assert signer_key.startswith(f"PRIVATE+KEY+{name}+{key_hash}+")
-    assert len(base64.b64decode(signer_key.split("+")[4])) == 33
+    assert len(base64.b64decode(signer_key.split("+", 4)[4])) == 33
     msg = sign("hello\n\nworld\n", Signer.from_key(signer_key))
     note = open_note(msg.encode(), [Verifier.from_key(verifier_key)])
     assert note.text == "hello\n\nworld\n"
@@ -303,7 +304,7 @@ def test_a_signed_checkpoint_opens_only_with_its_key_and_its_origin() -> None:
     signed = sign_checkpoint(checkpoint, Signer.from_key(signer_key))
     verifier = Verifier.from_key(verifier_key)
     assert open_checkpoint(signed, [verifier], "judge.example/c1") == checkpoint
-    with pytest.raises(ValueError, match="not 'judge.example/c2'"):
+    with pytest.raises(ValueError, match=re.escape("not 'judge.example/c2'")):
         open_checkpoint(signed, [verifier], "judge.example/c2")
     with pytest.raises(NoteError):
         open_checkpoint(signed.replace("\n7\n", "\n8\n"), [verifier], "judge.example/c1")
