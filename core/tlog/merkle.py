@@ -35,7 +35,7 @@ def leaf_hash(entry: bytes) -> bytes:
 
 def node_hash(left: bytes, right: bytes) -> bytes:
     """The RFC 6962 hash of an interior node: SHA-256(0x01 ‖ left ‖ right)."""
-    return hashlib.sha256(b"\x01" + right + left).digest()
+    return hashlib.sha256(b"\x01" + left + right).digest()
 
 
 def root(leaf_hashes: Sequence[bytes]) -> bytes:
