@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +25,21 @@ from cli.options import Role, add_server_options, command, run_with_client
 from core import transparency
 from core.game import Game
 from core.games import game
-from core.tlog import Checkpoint, NoteError, Verifier, leaf_hash, open_checkpoint, root, tiles
+from core.tlog import (
+    Checkpoint,
+    NoteError,
+    Verifier,
+    generate_key,
+    leaf_hash,
+    open_checkpoint,
+    root,
+    tiles,
+)
 from infra.settings import ClientSettings
 
 EXIT_MISMATCH = 1
 MOST_LEAVES = 1 << 24  # a checkpoint claiming more is refused, not fetched
+SETTLE_S = 15.0  # how long standings that differ from the log are given to catch up
 SEALED_HEADER = "tilejudge-sealed-leaf"
 # GET of a path: (status, body, the first sealed leaf a 403 names); a status other than 200 and
 # 403 is the fetcher's error to raise.
@@ -74,6 +86,34 @@ def add_command(commands: Any) -> None:
     audit.set_defaults(run=_run)
 
 
+def add_key_command(commands: Any) -> None:
+    new_key = command(
+        commands,
+        "log-key",
+        "make a signing key for the transparency logs of a many-host deployment",
+        epilog="Prints the signer key (a secret: give it to every API host as "
+        "$TILEJUDGE_HOME/log-key, TILEJUDGE_LOG_KEY_FILE or TILEJUDGE_LOG_KEY) on stdout, and "
+        "the verifier key auditors pin on stderr. `tilejudge up` makes its own.",
+    )
+    new_key.add_argument(
+        "name",
+        metavar="NAME",
+        help="the key's name, the deployment's public host (judge.example.org)",
+    )
+    new_key.set_defaults(run=_new_key)
+
+
+def _new_key(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    try:
+        signer, verifier = generate_key(args.name)
+    except NoteError as exc:
+        sys.stderr.write(f"tilejudge: {exc} (a name is printable, without spaces or '+')\n")
+        return 2
+    sys.stdout.write(signer + "\n")
+    sys.stderr.write(f"verifier key: {verifier}\n")
+    return 0
+
+
 def _run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     settings = ClientSettings.from_env(environ)
     seen_dir = settings.lexicon_cache.parent / "tilejudge-audit"
@@ -106,41 +146,75 @@ def report(found: Audit, out: TextIO, err: TextIO) -> int:
     return EXIT_MISMATCH if found.problems else 0
 
 
-def audit(get: Get, contest: str, *, key: str | None, seen_dir: Path | None, err: TextIO) -> Audit:
+def audit(
+    get: Get,
+    contest: str,
+    *,
+    key: str | None,
+    seen_dir: Path | None,
+    err: TextIO,
+    settle: float = SETTLE_S,
+    sleep: Callable[[float], None] = time.sleep,
+) -> Audit:
+    """Every check but --uploads'. The standings are read after the checkpoint, so while
+    results still come in they may hold verdicts the checkpoint is too old for: a difference
+    is looked at again with a newer checkpoint, for up to `settle` seconds, before it counts."""
     found = Audit()
     base = f"/v1/contests/{contest}"
     if key is None:
         key = _text(get, f"{base}/log/key").strip()
         err.write(f"tilejudge: audit: trusting the server's key {key}; pin it with --key\n")
     verifier = Verifier.from_key(key)
-    origin = f"{verifier.name}/contests/{contest}"
+    implied = _snapshot(get, base, verifier, found, seen_dir)
+    if implied is None or found.problems:
+        return found
+    if found.withheld:
+        found.passed.append(
+            "the standings are not compared while entries are withheld: audit again after the thaw"
+        )
+        return found
+    waited = 0.0
+    while True:
+        differences = _standings_differences(get, base, implied, found)
+        if not differences or waited >= settle:
+            found.problems.extend(differences)
+            return found
+        sleep(1.0)
+        waited += 1.0
+        newer = Audit()
+        implied = _snapshot(get, base, verifier, newer, None)
+        if implied is None or newer.problems or newer.withheld:
+            found.problems.extend(newer.problems or differences)
+            return found
+        found.implied, found.uploads = newer.implied, newer.uploads
+
+
+def _snapshot(
+    get: Get, base: str, verifier: Verifier, found: Audit, seen_dir: Path | None
+) -> transparency.Implied | None:
+    """The latest checkpoint, verified, and its whole tree: recomputed to the signed root,
+    checked against the last checkpoint this client saw (with `seen_dir`), and replayed."""
+    origin = f"{verifier.name}{base.removeprefix('/v1')}"
     signed = _text(get, f"{base}/log/checkpoint")
     try:
         checkpoint = open_checkpoint(signed, [verifier], origin)
     except (NoteError, ValueError) as exc:
         found.problems.append(f"the checkpoint does not verify with key {verifier.name}: {exc}")
-        return found
+        return None
     if checkpoint.size > MOST_LEAVES:
         found.problems.append(f"the checkpoint claims {checkpoint.size} entries; refused")
-        return found
-    found.passed.append(f"checkpoint of {checkpoint.size} entries signed by {key}")
+        return None
+    found.passed.append(f"checkpoint of {checkpoint.size} entries signed by {verifier.key}")
     leaves, entries = _fetch_tree(get, base, checkpoint.size, found)
     if root(leaves) != checkpoint.root:
         found.problems.append(
             "the entries served do not hash to the signed root: the log served is not the "
             "one signed"
         )
-        return found
+        return None
     found.passed.append(f"{len(leaves)} entries hash to the signed root")
     _check_history(checkpoint, signed, leaves, verifier, seen_dir, found)
-    implied = _replay(entries, found)
-    if found.withheld:
-        found.passed.append(
-            "the standings are not compared while entries are withheld: audit again after the thaw"
-        )
-    elif implied is not None and not found.problems:
-        _check_standings(get, base, implied, found)
-    return found
+    return _replay(entries, found)
 
 
 def sealed_leaf(header: str | None) -> int | None:
@@ -262,9 +336,10 @@ def _replay(
     return implied
 
 
-def _check_standings(get: Get, base: str, implied: transparency.Implied, found: Audit) -> None:
-    import json
-
+def _standings_differences(
+    get: Get, base: str, implied: transparency.Implied, found: Audit
+) -> list[str]:
+    """How the standings served differ from those the entries imply (nothing: they match)."""
     from cli.client import join_pages
 
     contest = json.loads(_text(get, base))
@@ -272,26 +347,28 @@ def _check_standings(get: Get, base: str, implied: transparency.Implied, found: 
     found.game = played.name
     expected = played.log_standings(implied.live())
     served = join_pages(lambda path: json.loads(_text(get, path)), f"{base}/leaderboard?limit=1000")
+    differences, matched = [], []
     for name, rows in expected.items():
         shown = served.get(name)
         if not isinstance(shown, list):
-            found.problems.append(f"the standings served have no list {name!r}")
-            continue
-        projected = [{key: row.get(key) for key in want} for row, want in zip(shown, rows)]
-        if len(shown) != len(rows):
-            found.problems.append(
+            differences.append(f"the standings served have no list {name!r}")
+        elif len(shown) != len(rows):
+            differences.append(
                 f"the standings served list {len(shown)} {name}, the log implies {len(rows)}"
             )
-            continue
-        for row, want in zip(projected, rows, strict=True):
-            if row != want:
-                found.problems.append(
-                    f"the standings served differ from the log's: {name} has {row}, the log "
-                    f"implies {want}"
-                )
-                break
         else:
-            found.passed.append(f"the standings served match the log ({len(rows)} {name})")
+            projected = [{key: row.get(key) for key in want} for row, want in zip(shown, rows)]
+            wrong = [(row, want) for row, want in zip(projected, rows, strict=True) if row != want]
+            if wrong:
+                differences.append(
+                    f"the standings served differ from the log's: {name} has {wrong[0][0]}, "
+                    f"the log implies {wrong[0][1]}"
+                )
+            else:
+                matched.append(f"the standings served match the log ({len(rows)} {name})")
+    if not differences:
+        found.passed.extend(matched)
+    return differences
 
 
 def check_uploads(

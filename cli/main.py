@@ -96,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     roles_cli.add_commands(commands)
     load_cli.add_command(commands)
     audit_cli.add_command(commands)
+    audit_cli.add_key_command(commands)
     return parser
 
 

@@ -1,13 +1,13 @@
-"""A Wordytaire contest as the CLICS Contest API (icpc/ccs-specs `2026-01`) shows it: pure
-mapping from the store's records to the API's objects, who sees what (public, team, admin,
-and the scoreboard freeze of `core.freeze`), and the `score` scoreboard. `docs/clics.md` gives
-the mapping and why.
+"""A contest as the CLICS Contest API (icpc/ccs-specs `2026-01`) shows it: pure mapping from
+the store's records to the API's objects, who sees what (public, team, admin, and the
+scoreboard freeze of `core.freeze`), and the `score` scoreboard. `docs/clics.md` gives the
+mapping and why.
 
-A contest is one problem (`wordytaire`), one language (a move list) and two judgement types:
-every judged upload is `AC` with its total as `score` (illegal moves cost nothing, so no upload
-is rejected), an upload the pipeline could not judge is `JE`. A judgement is one result row
-(its id): a rejudge's results appear as new judgements once it is applied, and the results
-under the ruleset it replaced stay, no longer `current`.
+A contest of a game the API maps (`core.clics_games`: Wordytaire) is one problem, one language
+and two judgement types: every judged upload is `AC` with its total as `score` (illegal moves
+cost nothing, so no upload is rejected), an upload the pipeline could not judge is `JE`. A
+judgement is one result row: a rejudge's results appear as new judgements once it is applied,
+and the results under the ruleset it replaced stay, no longer `current`.
 """
 
 from __future__ import annotations
@@ -19,26 +19,16 @@ from enum import StrEnum
 from typing import Any
 
 from core import freeze
+from core.clics_games import Mapped, mapped
 from core.records import Contest, Team
 from core.states import SubmissionState
 
 VERSION = "2026-01"
 VERSION_URL = "https://ccs-specs.icpc.io/2026-01/contest_api"
-GAMES = frozenset({"wordytaire"})  # the games whose contests the Contest API maps
-PROBLEM_ID = "wordytaire"
-LANGUAGE_ID = "moves"
 ACCEPTED, JUDGING_ERROR = "AC", "JE"
 JUDGEMENT_TYPES = (
     {"id": ACCEPTED, "name": "Accepted (scored)", "solved": True},
     {"id": JUDGING_ERROR, "name": "Judging Error", "solved": False},
-)
-LANGUAGES = (
-    {
-        "id": LANGUAGE_ID,
-        "name": "Wordytaire move list",
-        "entry_point_required": False,
-        "extensions": ["txt"],
-    },
 )
 # What `access` lists: every endpoint served, with the properties its objects may carry.
 ENDPOINTS = {
@@ -256,11 +246,24 @@ def state_object(contest: Contest, now: str) -> dict[str, Any]:
     }
 
 
-def problem_object(max_score: int) -> dict[str, Any]:
+def game_of(contest: Contest) -> Mapped:
+    """How the Contest API shows the contest's game (ValueError for one it does not map)."""
+    found = mapped(contest.game)
+    if found is None:
+        raise ValueError(f"the Contest API does not map {contest.game!r} contests")
+    return found
+
+
+def languages(contest: Contest) -> list[dict[str, Any]]:
+    return [game_of(contest).language]
+
+
+def problem_object(contest: Contest, max_score: int) -> dict[str, Any]:
+    game = game_of(contest)
     return {
-        "id": PROBLEM_ID,
+        "id": game.problem_id,
         "label": "A",
-        "name": "Wordytaire",
+        "name": game.problem_name,
         "ordinal": 1,
         "test_data_count": 1,
         "max_score": max_score,
@@ -276,8 +279,8 @@ def submission_object(contest: Contest, upload: Upload) -> dict[str, Any]:
     tilejudge's own API."""
     return {
         "id": upload.id,
-        "language_id": LANGUAGE_ID,
-        "problem_id": PROBLEM_ID,
+        "language_id": game_of(contest).language_id,
+        "problem_id": game_of(contest).problem_id,
         "team_id": upload.team_id,
         "time": abstime(upload.received_at),
         "contest_time": reltime(contest.opens_at, upload.received_at),
@@ -422,7 +425,7 @@ def scoreboard(data: ContestData, viewer: Viewer, now: str) -> dict[str, Any]:
 def _row(contest: Contest, rank: int, team_id: str, best: Best) -> dict[str, Any]:
     when = reltime(contest.opens_at, best.received_at) if best.submission_id else None
     problem: dict[str, Any] = {
-        "problem_id": PROBLEM_ID,
+        "problem_id": game_of(contest).problem_id,
         "num_judged": best.judged,
         "num_pending": best.pending,
         "score": best.score,
@@ -459,7 +462,7 @@ def _live(contest: Contest) -> Ruleset:
 
 
 def problems(data: ContestData, viewer: Viewer, now: str) -> list[dict[str, Any]]:
-    return [problem_object(max_score(data, sight(data, now, viewer.full_board)))]
+    return [problem_object(data.contest, max_score(data, sight(data, now, viewer.full_board)))]
 
 
 def submissions(data: ContestData) -> list[dict[str, Any]]:

@@ -168,8 +168,8 @@ class Renderer:
     def _problems(self, source: int, data: ContestData, now: str) -> Iterator[Line]:
         cid = data.contest.id
         rendered = {
-            full: body("problems", clics.PROBLEM_ID, clics.problem_object(
-                clics.max_score(data, clics.sight(data, now, full))))
+            full: body("problems", clics.game_of(data.contest).problem_id, clics.problem_object(
+                data.contest, clics.max_score(data, clics.sight(data, now, full))))
             for full in (True, False)
         }  # fmt: skip
         changed = {full for full, b in rendered.items() if self.problems.get((cid, full)) != b}
@@ -254,7 +254,7 @@ def snapshot(data: ContestData, viewer: Viewer, now: str) -> Iterator[bytes]:
     contest = data.contest
     yield body("contest", None, clics.contest_object(contest))
     yield body("judgement-types", None, list(clics.JUDGEMENT_TYPES))
-    yield body("languages", None, list(clics.LANGUAGES))
+    yield body("languages", None, clics.languages(contest))
     yield body("problems", None, clics.problems(data, viewer, now))
     yield body("groups", None, [])
     yield body("organizations", None, [])

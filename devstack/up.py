@@ -23,6 +23,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 
+from core.log_signing import LogSigner
 from devstack.children import api_argv, child_env, migrate, register_judge_lexicon, worker_argv
 from devstack.ports import LOOPBACK, free_port, port_is_free
 from devstack.process import Service, ServiceStartError
@@ -132,6 +133,7 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
     # Generated here, once, so the API and the workers never race to create the same file.
     admin_token = settings.admin_token_value()
     settings.receipt_key_value()
+    settings.log_key_value()  # the transparency logs' signing key (docs/transparency.md)
     api_port = _choose_api_port(settings.api_port, ports.get("api"))
     _save_ports(home, ports, stack.services, api_port)
     env = child_env(
@@ -274,6 +276,11 @@ def without_password(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
+def _verifier_key(settings: Settings) -> str:
+    """The public half of the transparency logs' key, which auditors pin."""
+    return LogSigner(settings.log_key_value()).verifier_key
+
+
 def _print_banner(api_url: str, settings: Settings, stack: Stack, demo: bool) -> None:
     home = settings.home
     token_file = home / "admin-token"
@@ -285,6 +292,7 @@ def _print_banner(api_url: str, settings: Settings, stack: Stack, demo: bool) ->
         "  admin token "
         + ("from $TILEJUDGE_ADMIN_TOKEN" if settings.admin_token else f"in {token_file}"),
         *([f"  demo team tokens in {_demo_tokens(home)}/ (one file per team)"] if demo else []),
+        f"  log key    {_verifier_key(settings)} (`tilejudge audit --key` it)",
         f"  logs       {stack.logs}/ (api.log, worker.log)",
         *(
             f"  {s.name:<10} {without_password(s.url)} "

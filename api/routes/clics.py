@@ -31,6 +31,7 @@ from api.public import FRESH_PER_WINDOW
 from api.services import Services, same_token, services, token_hash
 from core import clics, clock
 from core.clics import ContestData, Role, Viewer
+from core.clics_games import mapped
 from core.errors import NotFound
 from core.records import Contest
 
@@ -39,7 +40,7 @@ Svc = Annotated[Services, Depends(services)]
 # The collections, each as the viewer sees it at a moment.
 COLLECTIONS: dict[str, Callable[[ContestData, Viewer, str], list[dict[str, Any]]]] = {
     "judgement-types": lambda data, viewer, now: list(clics.JUDGEMENT_TYPES),
-    "languages": lambda data, viewer, now: list(clics.LANGUAGES),
+    "languages": lambda data, viewer, now: clics.languages(data.contest),
     "problems": clics.problems,
     "groups": lambda data, viewer, now: [],
     "organizations": lambda data, viewer, now: [],
@@ -166,10 +167,10 @@ def _mapped(contest_id: str, found: Contest | None) -> Contest:
     """The contest, or 404: for an unknown one, and one of a game the API does not map."""
     if found is None:
         raise NotFound(f"no contest {contest_id[:64]!r}")
-    if found.game not in clics.GAMES:
+    if mapped(found.game) is None:
         raise NotFound(
-            f"contest {contest_id!r} is a {found.game} contest: the Contest API serves "
-            "Wordytaire contests only (docs/clics.md)"
+            f"contest {contest_id!r} is a {found.game} contest, which the Contest API does "
+            "not serve (docs/clics.md)"
         )
     return found
 

@@ -11,6 +11,7 @@ from sqlalchemy import Connection, and_, func, or_, select, tuple_
 from core import clics
 from core.clics import Applied, ContestData, Judging, Upload
 from core.clics_feed import Logged, Read, Wanted
+from core.clics_games import mapped_games
 from core.events import EventType
 from core.records import Contest, Team
 from core.states import RejudgeState
@@ -28,7 +29,7 @@ class ClicsReader:
         """The contests the Contest API maps (their game's), by id."""
         with self._store.read() as conn:
             rows = conn.execute(
-                select(contests).where(contests.c.game.in_(clics.GAMES)).order_by(contests.c.id)
+                select(contests).where(contests.c.game.in_(mapped_games())).order_by(contests.c.id)
             ).mappings()
             return [Contest(**row) for row in rows]
 

@@ -44,7 +44,7 @@ def test_a_crosstiles_contest_is_outside_the_contest_api(pipe: Pipeline) -> None
     assert [c["id"] for c in pipe.client.get("/clics/contests").json()] == ["open"]
     response = pipe.client.get("/clics/contests/boards/scoreboard")
     assert response.status_code == 404
-    assert "Wordytaire contests only" in response.json()["message"]
+    assert "which the Contest API does not serve" in response.json()["message"]
 
 
 def test_errors_take_the_specs_shape_and_an_unknown_token_is_refused(pipe: Pipeline) -> None:

@@ -43,7 +43,7 @@ def get(pipe: Pipeline) -> Any:
 
 def run_audit(pipe: Pipeline, seen: Path | None = None, contest: str = "open") -> Audit:
     key = pipe.client.get(f"/v1/contests/{contest}/log/key").text.strip()
-    return audit(get(pipe), contest, key=key, seen_dir=seen, err=io.StringIO())
+    return audit(get(pipe), contest, key=key, seen_dir=seen, err=io.StringIO(), settle=0)
 
 
 def judged_contest(pipe: Pipeline) -> tuple[TeamLogin, TeamLogin, list[str]]:
@@ -321,3 +321,30 @@ def shifted(monkeypatch: pytest.MonkeyPatch) -> Any:
     moved = Shifted()
     monkeypatch.setattr(clock, "now", moved)
     return moved
+
+
+def test_standings_ahead_of_the_checkpoint_are_compared_again_with_a_newer_one(
+    pipe: Pipeline,
+) -> None:
+    """While results come in, the standings may hold a verdict the checkpoint is too old for:
+    the audit waits for a newer checkpoint instead of crying wolf."""
+    ravens, _, _ = judged_contest(pipe)
+    pipe.accepted(ravens, b"0 0 2 0 bat\n0 1 0 2 at\n")
+    drain(pipe.services)  # judged, not yet sequenced: the leaderboard is ahead of the log
+    sleeps: list[float] = []
+
+    def sequence_meanwhile(seconds: float) -> None:
+        sleeps.append(seconds)
+        sequence(pipe)
+
+    key = pipe.client.get("/v1/contests/open/log/key").text.strip()
+    found = audit(
+        get(pipe),
+        "open",
+        key=key,
+        seen_dir=None,
+        err=io.StringIO(),
+        settle=5,
+        sleep=sequence_meanwhile,
+    )
+    assert found.problems == [] and sleeps == [1.0], found
