@@ -241,7 +241,20 @@ class Settings:
                 raise SettingsError(f"TILEJUDGE_LOG_KEY_FILE: cannot read it: {exc}") from None
             if not given:
                 raise SettingsError("TILEJUDGE_LOG_KEY_FILE: the file is empty")
-        return self.secret("log-key", given, lambda: note.generate_key(self.log_name)[0])
+        value = self.secret("log-key", given, lambda: note.generate_key(self.log_name)[0])
+        try:
+            note.Signer.from_key(value)
+        except note.NoteError as exc:
+            where = (
+                "TILEJUDGE_LOG_KEY"
+                if self.log_key
+                else ("TILEJUDGE_LOG_KEY_FILE" if self.log_key_file else f"{self.home / 'log-key'}")
+            )
+            raise SettingsError(
+                f"{where}: not a note signer key (PRIVATE+KEY+name+hash+data; "
+                f"`tilejudge log-key NAME` makes one): {exc}"
+            ) from None
+        return value
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ own. A host is killed whole by SIGKILL to every process the kernel lists in its 
 from __future__ import annotations
 
 import ast
+import base64
 import ctypes
 import glob
 import hashlib
@@ -50,6 +51,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
 from core import clock
+from core.tlog import generate_key
 from devstack import http1
 from devstack.redis_server import redis_server_binary
 from devstack.seaweedfs import weed_binary
@@ -549,6 +551,8 @@ class Cluster:
             "TILEJUDGE_S3_SECRET_KEY": self.s3_secret,
             "TILEJUDGE_ADMIN_TOKEN": self.admin_token,
             "TILEJUDGE_RECEIPT_KEY": secrets.token_urlsafe(24),
+            # One key signs the logs whichever API host sequences (docs/transparency.md).
+            "TILEJUDGE_LOG_KEY": generate_key("cluster.test")[0],
             "TILEJUDGE_API_PORT": str(API_PORT),
             "TILEJUDGE_API_WORKERS": "1",
             "TILEJUDGE_WORKERS": "1",
@@ -1260,6 +1264,71 @@ def judged_once_problems(
         for sid, indexes in owners.items()
         if len(indexes) > 1
     ]
+    return problems
+
+
+def log_problems(cluster: Cluster, contest: str, settle_s: float = 15.0) -> list[str]:
+    """What is wrong with the contest's transparency log, one line each: its leaves must be
+    numbered without gap or repeat, hold one upload entry and one verdict entry for each
+    submission (with the result's score), and every live API host must serve the same signed
+    checkpoint and the same bundles, whose entries hash to its root."""
+    from core import transparency
+    from core.tlog import bundles_for, decode_bundle, leaf_hash, root, tile_path
+
+    rows = cluster.sql(
+        "SELECT leaf, entry FROM log_entries WHERE contest_id = %s ORDER BY leaf", contest
+    )
+    problems = []
+    if [int(leaf) for leaf, _ in rows] != list(range(len(rows))):
+        problems.append(f"the log's {len(rows)} leaves are not numbered 0..{len(rows) - 1}")
+    kinds: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for _, entry in rows:
+        fields = transparency.decode(bytes(entry))
+        kinds.setdefault((fields["type"], fields.get("submission", "")), []).append(fields)
+    scores = dict(
+        cluster.sql(
+            "SELECT r.submission_id, r.score FROM results r JOIN submissions s ON "
+            "s.id = r.submission_id JOIN contests c ON c.id = s.contest_id WHERE s.contest_id = "
+            "%s AND r.lexicon_id = c.lexicon_id AND r.layout_id = c.layout_id",
+            contest,
+        )
+    )
+    for sid, score in scores.items():
+        uploads, verdicts = kinds.get(("upload", sid), []), kinds.get(("verdict", sid), [])
+        if len(uploads) != 1 or [v["result"]["score"] for v in verdicts] != [score]:
+            problems.append(
+                f"submission {sid}: {len(uploads)} upload entries, verdict entries "
+                f"{[v['result']['score'] for v in verdicts]}, result {score}"
+            )
+    served = {}
+    deadline = time.monotonic() + settle_s
+    live = [n for n in cluster.apis if "api" in cluster.apis[n].processes and cluster.api_ready(n)]
+    for name in live:
+        base = f"{cluster.api_url(name)}/v1/contests/{contest}/log"
+        while True:
+            checkpoint = httpx.get(f"{base}/checkpoint", timeout=10).text
+            size = int(checkpoint.split("\n")[1])
+            if size == len(rows) or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        bundles = [
+            httpx.get(f"{base}/{tile_path(b)}", timeout=10).content for b in bundles_for(size)
+        ]
+        entries = [
+            e for b, data in zip(bundles_for(size), bundles) for e in decode_bundle(data, b.width)
+        ]
+        served[name] = (checkpoint, entries)
+        if size != len(rows):
+            problems.append(
+                f"{name} serves a checkpoint of {size} entries, the log holds {len(rows)}"
+            )
+        signed_root = base64.b64decode(checkpoint.split("\n")[2])
+        if root([leaf_hash(e) for e in entries]) != signed_root:
+            problems.append(f"{name} serves bundles that do not hash to its checkpoint's root")
+    if len({(c, tuple(e)) for c, e in served.values()}) > 1:
+        problems.append(f"the API hosts {sorted(served)} serve different logs")
+    if not live:
+        problems.append("no API host answers to serve the log")
     return problems
 
 

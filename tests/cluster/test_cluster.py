@@ -31,6 +31,7 @@ from tests.cluster.netns import (
     Uploads,
     judged_by,
     judged_once_problems,
+    log_problems,
     make_corpus,
     one_line,
     wait_for,
@@ -135,6 +136,7 @@ def assert_judged_once(hosts: Cluster, contest: str, uploads: Uploads, corpus: C
     hosts.wait_judged(contest, max(stored, len(uploads.acknowledged())), JUDGED_WITHIN_S)
     hosts.quiet()
     problems = judged_once_problems(hosts, contest, uploads.sent, corpus)
+    problems += log_problems(hosts, contest)
     assert not problems, f"{len(problems)} problems:\n" + "\n".join(problems[:30])
 
 

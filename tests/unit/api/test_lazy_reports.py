@@ -8,12 +8,14 @@ import gzip
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import update
 
 from core import report_blobs, tuning
 from core.errors import UnknownRuleset
+from core.fakes import InMemoryBlobStore
 from core.judging import Outcome, judge_group
 from infra.sql.schema import results
 from judge import Lexicon
@@ -203,3 +205,32 @@ def test_the_bound_on_a_deferred_report_holds_for_the_worst_lines(line: bytes) -
     size = len(b"".join(pieces))
 
     assert size * 2 < report_blobs.most_report_bytes(len(upload))
+
+
+class DeletesTheTeamOnPut(InMemoryBlobStore):
+    """The bucket, but the team is deleted just as a report is stored."""
+
+    def __init__(self, pipe: Pipeline, team_id: str) -> None:
+        super().__init__()
+        self.objects = pipe.blobs.objects
+        self._pipe, self._team_id = pipe, team_id
+
+    def put(self, key: str, data: bytes, *args: Any, **kwargs: Any) -> None:
+        super().put(key, data, *args, **kwargs)
+        deleted = self._pipe.client.delete(f"/v1/teams/{self._team_id}", headers=ADMIN)
+        assert deleted.status_code == 200, deleted.text
+
+
+def test_a_report_made_while_its_team_is_deleted_is_not_left_behind(
+    pipe: Pipeline, judged: str
+) -> None:
+    sub = pipe.store.get_submission(judged)
+    result = pipe.store.current_result(judged)
+    assert sub is not None and result is not None
+    reports = pipe.services.reports
+    reports.blobs = DeletesTheTeamOnPut(pipe, sub.team_id)
+
+    reports.make(sub, result)
+
+    assert pipe.store.get_submission(judged) is None
+    assert not [key for key in pipe.blobs.objects if judged in key]
