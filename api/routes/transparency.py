@@ -11,18 +11,21 @@ checkpoint and the hash tiles still commit to it.
 from __future__ import annotations
 
 import base64
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Response
 
 from api.errors import Forbidden
 from api.lookups import known_contest, well_formed
+from api.public import FRESH_PER_WINDOW
 from api.routes.submissions import readable_submission
 from api.services import AnyCaller, Organiser, Services, Svc
 from core import clock
 from core.errors import NotFound
 from core.freeze import frozen
 from core.log_signing import LogSigner
+from core.records import Contest
 from core.tlog import merkle, tiles
 
 router = APIRouter()
@@ -38,27 +41,29 @@ def _signer(svc: Services) -> LogSigner:
 
 
 @router.get("/v1/contests/{contest}/log/key", tags=["public"])
-def log_key(contest: str, svc: Svc) -> Response:
+async def log_key(contest: str, svc: Svc) -> Response:
     """The note verifier key the contest's checkpoints are signed with (Go's
     `name+hash+base64` form): pin it, then `tilejudge audit --key` it."""
-    known_contest(svc, contest)
+    await _contest(svc, contest)
     return Response(_signer(svc).verifier_key + "\n", media_type=TEXT)
 
 
 @router.get("/v1/contests/{contest}/log/checkpoint", tags=["public"])
-def log_checkpoint(contest: str, svc: Svc) -> Response:
+async def log_checkpoint(contest: str, svc: Svc) -> Response:
     """The latest signed checkpoint (C2SP tlog-checkpoint in a signed note): origin
     `<key name>/contests/<id>`, tree size, root hash. A new one is signed within about a
     second of an entry committing."""
-    known_contest(svc, contest)
-    head = svc.store.log_head(contest)
+    await _contest(svc, contest)
+    head = await svc.public.get(
+        ("log-head", contest), partial(svc.store.log_head, contest), fresh=FRESH_PER_WINDOW
+    )
     if head is None:
         raise NotFound(f"the log of {contest} has no checkpoint yet; try again in a second")
     return Response(head.checkpoint, media_type=TEXT, headers={"Cache-Control": "no-cache"})
 
 
 @router.get("/v1/contests/{contest}/log/tile/{path:path}", tags=["public"])
-def log_tile(contest: str, path: str, svc: Svc, organiser: Organiser) -> Response:
+async def log_tile(contest: str, path: str, svc: Svc, organiser: Organiser) -> Response:
     """A hash tile (`tile/<L>/<N>[.p/<W>]`) or an entry bundle (`tile/entries/<N>[.p/<W>]`)
     of the latest checkpoint's tree, as C2SP tlog-tiles lays them out."""
     well_formed(contest)
@@ -66,30 +71,44 @@ def log_tile(contest: str, path: str, svc: Svc, organiser: Organiser) -> Respons
         wanted = tiles.parse_path(f"tile/{path}")
     except ValueError as exc:
         raise NotFound(str(exc)) from None
-    found = known_contest(svc, contest)
+    found = await _contest(svc, contest)
+    # Shared between callers (and immutable once served): a crowd of auditors costs one read.
+    read = partial(_read_tile, svc, contest, wanted)
+    data, sealed = await svc.public.get(("log-tile", contest, path), read, fresh=0)
+    if sealed is not None and frozen(found, clock.now()):
+        if not organiser:
+            raise sealed_bundle(contest, sealed)
+        headers = {"Cache-Control": "private, no-store"}
+    else:
+        headers = {"Cache-Control": FOR_EVER}
+    return Response(data, media_type="application/octet-stream", headers=headers)
+
+
+async def _contest(svc: Services, contest: str) -> Contest:
+    return await svc.public.get(
+        ("contest", well_formed(contest)),
+        partial(known_contest, svc, contest),
+        fresh=FRESH_PER_WINDOW,
+    )
+
+
+def _read_tile(
+    svc: Services, contest: str, wanted: tiles.Tile | tiles.EntryBundle
+) -> tuple[bytes, int | None]:
+    """The tile's bytes, and for a bundle the first sealed leaf in it (None: none is);
+    NotFound for one the latest checkpoint's tree does not hold."""
     head = svc.store.log_head(contest)
     size = head.size if head is not None else 0
     start, width = wanted.n * tiles.TILE_WIDTH, wanted.width
     if isinstance(wanted, tiles.Tile):
-        scale = tiles.TILE_WIDTH**wanted.level
-        if (start + width) * scale > size:
-            raise NotFound(f"no tile {path!r} in the log's {size} entries")
+        if (start + width) * tiles.TILE_WIDTH**wanted.level > size:
+            raise NotFound(f"no tile {tiles.tile_path(wanted)!r} in the log's {size} entries")
         data = tiles.read_tile_data(wanted, lambda ids: svc.store.log_hashes(contest, ids))
-        return Response(data, media_type="application/octet-stream", headers=_cached())
+        return data, None
     if start + width > size:
         raise NotFound(f"no entries {start}..{start + width - 1} in the log's {size} entries")
     entries, sealed = svc.store.log_entries(contest, start, width)
-    if sealed is not None and frozen(found, clock.now()):
-        if not organiser:
-            raise sealed_bundle(contest, sealed)
-        return Response(
-            tiles.encode_bundle(entries),
-            media_type="application/octet-stream",
-            headers={"Cache-Control": "private, no-store"},
-        )
-    return Response(
-        tiles.encode_bundle(entries), media_type="application/octet-stream", headers=_cached()
-    )
+    return tiles.encode_bundle(entries), sealed
 
 
 def sealed_bundle(contest: str, leaf: int) -> Forbidden:
@@ -101,10 +120,6 @@ def sealed_bundle(contest: str, leaf: int) -> Forbidden:
         "thaw; the entries before it are served in a narrower bundle",
         headers={SEALED_HEADER: str(leaf)},
     )
-
-
-def _cached() -> dict[str, str]:
-    return {"Cache-Control": FOR_EVER}
 
 
 @router.get("/v1/submissions/{submission_id}/log", tags=["teams"])

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from sqlalchemy import delete, select, update
 
+from api.public import SharedReads
 from cli.audit import SEALED_HEADER, Audit, audit, check_uploads, sealed_leaf
 from core import transparency
 from core.tlog import Verifier, check_record, leaf_hash, open_checkpoint, root, tiles
@@ -162,6 +163,7 @@ def rebuild_log(pipe: Pipeline, keep: Any) -> None:
                 )
             )
     sequence(pipe)
+    pipe.services.public = SharedReads()  # served afresh, as by an API restarted after it
 
 
 def test_a_dropped_upload_entry_re_signed_is_caught_as_rewritten_history(
