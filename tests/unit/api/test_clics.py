@@ -166,3 +166,17 @@ def test_followers_share_one_poller_and_hear_of_a_new_judgement(
         assert kinds.index("submissions") < kinds.index("judgements")
     assert got[0] == got[1]
     assert 0 < steps < 200  # one poller's steps, not one per follower
+
+
+def test_a_deleted_team_leaves_the_feed_judgements_first_then_uploads_then_itself(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    sid = pipe.accepted(team, MOVES[0])["id"]
+    drain(pipe.services)
+    token = feed(pipe)[-1]["token"]
+    assert pipe.client.delete(f"/v1/teams/{team.id}", headers=ADMIN).status_code == 200
+    gone = [(e["type"], e["id"]) for e in feed(pipe, f"since_token={token}&stream=false")
+            if e["data"] is None]  # fmt: skip
+    assert gone[-2:] == [("submissions", sid), ("teams", team.id)]
+    assert ("judgements", f"{sid}-0") in gone[:-2]
+    assert pipe.client.get("/clics/contests/open/teams").json() == []
