@@ -29,7 +29,7 @@ from api.errors import CORE_ERRORS, ApiError, Unauthorized
 from api.lookups import ID
 from api.public import FRESH_PER_WINDOW
 from api.services import Services, same_token, services, token_hash
-from core import clics, clock
+from core import clics, clics_scoreboard, clock
 from core.clics import ContestData, Role, Viewer
 from core.clics_games import mapped
 from core.errors import NotFound
@@ -208,7 +208,7 @@ async def state(contest: str, svc: Svc, who: Who) -> dict[str, Any]:
 
 @router.get("/contests/{contest}/scoreboard")
 async def scoreboard(contest: str, svc: Svc, who: Who) -> dict[str, Any]:
-    return clics.scoreboard(await _data(svc, contest), who, clock.now())
+    return clics_scoreboard.scoreboard(await _data(svc, contest), who, clock.now())
 
 
 @router.get("/contests/{contest}/event-feed")

@@ -101,6 +101,9 @@ class TransparencyMixin(StoreBase):
         empty head for a contest without one); log the close of contests whose time is up.
         The leaves hashed; 0 when another host is sequencing."""
         self._log_closes()
+        with self.read() as conn:
+            if not _behind(conn):  # nothing to do: no write lock taken, every second, for it
+                return 0
         done = 0
         with self.write() as (conn, _):
             if (
@@ -110,20 +113,7 @@ class TransparencyMixin(StoreBase):
                 ).scalar()
             ):
                 return 0
-            behind = conn.execute(
-                select(contests.c.id, log_heads.c.next_leaf, logs.c.size)
-                .outerjoin(log_heads, log_heads.c.contest_id == contests.c.id)
-                .outerjoin(logs, logs.c.contest_id == contests.c.id)
-                .where(
-                    or_(
-                        logs.c.size.is_(None),
-                        and_(
-                            log_heads.c.next_leaf.is_not(None), logs.c.size < log_heads.c.next_leaf
-                        ),
-                    )
-                )
-            ).all()
-            for contest_id, next_leaf, size in behind:
+            for contest_id, next_leaf, size in _behind(conn):
                 done += _grow(conn, contest_id, size or 0, next_leaf or 0, sign, size is None)
         return done
 
@@ -413,6 +403,24 @@ def _number(conn: Connection, entries: Sequence[Entry]) -> dict[int, int]:
     if rows:
         conn.execute(insert(log_entries), rows)
     return leaves
+
+
+def _behind(conn: Connection) -> list[Any]:
+    """(contest id, next leaf, signed size) of each contest whose log has leaves not yet
+    signed, or no head at all."""
+    return list(
+        conn.execute(
+            select(contests.c.id, log_heads.c.next_leaf, logs.c.size)
+            .outerjoin(log_heads, log_heads.c.contest_id == contests.c.id)
+            .outerjoin(logs, logs.c.contest_id == contests.c.id)
+            .where(
+                or_(
+                    logs.c.size.is_(None),
+                    and_(log_heads.c.next_leaf.is_not(None), logs.c.size < log_heads.c.next_leaf),
+                )
+            )
+        ).all()
+    )
 
 
 def _grow(

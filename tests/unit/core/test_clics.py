@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from core import clics
+from core import clics, clics_scoreboard
 from core.clics import Applied, ContestData, Judging, Role, Upload, Viewer
 from core.clics_feed import Audience, Line, judgement_lines, snapshot
 from core.records import Contest, Team
@@ -63,7 +63,7 @@ def test_teams_rank_by_best_score_ties_to_the_earlier_receipt_and_the_rest_share
         [judged(1, "s1", 40), judged(2, "s2", 40), judged(3, "s3", 12)],
         teams=("a", "b", "c", "d"),
     )  # fmt: skip
-    board = clics.scoreboard(found, PUBLIC, BEFORE)
+    board = clics_scoreboard.scoreboard(found, PUBLIC, BEFORE)
     assert [(r["rank"], r["team_id"]) for r in board["rows"]] == [(1, "b"), (2, "a"), (3, "c"),
                                                                   (3, "d")]  # fmt: skip
     first = board["rows"][0]
@@ -89,7 +89,7 @@ def test_a_rejudge_not_applied_shows_nothing_and_a_failed_upload_is_a_judging_er
     )
     shown = {j["id"]: j["judgement_type_id"] for j in clics.judgements(found, ADMIN, BEFORE)}
     assert shown == {"s1-0": "AC", "s2-e": "JE"}
-    rows = {r["team_id"]: r for r in clics.scoreboard(found, ADMIN, BEFORE)["rows"]}
+    rows = {r["team_id"]: r for r in clics_scoreboard.scoreboard(found, ADMIN, BEFORE)["rows"]}
     assert rows["b"]["problems"][0]["num_judged"] == 1 and rows["b"]["score"]["score"] == 0
 
 
@@ -109,7 +109,7 @@ def test_while_frozen_the_public_sees_pre_freeze_verdicts_under_the_ruleset_it_h
     assert clics.state_object(found.contest, AFTER)["frozen"] == clics.abstime(FREEZE)
     public = clics.judgements(found, PUBLIC, AFTER)
     assert [(j["id"], j["score"], j["current"]) for j in public] == [("s2-0", 7, True)]
-    board = clics.scoreboard(found, PUBLIC, AFTER)
+    board = clics_scoreboard.scoreboard(found, PUBLIC, AFTER)
     assert [(r["team_id"], r["score"]["score"], r["problems"][0]["num_pending"])
             for r in board["rows"]] == [("b", 7, 0), ("a", 0, 1), ("c", 0, 0)]  # fmt: skip
     assert clics.problems(found, PUBLIC, AFTER)[0]["max_score"] == 7
@@ -120,8 +120,11 @@ def test_while_frozen_a_team_sees_its_own_verdicts_and_the_organiser_everything(
     mine = clics.judgements(found, Viewer(Role.TEAM, "a"), AFTER)
     assert {(j["id"], j["current"]) for j in mine} == {("s1-0", False), ("s1-1", True),
                                                        ("s2-0", True)}  # fmt: skip
-    assert clics.scoreboard(found, Viewer(Role.TEAM, "a"), AFTER)["rows"][0]["team_id"] == "b"
-    board = clics.scoreboard(found, ADMIN, AFTER)
+    assert (
+        clics_scoreboard.scoreboard(found, Viewer(Role.TEAM, "a"), AFTER)["rows"][0]["team_id"]
+        == "b"
+    )
+    board = clics_scoreboard.scoreboard(found, ADMIN, AFTER)
     assert [(r["team_id"], r["score"]["score"]) for r in board["rows"][:2]] == [("a", 60),
                                                                                 ("b", 8)]  # fmt: skip
     assert clics.problems(found, ADMIN, AFTER)[0]["max_score"] == 60
