@@ -217,10 +217,10 @@ class GroupCommit(_QueueThread[PendingUpload | Submission]):
         self, submission: Submission, data: bytes | None = None
     ) -> Future[Submission | None]:
         """Store one upload with whatever else is waiting. The future answers the upload as
-        stored (with its transparency log leaf), None if its bytes were there already, raises Closed if its contest closed before it was received
-        (NotAllowed if its team may not upload the game logs it takes),
-        or raises what the store raised (for this upload alone where that can be told); it is
-        answered even if whoever waits for it is gone. If it
+        stored (with its transparency log leaf), None if its bytes were there already; it
+        raises Closed if its contest closed before it was received (NotAllowed if its team may
+        not upload the game logs it takes), or what the store raised (for this upload alone
+        where that can be told). It is answered even if whoever waits for it is gone. If it
         publishes, the stored upload (`data`: its bytes, to carry in the message) goes to the
         broker with its group after the commit, not before the answer."""
         done: Future[Submission | None] = Future()
@@ -228,9 +228,7 @@ class GroupCommit(_QueueThread[PendingUpload | Submission]):
         self._pending.put(PendingUpload(submission, data, done))
         return done
 
-    async def stored(
-        self, submission: Submission, data: bytes | None = None
-    ) -> Submission | None:
+    async def stored(self, submission: Submission, data: bytes | None = None) -> Submission | None:
         """`submit`, awaited on the event loop: no thread is held while the group commits."""
         return await asyncio.wrap_future(self.submit(submission, data))
 
@@ -325,7 +323,9 @@ def _answer(done: Future[Submission | None], row: Submission | CoreError | None)
         done.set_result(row)
 
 
-def _settle(done: Future[Submission | None], store: SubmissionStore, submission: Submission) -> bool:
+def _settle(
+    done: Future[Submission | None], store: SubmissionStore, submission: Submission
+) -> bool:
     """Store one upload alone and answer it; whether it was stored."""
     try:
         row = store.store_submissions([submission])[0]

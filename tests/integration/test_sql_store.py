@@ -1088,7 +1088,8 @@ def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
     finally:
         commits.close()
 
-    assert sum(row is not None for row in stored) == 150  # 50 of them repeat the bytes of another: each bytes stored once
+    # 50 of them repeat the bytes of another: each bytes stored once
+    assert sum(row is not None for row in stored) == 150
     rows = {s.sha256: s for s in (store.get_submission(u.id) for u in uploads) if s is not None}
     assert len(rows) == 150
     ids = [e["id"] for e in all_events(store) if e["type"] == "submission.stored"]
