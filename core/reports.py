@@ -20,7 +20,7 @@ from typing import Protocol
 import structlog
 
 from core import report_blobs
-from core.errors import BlobNotFound, Conflict, NotFound, UnknownRuleset
+from core.errors import BlobNotFound, Conflict, NotFound, UnknownRuleset, UploadCorrupt
 from core.games import game
 from core.judging import packed_report, read_upload, report_ruleset
 from core.ports import BlobStore, Rulesets
@@ -33,7 +33,8 @@ _PIECE = 64 * 1024  # a made report is sent in pieces of this size, as a stored 
 
 class ReportUnavailable(Conflict):
     """The report of a recorded result cannot be made here: the running judge does not find
-    what was recorded (another judge version judged it), or its ruleset is no longer stored."""
+    what was recorded (another judge version judged it), or its ruleset or its upload is no
+    longer stored."""
 
 
 class ReportSources(Protocol):
@@ -81,7 +82,13 @@ class Reports:
             raise ReportUnavailable(
                 f"the report of {sub.id} cannot be made: its ruleset is no longer stored ({exc})"
             ) from exc
-        judged = played.judge(read_upload(self.blobs, sub), lexicon, rules, result.report_key)
+        try:
+            data = read_upload(self.blobs, sub)
+        except (BlobNotFound, UploadCorrupt) as exc:
+            raise ReportUnavailable(
+                f"the report of {sub.id} cannot be made: its upload is gone or damaged"
+            ) from exc
+        judged = played.judge(data, lexicon, rules, result.report_key)
         if not _same(judged.result, result, ruleset):
             log.error(
                 "report.judge_differs", submission=sub.id, recorded=result.judge_version,

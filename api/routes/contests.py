@@ -117,7 +117,13 @@ def thaw_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestThawed:
     if thawed is None:
         raise NotFound(f"no contest {contest[:64]!r}")
     shown, now_thawed = thawed
-    svc.public.forget(("contest", contest), ("contests",), *standings.board_keys(contest))
+    svc.public.forget(
+        ("contest", contest),
+        ("contests",),
+        ("clics", contest),  # the Contest API's view of it, as the public reads it
+        ("clics", "contests"),
+        *standings.board_keys(contest),
+    )
     return schemas.ContestThawed(**_contest_out(shown).model_dump(), thawed=now_thawed)
 
 

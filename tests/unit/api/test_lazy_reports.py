@@ -170,6 +170,20 @@ def test_a_result_whose_word_list_is_gone_gets_a_409_not_a_report(
     assert "no longer stored" in response.json()["detail"]
 
 
+def test_a_result_whose_upload_is_gone_gets_a_409_naming_no_key(
+    pipe: Pipeline, judged: str
+) -> None:
+    sub = pipe.store.get_submission(judged)
+    assert sub is not None
+    del pipe.blobs.objects[sub.blob_key]
+
+    response = pipe.client.get(f"/v1/submissions/{judged}/report", headers=ADMIN)
+
+    assert response.status_code == 409
+    assert "upload is gone or damaged" in response.json()["detail"]
+    assert sub.blob_key not in response.text
+
+
 def test_a_heavy_uploads_report_is_stored_by_the_worker_and_never_judged_by_the_api(
     pipe: Pipeline,
 ) -> None:
