@@ -55,10 +55,12 @@ class FeedHub:
         page: int = tuning.CLICS_PAGE,
         kept: int = tuning.CLICS_LINES_KEPT,
         keepalive_s: float = tuning.CLICS_KEEPALIVE_S,
+        most: int = tuning.CLICS_FOLLOWERS_MOST,
     ) -> None:
         self._reader = reader
         self._run = run
         self.poll_s, self.page, self.kept, self.keepalive_s = poll_s, page, kept, keepalive_s
+        self.most = most
         self._lines: list[Line] = []
         self._cursor: int | None = None  # the last event the lines are complete up to
         self._since: dict[str, int | None] = {}  # per contest: lines held from after this id
@@ -68,6 +70,14 @@ class FeedHub:
         self._tick = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self.steps = 0  # for tests and the benchmark
+
+    def followers(self) -> int:
+        return sum(self._followers.values())
+
+    def full(self) -> bool:
+        """Whether the process follows as many feeds as it may: each holds a connection and,
+        while it catches up, a page of lines."""
+        return self.followers() >= self.most
 
     async def last_event(self) -> int:
         return await self._call(self._reader.last_event)

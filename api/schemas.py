@@ -178,6 +178,12 @@ class SubmissionOut(BaseModel):
         description="the result in its game's own fields (Wordytaire: score, legal, illegal; "
         "Crosstiles: valid, turns, winning_score, winners, error); null until judged",
     )
+    log_leaf: int | None = Field(
+        default=None,
+        description="the leaf of its latest verdict (or failure) in the contest's transparency "
+        "log; null until logged. `GET /v1/submissions/{id}/log` gives every leaf with its "
+        "inclusion proof",
+    )
 
 
 NEXT_PAGE = (

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import re
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +42,7 @@ EXIT_MISMATCH = 1
 MOST_LEAVES = 1 << 24  # a checkpoint claiming more is refused, not fetched
 SETTLE_S = 15.0  # how long standings that differ from the log are given to catch up
 SEALED_HEADER = "tilejudge-sealed-leaf"
+LEAF = re.compile(r"[0-9]{1,18}")
 # GET of a path: (status, body, the first sealed leaf a 403 names); a status other than 200 and
 # 403 is the fetcher's error to raise.
 Get = Callable[[str], tuple[int, bytes, int | None]]
@@ -169,9 +171,15 @@ def audit(
     if implied is None or found.problems:
         return found
     if found.withheld:
-        found.passed.append(
-            "the standings are not compared while entries are withheld: audit again after the thaw"
-        )
+        if not json.loads(_text(get, base)).get("frozen"):
+            found.problems.append(
+                f"{found.withheld} entries are withheld, but the contest says it is not frozen"
+            )
+        else:
+            found.passed.append(
+                "the standings are not compared while entries are withheld: audit again after "
+                "the thaw"
+            )
         return found
     waited = 0.0
     while True:
@@ -218,7 +226,8 @@ def _snapshot(
 
 
 def sealed_leaf(header: str | None) -> int | None:
-    return int(header) if header is not None and header.isdigit() and len(header) < 20 else None
+    """The leaf a 403's `Tilejudge-Sealed-Leaf` names; None for a missing or malformed one."""
+    return int(header) if header is not None and LEAF.fullmatch(header) else None
 
 
 def _text(get: Get, path: str) -> str:
@@ -248,7 +257,12 @@ def _fetch_tree(
         if status == 403:
             # A frozen verdict: the entries before it in a narrower bundle, the hashes of the
             # rest from the level-0 tile (they are in the signed tree, unread until the thaw).
-            shown = max(0, min(bundle.width, (sealed if sealed is not None else first) - first))
+            if sealed is None or not first <= sealed < first + bundle.width:
+                found.problems.append(
+                    f"entry bundle {bundle.n} was refused without naming a sealed leaf in it"
+                )
+                return leaves, entries
+            shown = sealed - first
             body = b""
             if shown:
                 status, body, _ = get(f"{base}/log/{tiles.entries_path(bundle.n, shown)}")
@@ -284,30 +298,46 @@ def _check_history(
     kept for next time (only when it extends the one before)."""
     if seen_dir is None:
         return
-    name = hashlib.sha256(f"{checkpoint.origin}\n{verifier.key}".encode()).hexdigest()[:32]
-    path = seen_dir / f"{name}.checkpoint"
+    # Keyed by the log alone, with the key it was signed by: a server that changes keys does
+    # not start a fresh history here.
+    name = hashlib.sha256(checkpoint.origin.encode()).hexdigest()[:32]
+    path = seen_dir / f"{name}.json"
     if path.is_file():
         try:
-            before = open_checkpoint(path.read_text(), [verifier], checkpoint.origin)
-        except (NoteError, ValueError, OSError):
-            before = None
-        if before is not None:
-            if before.size > checkpoint.size:
-                found.problems.append(
-                    f"the log shrank from {before.size} to {checkpoint.size} entries since this "
-                    "client last saw it: history was rewritten"
-                )
-                return
-            if root(leaves[: before.size]) != before.root:
-                found.problems.append(
-                    f"the first {before.size} entries no longer hash to the root this client "
-                    "saw before: history was rewritten"
-                )
-                return
-            found.passed.append(f"consistent with the checkpoint of {before.size} seen before")
+            kept = json.loads(path.read_text())
+            seen_key, seen_note = str(kept["key"]), str(kept["checkpoint"])
+        except (OSError, ValueError, KeyError, TypeError):
+            found.problems.append(
+                f"{path} is unreadable; delete it to start this log's history anew"
+            )
+            return
+        if seen_key != verifier.key:
+            found.problems.append(
+                f"the log's key changed from {seen_key} to {verifier.key} since this client "
+                f"last saw it; if the organiser announced the change, delete {path}"
+            )
+            return
+        try:
+            before = open_checkpoint(seen_note, [verifier], checkpoint.origin)
+        except (NoteError, ValueError) as exc:
+            found.problems.append(f"{path} holds no checkpoint of this log ({exc}); delete it")
+            return
+        if before.size > checkpoint.size:
+            found.problems.append(
+                f"the log shrank from {before.size} to {checkpoint.size} entries since this "
+                "client last saw it: history was rewritten"
+            )
+            return
+        if root(leaves[: before.size]) != before.root:
+            found.problems.append(
+                f"the first {before.size} entries no longer hash to the root this client "
+                "saw before: history was rewritten"
+            )
+            return
+        found.passed.append(f"consistent with the checkpoint of {before.size} seen before")
     seen_dir.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".part")
-    partial.write_text(signed)
+    partial.write_text(json.dumps({"key": verifier.key, "checkpoint": signed}))
     partial.replace(path)
 
 

@@ -25,7 +25,27 @@ from dataclasses import dataclass, field
 from typing import Any
 
 VERSION = 1
-KINDS = ("upload", "verdict", "failed", "rejudge", "owner", "team_deleted", "close")
+# Each kind's fields, and the type each must have (`optional`: may be left out). A
+# verdict's `result` is the game's own object, checked by its shape only: no floats.
+_STR, _INT, _RESULT = "string", "integer", "object or null"
+FIELDS: dict[str, dict[str, str]] = {
+    "upload": {
+        "submission": _STR, "team": _STR, "sha256": _STR, "size": _INT, "received_at": _STR
+    },
+    "verdict": {
+        "submission": _STR, "lexicon": _STR, "layout": _STR, "judge_version": _STR,
+        "result": _RESULT,
+    },
+    "failed": {"submission": _STR, "reason": _STR},
+    "rejudge": {"run": _STR, "lexicon": _STR, "layout": _STR},
+    "owner": {"submission": _STR, "team": _STR, "received_at": _STR, "sha256": _STR},
+    "team_deleted": {"team": _STR},
+    "close": {"closes_at": _STR},
+}  # fmt: skip
+# `rejudge`: the run that made a verdict or failure; `nonce`: random, in an entry sealed while
+# its contest is frozen, so its hash does not give away its few possible verdicts.
+OPTIONAL = {"rejudge": _STR, "nonce": _STR}
+KINDS = tuple(FIELDS)
 
 
 def encode(fields: Mapping[str, Any]) -> bytes:
@@ -41,22 +61,44 @@ class EntryError(ValueError):
     """Bytes that are not a canonical entry of this log's format."""
 
 
+def _no_floats(text: str) -> Any:
+    raise ValueError(f"a number that is not an integer: {text[:20]}")
+
+
 def decode(data: bytes) -> dict[str, Any]:
     """An entry back as its fields; EntryError unless the bytes are exactly the canonical
-    encoding (a log whose entries could be spelt two ways could hide one fact as another)."""
+    encoding of an entry of a known kind with each of its fields of the right type (a log
+    whose entries could be spelt two ways could hide one fact as another)."""
     try:
-        fields = json.loads(data.decode("ascii"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EntryError(f"not an entry: {exc}") from None
+        fields = json.loads(data.decode("ascii"), parse_float=_no_floats, parse_constant=_no_floats)
+    except (UnicodeDecodeError, ValueError) as exc:  # JSONDecodeError, huge integers too
+        raise EntryError(f"not an entry: {str(exc)[:200]}") from None
     if not isinstance(fields, dict) or fields.get("v") != VERSION:
         raise EntryError("not an entry of version 1")
-    try:
-        canonical = encode({k: v for k, v in fields.items() if k != "v"})
-    except ValueError as exc:
-        raise EntryError(str(exc)) from None
-    if canonical != data:
+    kind = fields.get("type")
+    if kind not in FIELDS:
+        raise EntryError(f"not a log entry kind: {str(kind)[:40]!r}")
+    wanted = {"v": _INT, "type": _STR, **FIELDS[kind]}
+    for name, value in fields.items():
+        shape = wanted.get(name) or OPTIONAL.get(name)
+        if shape is None:
+            raise EntryError(f"a {kind} entry has no field {name[:40]!r}")
+        if not _is(shape, value):
+            raise EntryError(f"a {kind} entry's {name} is not a {shape}")
+    missing = sorted(set(wanted) - set(fields))
+    if missing:
+        raise EntryError(f"a {kind} entry without {', '.join(missing)}")
+    if encode({k: v for k, v in fields.items() if k != "v"}) != data:
         raise EntryError("an entry not in canonical form")
     return fields
+
+
+def _is(shape: str, value: Any) -> bool:
+    if shape == _STR:
+        return isinstance(value, str)
+    if shape == _INT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return value is None or isinstance(value, dict)
 
 
 @dataclass(frozen=True)
@@ -117,8 +159,8 @@ def _apply(state: Implied, index: int, entry: dict[str, Any]) -> None:
         if found is None:
             state.problems.append(f"entry {index}: a {kind} for {sid}, never logged as uploaded")
             return
-        if kind == "owner":
-            found.team = entry["team"]
+        if kind == "owner":  # a shared game passed on: its new owner's copy counts
+            found.team, found.received_at = entry["team"], entry["received_at"]
         elif kind == "verdict":
             found.verdict, found.failed = entry["result"], None
             found.ruleset = (entry["lexicon"], entry["layout"])

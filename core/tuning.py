@@ -66,3 +66,5 @@ CLICS_PAGE = 1000
 CLICS_LINES_KEPT = 20_000
 # A newline after this long without an event (the spec asks for one within 120 s).
 CLICS_KEEPALIVE_S = 60.0
+# Event-feed followers an API process serves at once; beyond, 503 with Retry-After.
+CLICS_FOLLOWERS_MOST = 500

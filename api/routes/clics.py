@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 from collections.abc import Callable
 from functools import partial
 from typing import Annotated, Any
@@ -55,6 +56,13 @@ router = APIRouter()
 
 class BadRequest(ApiError):
     status, code = 400, "bad_request"
+
+
+class Busy(ApiError):
+    status, code = 503, "busy"
+
+
+TOKEN = re.compile(r"[0-9]{1,18}")  # an event id (`isdigit` takes "²", which int() refuses)
 
 
 def clics_app(parent: FastAPI) -> FastAPI:
@@ -228,8 +236,13 @@ async def event_feed(
     last = await hub.last_event()
     given = since_token if since_token is not None else since_id
     snapshot = None
+    if stream and hub.full():
+        raise Busy(
+            f"this server has {hub.followers()} event-feed followers, its most; retry later",
+            headers={"Retry-After": "5"},
+        )
     if given is not None:
-        if not given.isdigit() or int(given) > last:
+        if not TOKEN.fullmatch(given) or int(given) > last:
             raise BadRequest(f"unknown since_token {given[:32]!r}")
         start = int(given)
     else:  # read after `last`: the snapshot holds every change up to it

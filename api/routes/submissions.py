@@ -122,8 +122,15 @@ def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.Subm
         "lexicon": result.lexicon_id if result else None,
         "layout": result.layout_id if result else None,
         **_failure(sub.failure),
+        "log_leaf": next(
+            (leaf for leaf, kind, _ in reversed(svc.store.log_leaves(sub.id)) if kind in OUTCOMES),
+            None,
+        ),
     }
     return schemas.SubmissionOut(**shown(row, fields))
+
+
+OUTCOMES = ("verdict", "failed")  # the log entries that state a submission's outcome
 
 
 def _failure(recorded: str | None) -> dict[str, str | None]:

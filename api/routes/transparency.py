@@ -16,7 +16,7 @@ from typing import Any
 
 from fastapi import APIRouter, Response
 
-from api.errors import Forbidden
+from api.errors import ApiError, Forbidden
 from api.lookups import known_contest, well_formed
 from api.public import FRESH_PER_WINDOW
 from api.routes.submissions import readable_submission
@@ -70,7 +70,7 @@ async def log_tile(contest: str, path: str, svc: Svc, organiser: Organiser) -> R
     try:
         wanted = tiles.parse_path(f"tile/{path}")
     except ValueError as exc:
-        raise NotFound(str(exc)) from None
+        raise NoSuchTile(str(exc)) from None
     found = await _contest(svc, contest)
     # Shared between callers (and immutable once served): a crowd of auditors costs one read.
     read = partial(_read_tile, svc, contest, wanted)
@@ -102,13 +102,23 @@ def _read_tile(
     start, width = wanted.n * tiles.TILE_WIDTH, wanted.width
     if isinstance(wanted, tiles.Tile):
         if (start + width) * tiles.TILE_WIDTH**wanted.level > size:
-            raise NotFound(f"no tile {tiles.tile_path(wanted)!r} in the log's {size} entries")
+            raise NoSuchTile(f"no tile {tiles.tile_path(wanted)!r} in the log's {size} entries")
         data = tiles.read_tile_data(wanted, lambda ids: svc.store.log_hashes(contest, ids))
         return data, None
     if start + width > size:
-        raise NotFound(f"no entries {start}..{start + width - 1} in the log's {size} entries")
+        raise NoSuchTile(f"no entries {start}..{start + width - 1} in the log's {size} entries")
     entries, sealed = svc.store.log_entries(contest, start, width)
     return tiles.encode_bundle(entries), sealed
+
+
+class NoSuchTile(ApiError):
+    """404 for a tile the tree does not hold yet: never cached, since it may exist a second
+    later (tiles that exist are cached for ever)."""
+
+    status, code = 404, "not_found"
+
+    def __init__(self, detail: str) -> None:
+        super().__init__(detail, headers={"Cache-Control": "no-store"})
 
 
 def sealed_bundle(contest: str, leaf: int) -> Forbidden:
@@ -118,7 +128,7 @@ def sealed_bundle(contest: str, leaf: int) -> Forbidden:
     return Forbidden(
         f"contest {contest} is frozen: leaf {leaf} of this bundle is a verdict revealed at the "
         "thaw; the entries before it are served in a narrower bundle",
-        headers={SEALED_HEADER: str(leaf)},
+        headers={SEALED_HEADER: str(leaf), "Cache-Control": "no-store"},
     )
 
 

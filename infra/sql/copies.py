@@ -162,6 +162,8 @@ def hand_on(
                 "contest": old.contest_id,
                 "team": heir["team_id"],
                 "from_team": team_id,
+                "sha256": heir["sha256"],  # its copy, which the submission now is
+                "received_at": heir["received_at"],
             }
         )
         handed.append(HandedOn(sid, heir["team_id"]))

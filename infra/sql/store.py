@@ -99,11 +99,19 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, T
             contest, now = Contest(**row), clock.now()
             if contest.closes_at <= now:
                 return contest, False
-            closing = replace(contest, opens_at=min(contest.opens_at, now), closes_at=now)
+            # Closed before its freeze time, it never froze: no freeze left after its end.
+            freeze_at = contest.freeze_at if (contest.freeze_at or "") <= now else None
+            closing = replace(
+                contest, opens_at=min(contest.opens_at, now), closes_at=now, freeze_at=freeze_at
+            )
             conn.execute(
                 update(contests)
                 .where(contests.c.id == contest_id)
-                .values(opens_at=closing.opens_at, closes_at=closing.closes_at)
+                .values(
+                    opens_at=closing.opens_at,
+                    closes_at=closing.closes_at,
+                    freeze_at=closing.freeze_at,
+                )
             )
             pending.append(
                 {

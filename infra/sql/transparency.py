@@ -10,6 +10,7 @@ Go tlog's stored-hash order (`core.tlog.merkle`) and signs the tree's new size a
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -19,7 +20,7 @@ from sqlalchemy import Connection, and_, insert, or_, select, text, update
 from core import clock, transparency
 from core.errors import read_failure
 from core.events import EventType
-from core.freeze import frozen, live_verdict_hidden
+from core.freeze import frozen
 from core.log_signing import Sign
 from core.records import Contest
 from core.tlog import merkle
@@ -71,6 +72,9 @@ class TransparencyMixin(StoreBase):
         held = {row["id"]: Contest(**row) for row in found}
         now = clock.now()
         frozen_now = {cid for cid, contest in held.items() if frozen(contest, now)}
+        # Receipt times where a freeze is set and not thawed: whether a verdict is sealed
+        # must not hang on this host's clock (`_sealed`).
+        freezing = {cid for cid, contest in held.items() if _freeze_pending(contest)}
         context = _Context(
             now=now,
             frozen=frozen_now,
@@ -79,7 +83,7 @@ class TransparencyMixin(StoreBase):
                 {
                     e["submission"]
                     for e in facts
-                    if e["contest"] in frozen_now and e.get("submission")
+                    if e["contest"] in freezing and e.get("submission")
                 },
             ),
             verdicts=_live_verdicts(conn, facts, held),
@@ -97,15 +101,15 @@ class TransparencyMixin(StoreBase):
     # -- the sequencer ----------------------------------------------------------------------
 
     def sequence(self, sign: Sign) -> int:
-        """Hash every contest's new leaves into its tree and sign the new heads (and a first,
-        empty head for a contest without one); log the close of contests whose time is up.
-        The leaves hashed; 0 when another host is sequencing."""
-        self._log_closes()
-        with self.read() as conn:
-            if not _behind(conn):  # nothing to do: no write lock taken, every second, for it
+        """Log the close of contests whose closing time has passed, hash every contest's new
+        leaves into its tree and sign the new heads (and a first, empty head for a contest
+        without one). The leaves hashed; 0 when another host is sequencing."""
+        now = clock.now()
+        with self.read() as conn:  # nothing to do: no write lock taken, every second, for it
+            if not _behind(conn) and not _closes_due(conn, now):
                 return 0
         done = 0
-        with self.write() as (conn, _):
+        with self.write() as (conn, pending):
             if (
                 self._postgres
                 and not conn.execute(
@@ -115,26 +119,8 @@ class TransparencyMixin(StoreBase):
                 return 0
             for contest_id, next_leaf, size in _behind(conn):
                 done += _grow(conn, contest_id, size or 0, next_leaf or 0, sign, size is None)
-        return done
-
-    def _log_closes(self) -> None:
-        """A contest whose closing time has passed with no close logged gets one, as an event
-        of the clock's (an organiser's `close` logs its own)."""
-        now = clock.now()
-        with self.read() as conn:
-            due = conn.execute(
-                select(contests.c.id, contests.c.closes_at)
-                .outerjoin(log_heads, log_heads.c.contest_id == contests.c.id)
-                .where(
-                    and_(
-                        contests.c.closes_at <= now,
-                        or_(log_heads.c.closed.is_(None), log_heads.c.closed.is_(False)),
-                    )
-                )
-            ).all()
-        if not due:
-            return
-        with self.write() as (_, pending):
+            # Under the sequencer's lock, so two hosts never both announce one close; its
+            # entry is hashed at the next round.
             pending.extend(
                 {
                     "type": EventType.CONTEST_CLOSED,
@@ -142,8 +128,9 @@ class TransparencyMixin(StoreBase):
                     "closes_at": closes_at,
                     "by": "clock",
                 }
-                for contest_id, closes_at in due
+                for contest_id, closes_at in _closes_due(conn, now)
             )
+        return done
 
     # -- readers ----------------------------------------------------------------------------
 
@@ -208,13 +195,7 @@ def _entries_of(
     verdict for each result it changed."""
     kind, cid, sid = event["type"], contest.id, event.get("submission")
     is_frozen = cid in context.frozen
-    # A verdict the frozen standings hide: of an upload received during the freeze, or under a
-    # ruleset a rejudge applied during the freeze switched to (`core.freeze`).
-    after_freeze = (
-        is_frozen
-        and sid is not None
-        and live_verdict_hidden(contest, context.received.get(sid, ""), context.now)
-    )
+    sealed = sid is not None and _sealed(contest, context.received.get(sid))
     if kind in (EventType.SUBMISSION_STORED, EventType.SUBMISSION_COPIED):
         fields = {
             "type": "upload",
@@ -227,7 +208,7 @@ def _entries_of(
         return [Entry(cid, fields, submission_id=sid)]
     if kind is EventType.SUBMISSION_JUDGED:
         verdict = context.verdicts.get(sid or "")
-        return [Entry(cid, verdict, after_freeze, sid)] if verdict is not None else []
+        return [_entry(cid, verdict, sealed, sid)] if verdict is not None else []
     if kind is EventType.SUBMISSION_FAILED:
         failure = read_failure(event.get("reason"))
         fields = {
@@ -237,10 +218,17 @@ def _entries_of(
         }
         if event.get("rejudge"):
             fields["rejudge"] = event["rejudge"]
-        sealed = after_freeze or (is_frozen and bool(event.get("rejudge")))
-        return [Entry(cid, fields, sealed, sid)]
+        sealed = sealed or (is_frozen and bool(event.get("rejudge")))
+        return [_entry(cid, fields, sealed, sid)]
     if kind is EventType.SUBMISSION_HANDED_ON:
-        return [Entry(cid, {"type": "owner", "submission": sid, "team": event["team"]}, False, sid)]
+        owner = {
+            "type": "owner",
+            "submission": sid,
+            "team": event["team"],
+            "received_at": event["received_at"],
+            "sha256": event["sha256"],
+        }
+        return [Entry(cid, owner, False, sid)]
     if kind is EventType.TEAM_DELETED:
         return [Entry(cid, {"type": "team_deleted", "team": event["team"]})]
     if kind is EventType.CONTEST_CLOSED:
@@ -248,6 +236,31 @@ def _entries_of(
     if kind is EventType.REJUDGE_APPLIED:
         return _applied(conn, event, contest, is_frozen)
     return []
+
+
+def _freeze_pending(contest: Contest) -> bool:
+    return contest.freeze_at is not None and contest.thawed_at is None
+
+
+def _sealed(contest: Contest, received_at: str | None) -> bool:
+    """Whether a live verdict is one the frozen standings hide, decided from the contest's
+    row and the upload's receipt time alone, never from this host's clock (a worker whose
+    clock runs behind would publish what an API host already freezes): its upload came at or
+    after the freeze time, or a rejudge applied during the freeze moved the contest to the
+    ruleset it is judged under (`core.freeze`)."""
+    if not _freeze_pending(contest) or received_at is None:
+        return False
+    live = (contest.lexicon_id, contest.layout_id)
+    kept = (contest.frozen_lexicon_id, contest.frozen_layout_id)
+    return received_at >= (contest.freeze_at or "") or (kept[0] is not None and kept != live)
+
+
+def _entry(contest_id: str, fields: dict[str, Any], sealed: bool, sid: str | None = None) -> Entry:
+    """An entry; a sealed one carries a random nonce, so its leaf hash, public in the tiles
+    while it is withheld, does not give away which of its few possible verdicts it holds."""
+    if sealed:
+        fields = {**fields, "nonce": secrets.token_hex(16)}
+    return Entry(contest_id, fields, sealed, sid)
 
 
 def _live_verdicts(
@@ -312,13 +325,13 @@ def _applied(
     run_id, new = event["rejudge"], (event["lexicon"], event["layout"])
     old = (event["from_lexicon"], event["from_layout"])
     head = {"type": "rejudge", "run": run_id, "lexicon": new[0], "layout": new[1]}
-    entries = [Entry(contest.id, head, is_frozen)]
+    entries = [_entry(contest.id, head, is_frozen)]
     before, after = _results_under(conn, contest, old), _results_under(conn, contest, new)
     for sid in sorted(after):
         version, fields = after[sid]
         if before.get(sid, (None, None))[1] != fields:
             verdict = {**_verdict(sid, new, version, fields), "rejudge": run_id}
-            entries.append(Entry(contest.id, verdict, is_frozen, sid))
+            entries.append(_entry(contest.id, verdict, is_frozen, sid))
     return entries
 
 
@@ -403,6 +416,23 @@ def _number(conn: Connection, entries: Sequence[Entry]) -> dict[int, int]:
     if rows:
         conn.execute(insert(log_entries), rows)
     return leaves
+
+
+def _closes_due(conn: Connection, now: str) -> list[Any]:
+    """(contest id, closing time) of each contest whose closing time has passed with no
+    close logged (an organiser's `close` logs its own)."""
+    return list(
+        conn.execute(
+            select(contests.c.id, contests.c.closes_at)
+            .outerjoin(log_heads, log_heads.c.contest_id == contests.c.id)
+            .where(
+                and_(
+                    contests.c.closes_at <= now,
+                    or_(log_heads.c.closed.is_(None), log_heads.c.closed.is_(False)),
+                )
+            )
+        ).all()
+    )
 
 
 def _behind(conn: Connection) -> list[Any]:

@@ -56,6 +56,17 @@ def test_errors_take_the_specs_shape_and_an_unknown_token_is_refused(pipe: Pipel
         "message": "unknown token",
     }
     assert pipe.client.get("/clics/contests/open/event-feed?since_token=99999").status_code == 400
+    odd = pipe.client.get("/clics/contests/open/event-feed", params={"since_token": "\u00b2"})
+    assert odd.status_code == 400 and odd.json()["code"] == 400  # a digit int() refuses
+
+
+def test_a_process_following_its_most_feeds_answers_another_with_503(pipe: Pipeline) -> None:
+    hub = pipe.services.clics_feed
+    hub.most = 0
+    busy = pipe.client.get("/clics/contests/open/event-feed")
+    assert busy.status_code == 503 and busy.headers["retry-after"] == "5"
+    ended = pipe.client.get("/clics/contests/open/event-feed?stream=false")
+    assert ended.status_code == 200  # a feed that ends once caught up holds nothing
 
 
 def basic(token: str, user: str = "admin") -> dict[str, str]:

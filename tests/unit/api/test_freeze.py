@@ -379,3 +379,14 @@ def test_the_shared_reads_never_mix_the_organisers_board_with_the_publics(
     for _ in range(10):
         assert scores(board(pipe, ADMIN))["owls"] == 13
         assert scores(board(pipe))["owls"] == 9
+
+
+def test_a_contest_closed_before_its_freeze_time_never_freezes(pipe: Pipeline) -> None:
+    """Closed early, a contest has no freeze left after its end: nothing to thaw, and a
+    rejudge applied afterwards shows at once."""
+    frozen_contest(pipe)
+    closed = pipe.client.post(f"/v1/contests/{CONTEST}/close", headers=ADMIN)
+    assert closed.status_code == 200, closed.text
+    shown = pipe.client.get(f"/v1/contests/{CONTEST}").json()
+    assert (shown["freeze_at"], shown["frozen"]) == (None, False)
+    assert pipe.client.post(f"/v1/contests/{CONTEST}/thaw", headers=ADMIN).status_code == 409

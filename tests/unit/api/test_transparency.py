@@ -118,6 +118,8 @@ def test_a_team_gets_inclusion_proofs_of_its_own_entries_against_the_checkpoint(
         )
     other = pipe.client.get(f"/v1/submissions/{ids[1]}/log", headers=ravens.headers)
     assert other.status_code == 404
+    shown = pipe.client.get(f"/v1/submissions/{ids[0]}", headers=ravens.headers).json()
+    assert shown["log_leaf"] == body["leaves"][-1]["leaf"]  # its verdict's leaf
 
 
 def test_an_honest_log_passes_every_check_of_the_audit(pipe: Pipeline, tmp_path: Path) -> None:
@@ -312,7 +314,9 @@ def test_a_frozen_verdict_is_logged_sealed_until_the_thaw_and_its_team_still_get
     assert pipe.client.get(path).status_code == 200
     thawed = run_audit(pipe, contest=CONTEST)
     assert thawed.problems == [] and thawed.withheld == 0, thawed
-    assert before != after
+    verdicts = {e["submission"]: e for e in entries(pipe, CONTEST) if e["type"] == "verdict"}
+    # The sealed verdict's leaf hash, public all along, hid its few possible scores.
+    assert "nonce" in verdicts[after] and "nonce" not in verdicts[before]
 
 
 @pytest.fixture
@@ -350,3 +354,44 @@ def test_standings_ahead_of_the_checkpoint_are_compared_again_with_a_newer_one(
         sleep=sequence_meanwhile,
     )
     assert found.problems == [] and sleeps == [1.0], found
+
+
+def test_the_audit_refuses_entries_withheld_from_a_contest_that_is_not_frozen(
+    pipe: Pipeline,
+) -> None:
+    """A server hiding an entry behind a 403 while its contest is open is caught, and one
+    that names no sealed leaf in the bundle (or one outside it) too."""
+    judged_contest(pipe)
+    honest = get(pipe)
+
+    def hiding(header: int | None) -> Any:
+        def fetch(path: str) -> tuple[int, bytes, int | None]:
+            if "/tile/entries/" in path and not path.endswith(".p/2"):
+                return 403, b"", header
+            return honest(path)
+
+        return fetch
+
+    key = pipe.client.get("/v1/contests/open/log/key").text.strip()
+    hidden = audit(hiding(2), "open", key=key, seen_dir=None, err=io.StringIO(), settle=0)
+    assert hidden.withheld == 4
+    assert hidden.problems == ["4 entries are withheld, but the contest says it is not frozen"]
+    for header in (None, 300):
+        found = audit(hiding(header), "open", key=key, seen_dir=None, err=io.StringIO(), settle=0)
+        assert "without naming a sealed leaf" in found.problems[0], found
+
+
+def test_a_key_changed_since_the_last_audit_is_named(pipe: Pipeline, tmp_path: Path) -> None:
+    from core.log_signing import LogSigner
+    from core.tlog import generate_key
+
+    judged_contest(pipe)
+    assert run_audit(pipe, tmp_path).problems == []
+    pipe.services.log_signer = LogSigner(generate_key("tilejudge.localhost")[0])
+    with pipe.store.engine.begin() as conn:
+        for table in (logs, log_hashes):  # signed again from scratch with the new key
+            conn.execute(delete(table))
+    sequence(pipe)
+    pipe.services.public = SharedReads()
+    found = run_audit(pipe, tmp_path)
+    assert found.problems and "the log's key changed" in found.problems[0], found
