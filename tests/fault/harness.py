@@ -492,6 +492,7 @@ def check_recovery(load: Load, burst: Burst, fault_over: datetime, give_up: floa
         events = follow_events(http, plan, load.mark, (), time.monotonic() + 30)
         problems = verify(http, plan, burst, load.corpus, events)
     problems += _sql_problems(stack, plan.contest) + _event_problems(stack, plan.contest, events)
+    problems += _log_problems(stack, plan.contest)
     judged = [e for e in events if e["type"] == "submission.judged"]
     if not judged:
         return Recovery(float("inf"), problems, len(burst.acknowledged), len(rows), "")
@@ -552,6 +553,37 @@ def _event_problems(stack: FaultStack, contest: str, events: list[dict[str, Any]
         kinds = history.get(sid, [])
         if kinds.count("submission.judged") != 1 or kinds[-1] != "submission.judged":
             problems.append(f"submission {sid} events: {kinds}")
+    return problems
+
+
+def _log_problems(stack: FaultStack, contest: str) -> list[str]:
+    """The contest's transparency log: leaves numbered without gap or repeat, one upload entry
+    and one verdict entry (with the result's score) for each submission."""
+    from core import transparency
+
+    rows = stack.sql(
+        "SELECT leaf, entry FROM log_entries WHERE contest_id = ? ORDER BY leaf", contest
+    )
+    problems = []
+    if [leaf for leaf, _ in rows] != list(range(len(rows))):
+        problems.append(f"the log's {len(rows)} leaves are not numbered 0..{len(rows) - 1}")
+    kinds: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for _, entry in rows:
+        fields = transparency.decode(bytes(entry))
+        kinds.setdefault((fields["type"], fields.get("submission", "")), []).append(fields)
+    scores = stack.sql(
+        "SELECT r.submission_id, r.score FROM results r JOIN submissions s ON s.id = "
+        "r.submission_id JOIN contests c ON c.id = s.contest_id WHERE s.contest_id = ? AND "
+        "r.lexicon_id = c.lexicon_id AND r.layout_id = c.layout_id",
+        contest,
+    )
+    for sid, score in scores:
+        uploads, verdicts = kinds.get(("upload", sid), []), kinds.get(("verdict", sid), [])
+        if len(uploads) != 1 or [v["result"]["score"] for v in verdicts] != [score]:
+            problems.append(
+                f"submission {sid}: {len(uploads)} upload entries, verdict entries "
+                f"{[v['result']['score'] for v in verdicts]}, result {score}"
+            )
     return problems
 
 
