@@ -220,13 +220,7 @@ class Settings:
         file TILEJUDGE_SESSION_KEY_FILE names, else one generated under the home directory
         (deleting that file signs every dashboard out at the API's next start)."""
         if self.session_key is None and self.session_key_file is not None:
-            try:
-                given = self.session_key_file.read_text().strip()
-            except OSError as exc:
-                raise SettingsError(f"TILEJUDGE_SESSION_KEY_FILE: cannot read it: {exc}") from None
-            if not given:
-                raise SettingsError("TILEJUDGE_SESSION_KEY_FILE: the file is empty")
-            return given
+            return _key_file("TILEJUDGE_SESSION_KEY_FILE", self.session_key_file)
         return self.secret("session-key", self.session_key)
 
     def log_key_value(self) -> str:
@@ -235,12 +229,7 @@ class Settings:
         starts a new key: auditors who pinned the old one must be told)."""
         given = self.log_key
         if given is None and self.log_key_file is not None:
-            try:
-                given = self.log_key_file.read_text().strip()
-            except OSError as exc:
-                raise SettingsError(f"TILEJUDGE_LOG_KEY_FILE: cannot read it: {exc}") from None
-            if not given:
-                raise SettingsError("TILEJUDGE_LOG_KEY_FILE: the file is empty")
+            given = _key_file("TILEJUDGE_LOG_KEY_FILE", self.log_key_file)
         value = self.secret("log-key", given, lambda: note.generate_key(self.log_name)[0])
         try:
             note.Signer.from_key(value)
@@ -255,6 +244,17 @@ class Settings:
                 f"`tilejudge log-key NAME` makes one): {exc}"
             ) from None
         return value
+
+
+def _key_file(name: str, path: Path) -> str:
+    """A secret read from the file a setting names (a mounted secret)."""
+    try:
+        given = path.read_text().strip()
+    except OSError as exc:
+        raise SettingsError(f"{name}: cannot read it: {exc}") from None
+    if not given:
+        raise SettingsError(f"{name}: the file is empty")
+    return given
 
 
 @dataclass(frozen=True)

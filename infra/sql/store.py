@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import bindparam, insert, select, update
+from sqlalchemy import Connection, RowMapping, bindparam, insert, select, update
 
 from core import clock
 from core.errors import Duplicate
@@ -89,11 +89,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, T
         before the time is taken: a group holding it has committed first, so none of its
         uploads was received after the closing time recorded."""
         with self.write() as (conn, pending):
-            row = (
-                conn.execute(select(contests).where(contests.c.id == contest_id).with_for_update())
-                .mappings()
-                .first()
-            )
+            row = _locked_contest(conn, contest_id)
             if row is None:
                 return None
             contest, now = Contest(**row), clock.now()
@@ -131,11 +127,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, T
         there is no such contest. A contest thawed already, or without a freeze, is left as it
         is. Before its freeze time, the thaw cancels the freeze: the standings never freeze."""
         with self.write() as (conn, pending):
-            row = (
-                conn.execute(select(contests).where(contests.c.id == contest_id).with_for_update())
-                .mappings()
-                .first()
-            )
+            row = _locked_contest(conn, contest_id)
             if row is None:
                 return None
             contest = Contest(**row)
@@ -314,3 +306,12 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, T
                 }
             )
             return TeamDeleted(keys, [h.submission_id for h in handed])
+
+
+def _locked_contest(conn: Connection, contest_id: str) -> RowMapping | None:
+    """The contest's row, locked until the transaction ends (PostgreSQL: FOR UPDATE)."""
+    return (
+        conn.execute(select(contests).where(contests.c.id == contest_id).with_for_update())
+        .mappings()
+        .first()
+    )
