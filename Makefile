@@ -10,7 +10,7 @@ TOOLS := $(VENV)/.extras-test-lint
 BENCH_TOOLS := $(VENV)/.extras-test-bench
 
 .DEFAULT_GOAL := install
-.PHONY: install lexicon browser run shell test test-fast lint bench bench-pipeline clean
+.PHONY: install lexicon browser go-tools run shell test test-fast lint bench bench-pipeline clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "tilejudge needs Python 3.11 or newer; run: make PYTHON=python3.11 (or newer)")'

@@ -50,3 +50,21 @@ def live_verdict_hidden(contest: Contest, received_at: str, now: str) -> bool:
     it again (the public keeps the ruleset that rejudge replaced)."""
     live = (contest.lexicon_id, contest.layout_id)
     return hidden(contest, received_at, now) or public_ruleset(contest, now) != live
+
+
+def freeze_pending(contest: Contest) -> bool:
+    """A freeze is set and not thawed: it holds now, or will once its time comes."""
+    return contest.freeze_at is not None and contest.thawed_at is None
+
+
+def sealed(contest: Contest, received_at: str | None) -> bool:
+    """Whether a live verdict is one the frozen standings hide, decided from the contest's
+    row and the upload's receipt time alone, never from a host's clock (a worker whose clock
+    runs behind would publish what an API host already freezes): its upload came at or after
+    the freeze time, or a rejudge applied during the freeze moved the contest to the ruleset
+    it is judged under. The transparency log seals such verdicts (docs/transparency.md)."""
+    if not freeze_pending(contest) or received_at is None:
+        return False
+    live = (contest.lexicon_id, contest.layout_id)
+    kept = (contest.frozen_lexicon_id, contest.frozen_layout_id)
+    return received_at >= (contest.freeze_at or "") or (kept[0] is not None and kept != live)

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Protocol
 
 import structlog
 
+from core.ports import TransparencyLogs
 from core.tlog import Checkpoint, Signer, sign_checkpoint
 
 log = structlog.get_logger("tilejudge.log")
@@ -42,16 +42,14 @@ class LogSigner:
 Sign = Callable[[str, int, bytes], str]
 
 
-class Sequencing(Protocol):
-    def sequence(self, sign: Sign) -> int: ...
-
-
 class SequencerThread(threading.Thread):
     """Calls the store's `sequence` every `interval` seconds until stopped; an outage is
     logged and tried again at the next turn. Every API process runs one: the store lets one
     sequence at a time, and the others find nothing to do."""
 
-    def __init__(self, store: Sequencing, signer: LogSigner, interval: float = SEQUENCE_EVERY_S):
+    def __init__(
+        self, store: TransparencyLogs, signer: LogSigner, interval: float = SEQUENCE_EVERY_S
+    ):
         super().__init__(name="tilejudge-log-sequencer", daemon=True)
         self._store, self._signer, self._interval = store, signer, interval
         self._halt = threading.Event()

@@ -20,7 +20,8 @@ from sqlalchemy import Connection, and_, insert, or_, select, text, update
 from core import clock, transparency
 from core.errors import read_failure
 from core.events import EventType
-from core.freeze import frozen
+from core.freeze import freeze_pending, frozen
+from core.freeze import sealed as sealed_verdict
 from core.log_signing import Sign
 from core.records import Contest
 from core.tlog import merkle
@@ -73,8 +74,8 @@ class TransparencyMixin(StoreBase):
         now = clock.now()
         frozen_now = {cid for cid, contest in held.items() if frozen(contest, now)}
         # Receipt times where a freeze is set and not thawed: whether a verdict is sealed
-        # must not hang on this host's clock (`_sealed`).
-        freezing = {cid for cid, contest in held.items() if _freeze_pending(contest)}
+        # must not hang on this host's clock (`core.freeze.sealed`).
+        freezing = {cid for cid, contest in held.items() if freeze_pending(contest)}
         context = _Context(
             now=now,
             frozen=frozen_now,
@@ -195,7 +196,7 @@ def _entries_of(
     verdict for each result it changed."""
     kind, cid, sid = event["type"], contest.id, event.get("submission")
     is_frozen = cid in context.frozen
-    sealed = sid is not None and _sealed(contest, context.received.get(sid))
+    sealed = sid is not None and sealed_verdict(contest, context.received.get(sid))
     if kind in (EventType.SUBMISSION_STORED, EventType.SUBMISSION_COPIED):
         fields = {
             "type": "upload",
@@ -236,23 +237,6 @@ def _entries_of(
     if kind is EventType.REJUDGE_APPLIED:
         return _applied(conn, event, contest, is_frozen)
     return []
-
-
-def _freeze_pending(contest: Contest) -> bool:
-    return contest.freeze_at is not None and contest.thawed_at is None
-
-
-def _sealed(contest: Contest, received_at: str | None) -> bool:
-    """Whether a live verdict is one the frozen standings hide, decided from the contest's
-    row and the upload's receipt time alone, never from this host's clock (a worker whose
-    clock runs behind would publish what an API host already freezes): its upload came at or
-    after the freeze time, or a rejudge applied during the freeze moved the contest to the
-    ruleset it is judged under (`core.freeze`)."""
-    if not _freeze_pending(contest) or received_at is None:
-        return False
-    live = (contest.lexicon_id, contest.layout_id)
-    kept = (contest.frozen_lexicon_id, contest.frozen_layout_id)
-    return received_at >= (contest.freeze_at or "") or (kept[0] is not None and kept != live)
 
 
 def _entry(contest_id: str, fields: dict[str, Any], sealed: bool, sid: str | None = None) -> Entry:

@@ -64,6 +64,7 @@ from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
 from tests.conftest import shared_list
+from tests.log_checks import entry_problems
 
 PREFIX = "tjc"  # every namespace this harness makes: tjc<run>-<host>
 REGISTRY = Path("/run/tjcluster")  # <run>.json: the owning process and what it leaves behind
@@ -1272,34 +1273,20 @@ def log_problems(cluster: Cluster, contest: str, settle_s: float = 15.0) -> list
     numbered without gap or repeat, hold one upload entry and one verdict entry for each
     submission (with the result's score), and every live API host must serve the same signed
     checkpoint and the same bundles, whose entries hash to its root."""
-    from core import transparency
     from core.tlog import bundles_for, decode_bundle, leaf_hash, root, tile_path
 
     rows = cluster.sql(
         "SELECT leaf, entry FROM log_entries WHERE contest_id = %s ORDER BY leaf", contest
     )
-    problems = []
-    if [int(leaf) for leaf, _ in rows] != list(range(len(rows))):
-        problems.append(f"the log's {len(rows)} leaves are not numbered 0..{len(rows) - 1}")
-    kinds: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for _, entry in rows:
-        fields = transparency.decode(bytes(entry))
-        kinds.setdefault((fields["type"], fields.get("submission", "")), []).append(fields)
-    scores = dict(
+    problems = entry_problems(
+        rows,
         cluster.sql(
             "SELECT r.submission_id, r.score FROM results r JOIN submissions s ON "
             "s.id = r.submission_id JOIN contests c ON c.id = s.contest_id WHERE s.contest_id = "
             "%s AND r.lexicon_id = c.lexicon_id AND r.layout_id = c.layout_id",
             contest,
-        )
+        ),
     )
-    for sid, score in scores.items():
-        uploads, verdicts = kinds.get(("upload", sid), []), kinds.get(("verdict", sid), [])
-        if len(uploads) != 1 or [v["result"]["score"] for v in verdicts] != [score]:
-            problems.append(
-                f"submission {sid}: {len(uploads)} upload entries, verdict entries "
-                f"{[v['result']['score'] for v in verdicts]}, result {score}"
-            )
     served = {}
     deadline = time.monotonic() + settle_s
     live = [n for n in cluster.apis if "api" in cluster.apis[n].processes and cluster.api_ready(n)]

@@ -43,6 +43,7 @@ from devstack.seaweedfs import S3Credentials, s3_credentials, start_seaweedfs
 from infra import lexicon_files
 from infra.settings import ClientSettings, Settings
 from judge import Lexicon
+from tests.log_checks import entry_problems
 from tests.stack_process import children_of
 
 ADMIN_TOKEN = "fault-admin-token"
@@ -559,32 +560,16 @@ def _event_problems(stack: FaultStack, contest: str, events: list[dict[str, Any]
 def _log_problems(stack: FaultStack, contest: str) -> list[str]:
     """The contest's transparency log: leaves numbered without gap or repeat, one upload entry
     and one verdict entry (with the result's score) for each submission."""
-    from core import transparency
-
     rows = stack.sql(
         "SELECT leaf, entry FROM log_entries WHERE contest_id = ? ORDER BY leaf", contest
     )
-    problems = []
-    if [leaf for leaf, _ in rows] != list(range(len(rows))):
-        problems.append(f"the log's {len(rows)} leaves are not numbered 0..{len(rows) - 1}")
-    kinds: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for _, entry in rows:
-        fields = transparency.decode(bytes(entry))
-        kinds.setdefault((fields["type"], fields.get("submission", "")), []).append(fields)
     scores = stack.sql(
         "SELECT r.submission_id, r.score FROM results r JOIN submissions s ON s.id = "
         "r.submission_id JOIN contests c ON c.id = s.contest_id WHERE s.contest_id = ? AND "
         "r.lexicon_id = c.lexicon_id AND r.layout_id = c.layout_id",
         contest,
     )
-    for sid, score in scores:
-        uploads, verdicts = kinds.get(("upload", sid), []), kinds.get(("verdict", sid), [])
-        if len(uploads) != 1 or [v["result"]["score"] for v in verdicts] != [score]:
-            problems.append(
-                f"submission {sid}: {len(uploads)} upload entries, verdict entries "
-                f"{[v['result']['score'] for v in verdicts]}, result {score}"
-            )
-    return problems
+    return entry_problems(rows, scores)
 
 
 def outage_answers(burst: Burst, began: float, ended: float) -> tuple[Counter[str], float]:
