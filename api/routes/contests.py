@@ -100,7 +100,7 @@ def close_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestClosed:
         raise NotFound(f"no contest {contest[:64]!r}")
     closing, was_open = found
     svc.uploaders.forget_contest(contest)  # the others are corrected by intake's commit
-    svc.public.forget(("contest", contest), ("contests",))
+    svc.public.forget(*standings.views(contest))
     return schemas.ContestClosed(**_contest_out(closing).model_dump(), was_open=was_open)
 
 
@@ -117,13 +117,7 @@ def thaw_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestThawed:
     if thawed is None:
         raise NotFound(f"no contest {contest[:64]!r}")
     shown, now_thawed = thawed
-    svc.public.forget(
-        ("contest", contest),
-        ("contests",),
-        ("clics", contest),  # the Contest API's view of it, as the public reads it
-        ("clics", "contests"),
-        *standings.board_keys(contest),
-    )
+    svc.public.forget(*standings.views(contest))
     return schemas.ContestThawed(**_contest_out(shown).model_dump(), thawed=now_thawed)
 
 
@@ -183,7 +177,7 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
         raise NotFound(f"no team {team_id[:64]!r}")
     deleted = svc.store.delete_team(team_id, by="admin")
     svc.uploaders.forget_team(team_id)
-    svc.public.forget(*standings.board_keys(team.contest_id))
+    svc.public.forget(*standings.views(team.contest_id))
     for key in deleted.keys:
         svc.blobs.delete(key)
     svc.forget_copies()  # the broker's copies of messages it had already taken

@@ -11,6 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 
 from api import schemas
 from api.lookups import known_contest
+from api.routes import standings
 from api.services import Admin, Svc
 from core.errors import FAILURE_SENTENCES, Invalid, NotFound, PublishFailed, as_reason
 from core.ports import RejudgeRuns
@@ -83,6 +84,7 @@ def show_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
 @router.post("/v1/rejudges/{run_id}/apply", tags=["admin"])
 async def apply_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
     run = await run_in_threadpool(svc.rejudges.apply, run_id, "admin")
+    svc.public.forget(*standings.views(run.contest_id))
     return {"id": run.id, **_summary(run)}
 
 

@@ -55,9 +55,19 @@ async def leaderboard(
     return page_of(board, offset, limit)
 
 
-def board_keys(contest: str) -> tuple[tuple[str, str, bool], ...]:
-    """The shared reads' keys of the contest's leaderboard: the public's and the organiser's."""
-    return ("leaderboard", contest, False), ("leaderboard", contest, True)
+def views(contest: str) -> tuple[tuple[object, ...], ...]:
+    """The shared reads' keys of everything that shows the contest's standings or ruleset:
+    its leaderboards (the public's and the organiser's), its page, the contests' list and the
+    Contest API's view of both. A route that changes them here forgets these, so this process
+    answers the change at once (the others within a window)."""
+    return (
+        ("leaderboard", contest, False),
+        ("leaderboard", contest, True),
+        ("contest", contest),
+        ("contests",),
+        ("clics", contest),
+        ("clics", "contests"),
+    )
 
 
 def full_board(contest: str, svc: Services, public: bool = False) -> dict[str, Any]:
