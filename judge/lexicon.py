@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 from dataclasses import dataclass, field
 
@@ -43,9 +44,11 @@ class Lexicon:
         data = data.replace(b"\r\n", b"\n")
         if not _WORD_LIST.fullmatch(data):
             raise LexiconError(_first_bad_line(data))
-        unique = frozenset(data.decode("ascii").split("\n"))
+        listed = data.decode("ascii").split("\n")
+        listed.sort()  # one pass over a list kept in order, as word lists are
+        unique = frozenset(listed)
         unique -= {""}
-        return cls(words=unique, id=lexicon_id(unique))
+        return cls(words=unique, id=_sorted_id(listed))
 
     def __contains__(self, word: object) -> bool:
         return word in self.words
@@ -60,11 +63,16 @@ class Lexicon:
 
 def lexicon_id(words: frozenset[str]) -> str:
     """SPEC's id: SHA-256 of the sorted unique words, one per line, each ending in a newline."""
-    digest = hashlib.sha256()
-    for word in sorted(words):
-        digest.update(word.encode("ascii"))
-        digest.update(b"\n")
-    return digest.hexdigest()
+    return _sorted_id(sorted(words))
+
+
+def _sorted_id(ordered: list[str]) -> str:
+    """`lexicon_id` of the words of `ordered`, a sorted list that may repeat words and hold
+    empty strings."""
+    unique = [word for word, _ in itertools.groupby(ordered) if word]
+    if not unique:
+        return hashlib.sha256(b"").hexdigest()
+    return hashlib.sha256("\n".join(unique).encode("ascii") + b"\n").hexdigest()
 
 
 def _first_bad_line(data: bytes) -> str:

@@ -6,12 +6,16 @@ import hashlib
 import json
 from importlib import resources
 from pathlib import Path
+from random import Random
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from infra import lexicon_sources
 from judge import Lexicon, LexiconError
+from judge.lexicon import lexicon_id
 from judge.wordytaire import Layout, LayoutError, Reason, default_layout
 from judge.wordytaire.layout import BONUSES, LETTERS
 from tests.conftest import shared_list
@@ -115,6 +119,15 @@ def test_order_duplicates_blank_lines_and_a_bom_do_not_change_the_id() -> None:
         assert Lexicon.from_bytes(variant).id == plain.id
     assert Lexicon.from_words(["zoo", "at", "cat", "at"]).id == plain.id
     assert Lexicon.from_bytes(b"at\ncat\n").id != plain.id
+
+
+@given(st.lists(st.from_regex(r"[a-z]{0,6}", fullmatch=True), max_size=40), st.randoms())
+def test_any_order_of_any_words_has_the_id_spec_defines(words: list[str], rng: Random) -> None:
+    rng.shuffle(words)
+    spec = "".join(f"{word}\n" for word in sorted(set(words) - {""})).encode()
+    found = Lexicon.from_bytes("\n".join(words).encode())
+    assert found.id == hashlib.sha256(spec).hexdigest() == lexicon_id(found.words)
+    assert found.words == frozenset(words) - {""}
 
 
 @pytest.mark.parametrize(
