@@ -77,8 +77,12 @@ go-tools:
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq golang-go golang-golang-x-mod-dev; }
 
+# Test processes: the suites in groups (tests/conftest.py), the fault and cluster suites in one,
+# in collection order so that the longest group starts first.
+TEST_JOBS ?= 2
+
 test: lint lexicon browser go-tools
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(TEST_JOBS) --dist loadgroup --no-loadscope-reorder
 
 test-fast: $(TOOLS)
 	$(BIN)/pytest -m "not slow and not e2e" -x

@@ -29,6 +29,22 @@ def cached_list(name: str) -> Path:
 shared_list = cached_list  # the name some test modules still import
 
 
+# Suites that each drive whole stacks on the machine's cores, with bounds on how fast they
+# recover: under `pytest -n` they run one after the other on one process, never side by side.
+SERIAL_SUITES = ("cluster", "fault")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist names each test's group in its id
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Groups for `pytest -n N --dist loadgroup` (as `make test` runs): a module's tests on one
+    process (its fixtures built once), and SERIAL_SUITES as one group, first in the queue."""
+    here = Path(__file__).parent
+    for item in items:
+        suite = item.path.relative_to(here).parts[0]
+        group = "serial-suites" if suite in SERIAL_SUITES else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
+
+
 @pytest.fixture(scope="session")
 def real_lexicon() -> Lexicon:
     return Lexicon.from_bytes(shared_list("words_alpha.txt").read_bytes())

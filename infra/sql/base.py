@@ -20,11 +20,10 @@ from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from core import clock
 from core.errors import Duplicate, Invalid, StoreUnavailable
-from infra.sql.engine import is_postgres, write_lock
+from infra.sql.engine import EVENT_LOCK, SCHEMA_LOCK, is_postgres, write_lock
 from infra.sql.schema import events
 
 log = structlog.get_logger("tilejudge.events")
-_EVENT_LOCK = 7_306_351  # any constant; names the advisory lock that orders event ids
 
 
 class StoreBase:
@@ -50,7 +49,7 @@ class StoreBase:
             yield conn, pending
             if pending:
                 if self._postgres:
-                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _EVENT_LOCK})
+                    conn.execute(text(SCHEMA_LOCK), {"kind": EVENT_LOCK})
                 self._insert_events(conn, pending)
                 self._log_facts(conn, pending)
         for event in pending:

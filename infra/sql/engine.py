@@ -14,6 +14,16 @@ from typing import Any
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
 
+# PostgreSQL's advisory locks are the server's, not a schema's: each of tilejudge's is named
+# by its kind and the schema it guards (the URL's search_path), so deployments in two schemas
+# of one database never wait for each other's locks.
+EVENT_LOCK = 7_306_351  # orders event ids: every writing transaction that inserts events
+SEQUENCER_LOCK = 7_306_352  # one transparency-log sequencer at a time
+UPGRADE_LOCK = 0x74696C65  # one upgrade of a schema at a time ("tile" in ASCII)
+_SCHEMA_KEY = "hashtext(coalesce(current_schema(), ''))"
+SCHEMA_LOCK = f"SELECT pg_advisory_xact_lock(:kind, {_SCHEMA_KEY})"
+SCHEMA_TRY_LOCK = f"SELECT pg_try_advisory_xact_lock(:kind, {_SCHEMA_KEY})"
+
 WRITE_LOCK_WAIT_S = 30.0  # as long as SQLite's own busy timeout; then SQLite decides
 IDLE_IN_TRANSACTION_MS = 30_000
 

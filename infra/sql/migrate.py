@@ -12,12 +12,9 @@ from alembic.migration import MigrationContext
 from sqlalchemy import text
 from sqlalchemy.engine import Connection, Engine
 
-from infra.sql.engine import is_postgres
+from infra.sql.engine import SCHEMA_LOCK, UPGRADE_LOCK, is_postgres
 
 MIGRATIONS = Path(__file__).resolve().parent / "migrations"
-# The PostgreSQL advisory lock an upgrade holds: one key for every tilejudge database on a
-# server ("tilejudg" in ASCII), so two upgrades of one database never run side by side.
-UPGRADE_LOCK_KEY = 0x74696C656A756467
 
 
 @dataclass(frozen=True)
@@ -43,9 +40,7 @@ def upgrade(engine: Engine) -> Upgraded:
     config = alembic_config()
     with engine.begin() as connection:
         if is_postgres(engine):
-            connection.execute(
-                text("SELECT pg_advisory_xact_lock(:key)"), {"key": UPGRADE_LOCK_KEY}
-            )
+            connection.execute(text(SCHEMA_LOCK), {"kind": UPGRADE_LOCK})
         before = _revision(connection)
         config.attributes["connection"] = connection
         command.upgrade(config, "head")

@@ -27,6 +27,7 @@ from core.records import Contest
 from core.tlog import merkle
 from core.transparency import LogHead
 from infra.sql.base import StoreBase
+from infra.sql.engine import SCHEMA_TRY_LOCK, SEQUENCER_LOCK
 from infra.sql.games import rows_of
 from infra.sql.schema import (
     contests,
@@ -38,7 +39,6 @@ from infra.sql.schema import (
     submissions,
 )
 
-_SEQUENCER_LOCK = 7_306_352  # the advisory lock one sequencer holds at a time (PostgreSQL)
 SEQUENCE_AT_MOST = 20_000  # leaves hashed a contest a round: a round stays short
 LOGGED = {
     EventType.SUBMISSION_STORED,
@@ -113,9 +113,7 @@ class TransparencyMixin(StoreBase):
         with self.write() as (conn, pending):
             if (
                 self._postgres
-                and not conn.execute(
-                    text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": _SEQUENCER_LOCK}
-                ).scalar()
+                and not conn.execute(text(SCHEMA_TRY_LOCK), {"kind": SEQUENCER_LOCK}).scalar()
             ):
                 return 0
             for contest_id, next_leaf, size in _behind(conn):

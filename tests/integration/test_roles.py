@@ -27,10 +27,9 @@ from core.records import Submission
 from core.sweeping import SweeperThread
 from devstack.redis_server import start_redis
 from infra.leader import SWEEPER_LOCK, Election
-from infra.sql.engine import make_engine
+from infra.sql.engine import UPGRADE_LOCK, make_engine
 from infra.sql.games import load_all
-from infra.sql.migrate import UPGRADE_LOCK_KEY, alembic_config, upgrade
-from tests.integration.conftest import POSTGRES_URL
+from infra.sql.migrate import alembic_config, upgrade
 
 pytestmark = pytest.mark.integration
 
@@ -299,31 +298,36 @@ def run_migrate(url: str) -> subprocess.Popen[str]:
     )
 
 
-def waiting_for_the_upgrade_lock() -> int:
-    """How many sessions wait for the advisory lock upgrades take."""
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
+_SCHEMA_KEY = "hashtext(coalesce(current_schema(), ''))"
+
+
+def waiting_for_the_upgrade_lock(url: str) -> int:
+    """How many sessions wait for the advisory lock upgrades of `url`'s schema take."""
+    with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
-            "AND classid::bigint = %s AND objid::bigint = %s AND objsubid = 1",
-            (UPGRADE_LOCK_KEY >> 32, UPGRADE_LOCK_KEY & 0xFFFFFFFF),
+            f"AND classid = %s::bigint::oid AND objid = ({_SCHEMA_KEY}::bigint & 4294967295)::oid "
+            "AND objsubid = 2",
+            (UPGRADE_LOCK,),
         ).fetchone()
     return int(row[0]) if row else 0
 
 
 @contextmanager
 def upgrade_lock_held(url: str) -> Iterator[Callable[[], None]]:
-    """On PostgreSQL, the upgrade lock held by the test until it calls the function it gets:
-    both migrations are then surely waiting for it at once. On SQLite, nothing to hold."""
+    """On PostgreSQL, the upgrade lock of `url`'s schema held by the test until it calls the
+    function it gets: both migrations are then surely waiting for it at once. On SQLite,
+    nothing to hold."""
     if not url.startswith("postgresql"):
         yield lambda: None
         return
-    with psycopg.connect(POSTGRES_URL, autocommit=True) as conn:
-        conn.execute("SELECT pg_advisory_lock(%s)", (UPGRADE_LOCK_KEY,))
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"SELECT pg_advisory_lock(%s, {_SCHEMA_KEY})", (UPGRADE_LOCK,))
         released = threading.Event()
 
         def release() -> None:
             if not released.is_set():
-                conn.execute("SELECT pg_advisory_unlock(%s)", (UPGRADE_LOCK_KEY,))
+                conn.execute(f"SELECT pg_advisory_unlock(%s, {_SCHEMA_KEY})", (UPGRADE_LOCK,))
                 released.set()
 
         try:
@@ -337,7 +341,9 @@ def test_two_migrations_at_once_both_succeed_and_leave_the_schema_at_head(sql_ur
     with upgrade_lock_held(sql_url) as release:
         runs = [run_migrate(sql_url), run_migrate(sql_url)]
         if sql_url.startswith("postgresql"):
-            wait_for(lambda: waiting_for_the_upgrade_lock() == 2, 60, "both waiting for the lock")
+            wait_for(
+                lambda: waiting_for_the_upgrade_lock(sql_url) == 2, 60, "both waiting for the lock"
+            )
         release()
         results = [(run.wait(60), *run.communicate()) for run in runs]
 
