@@ -3,6 +3,7 @@ layout."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -39,6 +40,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Groups for `pytest -n N --dist loadgroup` (as `make test` runs): a module's tests on one
     process (its fixtures built once), and SERIAL_SUITES as one group, first in the queue."""
     here = Path(__file__).parent
+    repeated = [nodeid for nodeid, n in Counter(item.nodeid for item in items).items() if n > 1]
+    if repeated:  # pytest-xdist's grouped runs would take them for one test and run it once
+        raise pytest.UsageError(f"tests that share an id: {', '.join(repeated[:5])}")
     for item in items:
         suite = item.path.relative_to(here).parts[0]
         group = "serial-suites" if suite in SERIAL_SUITES else item.nodeid.split("::")[0]
