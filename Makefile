@@ -89,6 +89,7 @@ test-fast: $(TOOLS)
 
 bench: install lexicon
 	$(BIN)/python -m benchmarks.judge_bench
+	$(BIN)/python -m benchmarks.cli_judge
 	$(BIN)/python -m benchmarks.crosstiles_speed
 
 # The whole stack, several minutes each: figures for BENCHMARKS.md.
