@@ -23,12 +23,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.judge_bench import ILLEGAL_SHARE, MOVES
+from benchmarks.judge_bench import ILLEGAL_SHARE, MOVES, generated, resolved_list
 from benchmarks.machine import cpu_model
-from infra import lexicon_files
-from infra.settings import ClientSettings
+from judge import Lexicon
 from judge.wordytaire import default_layout
-from judge.wordytaire.generator import WordIndex, generate
 
 SPEC_FIELDS = ("file", "total", "legal", "illegal", "lexicon", "layout")
 
@@ -43,10 +41,8 @@ def main(argv: list[str] | None = None) -> int:
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m benchmarks.cli_judge {shown}".rstrip())
     print(f"python {platform.python_version()} on {cpu_model()}; each run one process")
-    try:
-        lexicon_path = lexicon_files.resolve(args.lexicon, ClientSettings.from_env())
-    except lexicon_files.LexiconNotFound as exc:
-        print(f"cli_judge: {exc}", file=sys.stderr)
+    lexicon_path = resolved_list("cli_judge", args.lexicon)
+    if lexicon_path is None:
         return 2
     layout = default_layout()
     with tempfile.TemporaryDirectory(prefix="cli-judge-") as scratch:
@@ -84,17 +80,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _write_corpus(scratch: Path, lexicon_path: Path, count: int) -> list[str]:
-    from judge import Lexicon
-
     start = time.perf_counter()
-    index = WordIndex.build(Lexicon.from_bytes(lexicon_path.read_bytes()).words)
-    layout = default_layout()
+    lexicon = Lexicon.from_bytes(lexicon_path.read_bytes())
     files = []
-    for seed in range(count):
+    for seed, data in enumerate(generated(lexicon, default_layout(), count)):
         path = scratch / f"moves-{seed:04}.txt"
-        path.write_bytes(
-            generate(index, layout, seed=seed, moves=MOVES, illegal_share=ILLEGAL_SHARE)
-        )
+        path.write_bytes(data)
         files.append(str(path))
     size = sum(os.path.getsize(name) for name in files) / 1e6
     print(

@@ -43,16 +43,34 @@ def main(argv: list[str] | None = None) -> int:
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m benchmarks.judge_bench {shown}".rstrip())
     print(f"python {platform.python_version()} on {cpu_model()}; one process (one core)")
-    try:
-        path = lexicon_files.resolve(args.lexicon, ClientSettings.from_env())
-    except lexicon_files.LexiconNotFound as exc:
-        print(f"judge_bench: {exc}", file=sys.stderr)
+    path = resolved_list("judge_bench", args.lexicon)
+    if path is None:
         return 2
     lexicon = _lexicon_figures(path, args.repeat)
     layout = default_layout()
     corpus = _corpus(lexicon, layout, args.submissions)
     _judging_figures(corpus, lexicon, layout, args.repeat)
     return 0
+
+
+def resolved_list(prog: str, given: str | None) -> Path | None:
+    """The word list `--lexicon` names, else the one the CLI finds; None (said on stderr) when
+    there is none."""
+    try:
+        return lexicon_files.resolve(given, ClientSettings.from_env())
+    except lexicon_files.LexiconNotFound as exc:
+        print(f"{prog}: {exc}", file=sys.stderr)
+        return None
+
+
+def generated(lexicon: Lexicon, layout: Layout, submissions: int) -> list[bytes]:
+    """The benchmarks' corpus: generated submissions (seeds 0..N-1) that use up the bag, with
+    ILLEGAL_SHARE of their lines illegal."""
+    index = WordIndex.build(lexicon.words)
+    return [
+        generate(index, layout, seed=seed, moves=MOVES, illegal_share=ILLEGAL_SHARE)
+        for seed in range(submissions)
+    ]
 
 
 def _lexicon_figures(path: Path, repeat: int) -> Lexicon:
@@ -84,11 +102,7 @@ def _lexicon_figures(path: Path, repeat: int) -> Lexicon:
 
 def _corpus(lexicon: Lexicon, layout: Layout, submissions: int) -> list[bytes]:
     start = time.perf_counter()
-    index = WordIndex.build(lexicon.words)
-    corpus = [
-        generate(index, layout, seed=seed, moves=MOVES, illegal_share=ILLEGAL_SHARE)
-        for seed in range(submissions)
-    ]
+    corpus = generated(lexicon, layout, submissions)
     built = time.perf_counter() - start
     reports = [installed_judge(data, lexicon, layout) for data in corpus]
     moves = sum(len(report.verdicts) for report in reports)

@@ -20,9 +20,9 @@ from sqlalchemy.engine import Engine, make_url
 EVENT_LOCK = 7_306_351  # orders event ids: every writing transaction that inserts events
 SEQUENCER_LOCK = 7_306_352  # one transparency-log sequencer at a time
 UPGRADE_LOCK = 0x74696C65  # one upgrade of a schema at a time ("tile" in ASCII)
-_SCHEMA_KEY = "hashtext(coalesce(current_schema(), ''))"
-SCHEMA_LOCK = f"SELECT pg_advisory_xact_lock(:kind, {_SCHEMA_KEY})"
-SCHEMA_TRY_LOCK = f"SELECT pg_try_advisory_xact_lock(:kind, {_SCHEMA_KEY})"
+SCHEMA_KEY = "hashtext(coalesce(current_schema(), ''))"  # a lock's second key: its schema
+SCHEMA_LOCK = f"SELECT pg_advisory_xact_lock(:kind, {SCHEMA_KEY})"
+SCHEMA_TRY_LOCK = f"SELECT pg_try_advisory_xact_lock(:kind, {SCHEMA_KEY})"
 
 WRITE_LOCK_WAIT_S = 30.0  # as long as SQLite's own busy timeout; then SQLite decides
 IDLE_IN_TRANSACTION_MS = 30_000

@@ -27,7 +27,7 @@ from core.records import Submission
 from core.sweeping import SweeperThread
 from devstack.redis_server import start_redis
 from infra.leader import SWEEPER_LOCK, Election
-from infra.sql.engine import UPGRADE_LOCK, make_engine
+from infra.sql.engine import SCHEMA_KEY, UPGRADE_LOCK, make_engine
 from infra.sql.games import load_all
 from infra.sql.migrate import alembic_config, upgrade
 
@@ -298,15 +298,12 @@ def run_migrate(url: str) -> subprocess.Popen[str]:
     )
 
 
-_SCHEMA_KEY = "hashtext(coalesce(current_schema(), ''))"
-
-
 def waiting_for_the_upgrade_lock(url: str) -> int:
     """How many sessions wait for the advisory lock upgrades of `url`'s schema take."""
     with psycopg.connect(url, autocommit=True) as conn:
         row = conn.execute(
             "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
-            f"AND classid = %s::bigint::oid AND objid = ({_SCHEMA_KEY}::bigint & 4294967295)::oid "
+            f"AND classid = %s::bigint::oid AND objid = ({SCHEMA_KEY}::bigint & 4294967295)::oid "
             "AND objsubid = 2",
             (UPGRADE_LOCK,),
         ).fetchone()
@@ -322,12 +319,12 @@ def upgrade_lock_held(url: str) -> Iterator[Callable[[], None]]:
         yield lambda: None
         return
     with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f"SELECT pg_advisory_lock(%s, {_SCHEMA_KEY})", (UPGRADE_LOCK,))
+        conn.execute(f"SELECT pg_advisory_lock(%s, {SCHEMA_KEY})", (UPGRADE_LOCK,))
         released = threading.Event()
 
         def release() -> None:
             if not released.is_set():
-                conn.execute(f"SELECT pg_advisory_unlock(%s, {_SCHEMA_KEY})", (UPGRADE_LOCK,))
+                conn.execute(f"SELECT pg_advisory_unlock(%s, {SCHEMA_KEY})", (UPGRADE_LOCK,))
                 released.set()
 
         try:
