@@ -45,6 +45,10 @@ class _Board:
     across: dict[tuple[int, int], bool] = field(default_factory=dict)
     bag: dict[str, int] = field(default_factory=dict)
     played: list[tuple[int, int, int, int, str]] = field(default_factory=list)
+    empty: set[str] = field(default_factory=set)  # the letters the bag has none of
+
+    def __post_init__(self) -> None:
+        self.empty.update(c for c, n in self.bag.items() if n == 0)
 
 
 def generate(
@@ -86,6 +90,7 @@ def _cells(x: int, y: int, across: bool, length: int) -> list[tuple[int, int]]:
 def _legal(
     rng: random.Random, index: WordIndex, board: _Board
 ) -> tuple[int, int, int, int, str] | None:
+    tiles, bag = board.tiles, board.bag
     for attempt in range(_TRIES_PER_MOVE):
         if not board.order:
             word = rng.choice(index.words)
@@ -96,34 +101,46 @@ def _legal(
             # old tiles in the middle of the board rarely have room left.
             frontier = len(board.order) if attempt % 2 else min(len(board.order), _FRONTIER)
             ax, ay = board.order[-rng.randrange(1, frontier + 1)]
-            letter = board.tiles[ax, ay]
+            letter = tiles[ax, ay]
             word = rng.choice(index.containing.get(letter, index.words))
             positions = [i for i, c in enumerate(word) if c == letter] or [0]
             offset = rng.choice(positions)
             across = not board.across[ax, ay]
-            if any(board.bag[c] == 0 for c in word):
+            if not board.empty.isdisjoint(word):
                 continue
             x, y = (ax - offset, ay) if across else (ax, ay - offset)
-        cells = _cells(x, y, across, len(word))
-        if board.order and not any(cell in board.tiles for cell in cells):
-            continue
-        if any(board.tiles.get(cell, c) != c for cell, c in zip(cells, word, strict=True)):
-            continue
-        new = [(cell, c) for cell, c in zip(cells, word, strict=True) if cell not in board.tiles]
-        need: dict[str, int] = {}
-        for _, c in new:
-            need[c] = need.get(c, 0) + 1
-        if not new or any(board.bag[c] < n for c, n in need.items()):
-            continue
-        for cell, c in new:
-            board.tiles[cell] = c
-            board.order.append(cell)
-            board.across[cell] = across
-            board.bag[c] -= 1
-        end = cells[-1]
-        move = (x, y, end[0], end[1], word)
-        board.played.append(move)
-        return move
+        # One pass over the word's cells: it must cross the board (once there is one), agree
+        # with every tile it crosses, and place at least one tile the bag still holds.
+        crosses = not board.order
+        new: list[tuple[tuple[int, int], str]] = []
+        for i, c in enumerate(word):
+            cell = (x + i, y) if across else (x, y + i)
+            held = tiles.get(cell)
+            if held is None:
+                new.append((cell, c))
+            elif held != c:
+                break
+            else:
+                crosses = True
+        else:
+            if not crosses or not new:
+                continue
+            need: dict[str, int] = {}
+            for _, c in new:
+                need[c] = need.get(c, 0) + 1
+            if any(bag[c] < n for c, n in need.items()):
+                continue
+            for cell, c in new:
+                tiles[cell] = c
+                board.order.append(cell)
+                board.across[cell] = across
+                bag[c] -= 1
+                if not bag[c]:
+                    board.empty.add(c)
+            end = (x + len(word) - 1, y) if across else (x, y + len(word) - 1)
+            move = (x, y, end[0], end[1], word)
+            board.played.append(move)
+            return move
     return None
 
 

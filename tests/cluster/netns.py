@@ -1059,23 +1059,39 @@ class Corpus:
 
 
 _INDEXES: dict[str, WordIndex] = {}
+# Generated games by (lexicon id, seed): the longest asked so far, and its length in moves.
+_GAMES: dict[tuple[str, int], tuple[bytes, int]] = {}
 
 
 def make_corpus(lexicon: Lexicon, uploads: int, *, teams: int, moves: int, seed: int) -> Corpus:
     """Generated games, distinct per team (a team's same bytes are one submission), each judged
-    offline with `lexicon` and the default layout."""
-    if lexicon.id not in _INDEXES:
-        _INDEXES[lexicon.id] = WordIndex.build(lexicon.words)
-    index, layout = _INDEXES[lexicon.id], default_layout()
+    offline with `lexicon` and the default layout.
+
+    Game n of a seed is the same whatever the number of moves: the bot's first k moves do not
+    depend on how many follow. So corpora of one seed share their games, generated once (most
+    of a corpus's cost), the shorter ones as the first lines of the longer."""
     data: list[bytes] = []
     seen: set[tuple[int, bytes]] = set()
     for n in range(uploads):
-        one = generate(index, layout, seed=seed * 1_000_003 + n, moves=moves, illegal_share=0.1)
+        one = _game(lexicon, seed * 1_000_003 + n, moves)
         while (n % teams, one) in seen:
             one += b"\n"  # a blank line changes the bytes, not the score
         seen.add((n % teams, one))
         data.append(one)
+    layout = default_layout()
     return Corpus(data, [judge(d, lexicon, layout).total for d in data], teams)
+
+
+def _game(lexicon: Lexicon, seed: int, moves: int) -> bytes:
+    """`generate`'s game of `moves` moves (fewer if the bag runs out) for this seed."""
+    known = _GAMES.get((lexicon.id, seed))
+    if known is None or known[1] < moves:
+        if lexicon.id not in _INDEXES:
+            _INDEXES[lexicon.id] = WordIndex.build(lexicon.words)
+        index = _INDEXES[lexicon.id]
+        made = generate(index, default_layout(), seed=seed, moves=moves, illegal_share=0.1)
+        known = _GAMES[lexicon.id, seed] = (made, moves)
+    return b"".join(known[0].splitlines(keepends=True)[:moves])
 
 
 @dataclass

@@ -55,6 +55,9 @@ BACKLOG_FLOOR = 10  # messages: below this the added host might find nothing lef
 START_BOUND_S = 90.0  # a worker host's start on a loaded machine
 TAKEOVER_BOUND_S = LOCK_TTL_S + 3.0
 RESENT = 20  # uploads the killed API host acknowledged, sent again to the other one
+# Every test's corpus cuts its games from one seed's: generating them is most of a corpus's
+# cost, and each test has a contest of its own.
+GAMES = 2
 
 
 def report(name: str, **figures: object) -> None:
@@ -72,11 +75,10 @@ def contest_with_corpus(
     uploads: int,
     *,
     moves: int,
-    seed: int,
     teams: int = 8,
 ) -> tuple[list[str], Corpus]:
     tokens = hosts.open_contest(contest, hosts.judge_list_id, teams)
-    return tokens, make_corpus(lexicon, uploads, teams=teams, moves=moves, seed=seed)
+    return tokens, make_corpus(lexicon, uploads, teams=teams, moves=moves, seed=GAMES)
 
 
 def send(hosts: Cluster, contest: str, tokens: list[str], corpus: Corpus) -> Uploads:
@@ -152,7 +154,7 @@ def lexicon(real_lexicon: Lexicon) -> Lexicon:
 def test_uploads_through_both_api_hosts_are_judged_once_and_both_worker_hosts_work(
     hosts: Cluster, lexicon: Lexicon
 ) -> None:
-    tokens, corpus = contest_with_corpus(hosts, lexicon, "both", 240, moves=300, seed=1)
+    tokens, corpus = contest_with_corpus(hosts, lexicon, "both", 240, moves=300)
     before = hosts.task_totals()
     uploads = send(hosts, "both", tokens, corpus)
 
@@ -171,7 +173,7 @@ def test_uploads_through_both_api_hosts_are_judged_once_and_both_worker_hosts_wo
 def test_a_worker_host_cut_off_mid_batch_has_its_work_judged_elsewhere_and_never_twice(
     hosts: Cluster, lexicon: Lexicon
 ) -> None:
-    tokens, corpus = contest_with_corpus(hosts, lexicon, "cut", 250, moves=1500, seed=2)
+    tokens, corpus = contest_with_corpus(hosts, lexicon, "cut", 250, moves=1500)
     victim = hosts.workers["worker1"]
     # A backlog, so the cut lands mid-batch; the other worker host stays frozen until the cut, so
     # the backlog lasts however many tries the cut takes.
@@ -215,7 +217,7 @@ def test_a_worker_host_cut_off_mid_batch_has_its_work_judged_elsewhere_and_never
 def test_a_worker_host_killed_whole_mid_batch_has_its_work_judged_elsewhere_and_never_twice(
     hosts: Cluster, lexicon: Lexicon
 ) -> None:
-    tokens, corpus = contest_with_corpus(hosts, lexicon, "kill", 250, moves=1500, seed=3)
+    tokens, corpus = contest_with_corpus(hosts, lexicon, "kill", 250, moves=1500)
     victim = hosts.workers["worker2"]
     killed: list[int] = []
 
@@ -256,7 +258,7 @@ def test_a_worker_host_killed_whole_mid_batch_has_its_work_judged_elsewhere_and_
 def test_an_api_host_killed_during_a_burst_loses_no_acknowledged_upload_and_doubles_none(
     hosts: Cluster, lexicon: Lexicon
 ) -> None:
-    tokens, corpus = contest_with_corpus(hosts, lexicon, "api-kill", 600, moves=150, seed=4)
+    tokens, corpus = contest_with_corpus(hosts, lexicon, "api-kill", 600, moves=150)
     holder = hosts.sweeper_holder()
     victim = holder if holder in hosts.apis else "api1"
     survivor = next(name for name in hosts.apis if name != victim)
@@ -309,7 +311,7 @@ def test_an_api_host_killed_during_a_burst_loses_no_acknowledged_upload_and_doub
 def test_a_third_worker_host_started_during_a_backlog_takes_work_within_seconds(
     hosts: Cluster, lexicon: Lexicon
 ) -> None:
-    tokens, corpus = contest_with_corpus(hosts, lexicon, "backlog", 500, moves=1500, seed=5)
+    tokens, corpus = contest_with_corpus(hosts, lexicon, "backlog", 500, moves=1500)
     if "worker3" not in hosts.workers:
         hosts.add_worker("worker3")
     hosts.workers["worker3"].kill()  # a host started afresh, whatever an earlier test did
@@ -372,7 +374,7 @@ def test_a_rejudge_under_a_word_list_registered_after_the_workers_started_runs_o
 ) -> None:
     # Long enough for every host to take batches: the one that runs the producer restarts its
     # pool (to share the new list) only once the producer is done.
-    tokens, corpus = contest_with_corpus(hosts, lexicon, "rejudge", 480, moves=1500, seed=6)
+    tokens, corpus = contest_with_corpus(hosts, lexicon, "rejudge", 480, moves=1500)
     uploads = send(hosts, "rejudge", tokens, corpus)
     assert_judged_once(hosts, "rejudge", uploads, corpus)
     names = sorted(hosts.workers)
@@ -447,7 +449,7 @@ def _offline_by_sha(corpus: Corpus, lexicon: Lexicon) -> dict[str, int]:
 def test_a_redis_restart_on_the_services_host_mid_burst_loses_nothing_acknowledged(
     hosts: Cluster, lexicon: Lexicon
 ) -> None:
-    tokens, corpus = contest_with_corpus(hosts, lexicon, "redis", 600, moves=150, seed=7)
+    tokens, corpus = contest_with_corpus(hosts, lexicon, "redis", 600, moves=150)
     # Paced to last 10 s at least: Redis goes down and comes back while uploads still arrive.
     uploads = Uploads(urls(hosts), "redis", tokens, corpus, rate=60.0).start()
     wait_for(lambda: len(uploads.acknowledged()) >= len(corpus.data) // 5, 60, "a fifth in")

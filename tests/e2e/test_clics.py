@@ -11,7 +11,9 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.clics.yajsv_standin import serving
 from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -27,7 +30,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 HERE = Path(__file__).resolve().parents[1] / "clics"
 # The checker and schemas: vendored (see its README), or a checkout of icpc/ccs-specs' 2026-01.
 SPEC = Path(os.environ.get("TILEJUDGE_CCS_SPECS") or HERE / "spec")
-STANDIN = HERE / "yajsv_standin.py"
+CLIENT = HERE / "yajsv_client.py"
 WORDS = ("cat", "at", "ate", "tea", "eat", "tab", "bat", "by")
 FIXED = (*WORDS, "cab")  # the rejudge's list: one more word
 UPLOADS = (
@@ -38,14 +41,26 @@ UPLOADS = (
 FREEZE_IN_S = 12.0
 
 
-def check_api(url: str, *, user: str | None = None, token: str | None = None) -> str:
+@pytest.fixture(scope="module")
+def validator() -> Iterator[str]:
+    """The stand-in validator, answering in this process: the command check-api.sh runs."""
+    with (
+        tempfile.TemporaryDirectory(prefix="yajsv") as where,  # a socket's path is short
+        serving(Path(where) / "socket") as socket,
+    ):
+        yield f"{sys.executable} -I -S {CLIENT} {socket}"
+
+
+def check_api(
+    url: str, validator: str, *, user: str | None = None, token: str | None = None
+) -> str:
     """`check-api.sh -e -b` (the error codes too; stop at the first failure), strict, with the
     stand-in validator; its output, after asserting it found nothing wrong."""
     assert shutil.which("curl") and shutil.which("jq"), "check-api.sh needs curl and jq"
     curl = "-s" + (f" -u {user}:{token}" if token else "")
     done = subprocess.run(
         ["bash", str(SPEC / "check-api.sh"), "-e", "-b", "-t", "3", "-c", curl,
-         "-j", f"{sys.executable} {STANDIN}", f"{url}/clics"],
+         "-j", validator, f"{url}/clics"],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     output = done.stdout + done.stderr
@@ -86,8 +101,34 @@ def _upload(http: httpx.Client, token: str, data: bytes) -> str:
     return str(response.json()["id"])
 
 
+def test_the_stand_in_validator_fails_a_document_outside_its_schema(
+    tmp_path: Path, validator: str
+) -> None:
+    """What makes the checks below able to fail: a property the strict schema does not name."""
+    schemas = tmp_path / "json-schema"
+    schemas.mkdir()
+    schema = {"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": "x.json",
+              "type": "object", "properties": {"id": {"type": "string"}},
+              "additionalProperties": False}  # fmt: skip
+    (schemas / "x.json").write_text(json.dumps(schema))
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    good.write_text('{"id": "a"}')
+    bad.write_text('{"id": "a", "extra": 1}')
+
+    def run(document: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*validator.split(), "-q", "-s", str(schemas / "x.json"), "-r", f"{schemas}/*.json",
+             str(document)],
+            capture_output=True, text=True, timeout=30,
+        )  # fmt: skip
+
+    passed, failed = run(good), run(bad)
+    assert (passed.returncode, passed.stdout) == (0, "")
+    assert failed.returncode == 1 and f"{bad}: fail: (root): Additional properties" in failed.stdout
+
+
 def test_the_contest_api_passes_the_specifications_own_checks_frozen_and_thawed(
-    tmp_path: Path,
+    tmp_path: Path, validator: str
 ) -> None:
     with (
         running_stack(tmp_path / "home", workers=1) as stack,
@@ -124,7 +165,7 @@ def test_the_contest_api_passes_the_specifications_own_checks_frozen_and_thawed(
         roles = [{}, {"user": "admin", "token": stack.admin_token},
                  {"user": "team-1", "token": tokens[0]}]  # fmt: skip
         with ThreadPoolExecutor(len(roles)) as pool:
-            list(pool.map(lambda role: check_api(stack.url, **role), roles))
+            list(pool.map(lambda role: check_api(stack.url, validator, **role), roles))
         public = http.get("/clics/contests/cday/scoreboard").json()
         assert public["state"]["frozen"] is not None and public["state"]["thawed"] is None
         pending = {r["team_id"]: r["problems"][0]["num_pending"] for r in public["rows"]}
@@ -136,7 +177,7 @@ def test_the_contest_api_passes_the_specifications_own_checks_frozen_and_thawed(
         assert len(shown) == len(before) and all(j["current"] for j in shown)
 
         _post(http, stack, "/v1/contests/cday/thaw")
-        check_api(stack.url)
+        check_api(stack.url, validator)
         thawed = http.get("/clics/contests/cday/judgements").json()
         assert sorted(thawed, key=lambda j: j["id"]) == sorted(admin, key=lambda j: j["id"])
         feed = http.get("/clics/contests/cday/event-feed", params={"stream": "false"}).text

@@ -57,14 +57,18 @@ def _setup_contest(http: httpx.Client, stack: RunningStack, words: bytes) -> lis
 def _wait_all_judged(
     http: httpx.Client, stack: RunningStack, ids: list[str], timeout: float
 ) -> dict[str, dict]:
+    """Each upload's document once it is judged or failed. Asked in order, one at a time: while
+    one is still being judged the rest are not asked (they would cost the API, on the cores the
+    workers judge on, a request each every round)."""
     deadline = time.monotonic() + timeout
     seen: dict[str, dict] = {}
     while time.monotonic() < deadline:
         for sid in ids:
             if sid not in seen:
                 doc = http.get(f"/v1/submissions/{sid}", headers=stack.admin).json()
-                if doc["state"] in ("judged", "failed"):
-                    seen[sid] = doc
+                if doc["state"] not in ("judged", "failed"):
+                    break
+                seen[sid] = doc
         if len(seen) == len(ids):
             return seen
         time.sleep(0.5)

@@ -27,6 +27,15 @@ def test_different_seeds_write_different_games(word_index: WordIndex, layout: La
     assert len(games) == 20
 
 
+def test_a_shorter_game_of_a_seed_is_the_first_lines_of_a_longer_one(word_index, layout) -> None:
+    """What lets the cluster tests cut their short corpora from their long ones."""
+    for seed in range(12):
+        long = generate(word_index, layout, seed=seed, moves=400, illegal_share=0.1)
+        for moves in (2, 150, 399):
+            short = generate(word_index, layout, seed=seed, moves=moves, illegal_share=0.1)
+            assert short == b"".join(long.splitlines(keepends=True)[:moves])
+
+
 def test_a_short_game_has_exactly_the_moves_asked_for(word_index, layout) -> None:
     data = generate(word_index, layout, seed=3, moves=100, illegal_share=0.2)
     assert data.endswith(b"\n") and data.count(b"\n") == 100
