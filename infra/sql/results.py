@@ -82,10 +82,26 @@ def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now
     One `INSERT ... ON CONFLICT DO NOTHING` per chunk on SQLite and PostgreSQL, where
     `put_result` would run two statements a result: a rejudge batch's transaction, which holds
     SQLite's single write lock that live uploads queue behind, stays a few statements long."""
+    return len(_insert_new(conn, batch, now))
+
+
+def put_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> None:
+    """`put_result(..., replace=True)` for each: the new ones inserted together (a judged
+    group's results, where three statements an upload were most of its transaction), a result
+    already there under its ruleset replaced, as that one call does."""
+    inserted = set(_insert_new(conn, batch, now))
+    for sid, result in batch:
+        if sid not in inserted:
+            put_result(conn, sid, result, now, replace=True)
+
+
+def _insert_new(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> list[str]:
+    """The results new under their ruleset inserted, with their games' details; the
+    submissions of those inserted."""
     dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
     if dialect is None or not conn.dialect.insert_returning:  # SQLite before 3.35 too
-        return sum(put_result(conn, sid, result, now) for sid, result in batch)
-    new = 0
+        return [sid for sid, result in batch if put_result(conn, sid, result, now)]
+    new: list[str] = []
     games = {sid: result.game for sid, result in batch}
     for start in range(0, len(batch), _RESULTS_PER_STATEMENT):
         rows = [
@@ -100,7 +116,7 @@ def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now
         )
         inserted = conn.execute(statement).all()
         put_details(conn, [(row.id, games[row.submission_id]) for row in inserted])
-        new += len(inserted)
+        new.extend(row.submission_id for row in inserted)
     return new
 
 

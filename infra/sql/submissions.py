@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, and_, insert, select, tuple_, update
+from sqlalchemy import Connection, and_, insert, or_, select, tuple_, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
@@ -19,7 +19,7 @@ from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.base import StoreBase, insert_rows
 from infra.sql.copies import keep_copies
-from infra.sql.results import keep_words, put_result
+from infra.sql.results import keep_words, put_results
 from infra.sql.schema import contests, rejudge_runs, submission_copies, submissions, teams
 
 
@@ -306,34 +306,25 @@ class SubmissionsMixin(StoreBase):
                     select(submissions).where(submissions.c.id.in_(submission_ids))
                 ).mappings()
             }
-            claims = []
+            # Conditional on what was read: under PostgreSQL's read committed, two workers can
+            # read the same free row; only the first update matches (its attempts moved on). A
+            # free row may have gone from stored to queued since (intake marks it once
+            # published): still free, so either matches.
+            candidates = []
             for submission_id in dict.fromkeys(submission_ids):
                 current = rows.get(submission_id)
                 if current is None:
                     continue
                 free = current.state in _FREE
                 abandoned = current.state == SubmissionState.JUDGING and current.state_at < stale
-                if not (free or abandoned):
+                if free or abandoned:
+                    candidates.append(current)
+            taken = _take(conn, candidates, now)
+            claims = []
+            for current in candidates:
+                if current.id not in taken:
                     continue
                 attempt = current.attempts + 1
-                # Conditional on what was read: under PostgreSQL's read committed, two workers
-                # can read the same free row; only the first update matches. A free row may
-                # have gone from stored to queued since (intake marks it once published): still
-                # free, so either matches.
-                states = list(_FREE) if free else [current.state]
-                taken = conn.execute(
-                    update(submissions)
-                    .where(
-                        and_(
-                            submissions.c.id == submission_id,
-                            submissions.c.state.in_(states),
-                            submissions.c.attempts == current.attempts,
-                        )
-                    )
-                    .values(state=SubmissionState.JUDGING, state_at=now, attempts=attempt)
-                ).rowcount
-                if not taken:
-                    continue
                 pending.append(
                     {"type": EventType.SUBMISSION_JUDGING, **_about(current), "attempt": attempt}
                 )
@@ -341,22 +332,17 @@ class SubmissionsMixin(StoreBase):
             return claims
 
     def record_results(self, judged: Sequence[tuple[Claim, JudgedResult, bytes]]) -> set[str]:
-        """judging -> judged with their results, all in one transaction; the ids recorded (a
-        claim the sweeper handed on meanwhile writes nothing)."""
+        """judging -> judged with their results, all in one transaction of a few statements
+        whatever the group's size; the ids recorded (a claim the sweeper handed on meanwhile
+        writes nothing)."""
         now = clock.now()
-        recorded: set[str] = set()
         with self.write() as (conn, pending):
-            for claim, result, word_signature in judged:
+            held = _judged_now(conn, [claim for claim, _, _ in judged], now)
+            mine = [item for item in judged if (item[0].submission.id, item[0].attempt) in held]
+            put_results(conn, [(claim.submission.id, result) for claim, result, _ in mine], now)
+            keep_words(conn, {claim.submission.id: words for claim, _, words in mine})
+            for claim, result, _ in mine:
                 sub = claim.submission
-                changed = conn.execute(
-                    update(submissions)
-                    .where(_still_held(claim))
-                    .values(state=SubmissionState.JUDGED, state_at=now, judged_at=now, failure=None)
-                ).rowcount
-                if not changed:
-                    continue
-                put_result(conn, sub.id, result, now, replace=True)
-                keep_words(conn, {sub.id: word_signature})
                 pending.append(
                     {
                         "type": EventType.SUBMISSION_JUDGED,
@@ -369,8 +355,7 @@ class SubmissionsMixin(StoreBase):
                         "layout": result.layout_id,
                     }
                 )
-                recorded.add(sub.id)
-        return recorded
+            return {sid for sid, _ in held}
 
     def release(self, claim: Claim, error: str, give_up: bool) -> None:
         """A judging attempt failed: back to queued for a retry, or failed for good."""
@@ -469,6 +454,71 @@ def _about(submission: Submission) -> dict[str, Any]:
         "contest": submission.contest_id,
         "team": submission.team_id,
     }
+
+
+def _take(conn: Connection, candidates: list[Submission], now: str) -> set[str]:
+    """Claim for judging the submissions read free or abandoned, each only if it is still as
+    read: free, or judging (abandoned), with the attempts read (every claim raises them). The
+    ids claimed; one statement where the database returns what an UPDATE changed."""
+    if not candidates:
+        return set()
+    free = [sub for sub in candidates if sub.state in _FREE]
+    abandoned = [sub for sub in candidates if sub.state not in _FREE]
+    attempt = submissions.c.attempts + 1
+    taking = {"state": SubmissionState.JUDGING, "state_at": now, "attempts": attempt}
+    as_read = [
+        and_(submissions.c.state.in_(states), tuple_(submissions.c.id, submissions.c.attempts)
+             .in_([(sub.id, sub.attempts) for sub in subs]))
+        for states, subs in ((list(_FREE), free), ([SubmissionState.JUDGING], abandoned))
+        if subs
+    ]  # fmt: skip
+    if not conn.dialect.update_returning:  # SQLite before 3.35
+        return {
+            sub.id
+            for states, subs in ((list(_FREE), free), ([SubmissionState.JUDGING], abandoned))
+            for sub in subs
+            if conn.execute(
+                update(submissions)
+                .where(
+                    and_(
+                        submissions.c.id == sub.id,
+                        submissions.c.state.in_(states),
+                        submissions.c.attempts == sub.attempts,
+                    )
+                )
+                .values(**taking)
+            ).rowcount
+        }
+    taken = conn.execute(
+        update(submissions).where(or_(*as_read)).values(**taking).returning(submissions.c.id)
+    )
+    return {row.id for row in taken}
+
+
+def _judged_now(conn: Connection, claims: Sequence[Claim], now: str) -> set[tuple[str, int]]:
+    """Mark judged the submissions whose claims still hold, in one statement where the
+    database returns what an UPDATE changed; the claims that held, as (id, attempt)."""
+    done = {"state": SubmissionState.JUDGED, "state_at": now, "judged_at": now, "failure": None}
+    if not conn.dialect.update_returning:  # SQLite before 3.35
+        return {
+            (claim.submission.id, claim.attempt)
+            for claim in claims
+            if conn.execute(update(submissions).where(_still_held(claim)).values(**done)).rowcount
+        }
+    held = conn.execute(
+        update(submissions)
+        .where(
+            and_(
+                submissions.c.state == SubmissionState.JUDGING,
+                tuple_(submissions.c.id, submissions.c.attempts).in_(
+                    [(claim.submission.id, claim.attempt) for claim in claims]
+                ),
+            )
+        )
+        .values(**done)
+        .returning(submissions.c.id, submissions.c.attempts)
+    )
+    return {(row.id, row.attempts) for row in held}
 
 
 def _still_held(claim: Claim) -> ColumnElement[bool]:

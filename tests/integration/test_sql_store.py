@@ -44,6 +44,7 @@ from core.word_hashes import signature
 from infra.rulesets import RulesetCache
 from infra.sql import base as sql_base
 from infra.sql import rejudges as sql_rejudges
+from infra.sql import results as sql_results
 from infra.sql import submissions as sql_submissions
 from infra.sql.engine import make_engine
 from infra.sql.games import crosstiles as crosstiles_sql
@@ -465,6 +466,60 @@ def test_a_claim_takes_a_submission_marked_queued_between_its_read_and_its_updat
     assert marked == [True]
     assert [claim.submission.id for claim in claims] == [submission.id]
     assert store.get_submission(submission.id).state == SubmissionState.JUDGING  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("returning", [True, False], ids=["returning", "no-returning"])
+def test_a_group_is_claimed_and_recorded_as_each_upload_alone_would_be(
+    store: SqlStore, team: Team, returning: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One statement a group where the database returns what an UPDATE changed; a statement
+    an upload where it does not (SQLite before 3.35): the same claims, results and events."""
+    monkeypatch.setattr(store.engine.dialect, "update_returning", returning)
+    if store.engine.dialect.name == "sqlite":  # PostgreSQL's events are inserted returning ids
+        monkeypatch.setattr(store.engine.dialect, "insert_returning", returning)
+    free, earlier, done, held = (store_submission(store, team) for _ in range(4))
+    first = judged(store, team, score=1, received_at=at(-30))
+    lost = claim_one(store, held.id, stale_after=HOUR)
+    assert lost is not None
+    stale = JudgedResult(
+        lexicon_id=LEXICON, layout_id=LAYOUT, judge_version="old", score=-1, legal=0,
+        illegal=1, tiles=0, report_key="reports/old",
+    )  # fmt: skip
+    with store.engine.begin() as conn:  # a result already under the ruleset is replaced
+        sql_results.put_result(conn, earlier.id, stale, clock.now())
+    events_before = len(all_events(store))
+
+    asked = [held.id, free.id, first.id, "no-such-submission", earlier.id, free.id]
+    claims = store.claim_many(asked, stale_after=0)  # `held` is taken over as abandoned
+
+    assert [(c.submission.id, c.attempt) for c in claims] == [
+        (held.id, 2), (free.id, 1), (earlier.id, 1),
+    ]  # fmt: skip
+    judging = [e for e in all_events(store)[events_before:]]
+    assert [(e["type"], e["submission"]) for e in judging] == [
+        (EventType.SUBMISSION_JUDGING, sid) for sid in (held.id, free.id, earlier.id)
+    ]
+
+    def result(score: int) -> JudgedResult:
+        return JudgedResult(
+            lexicon_id=LEXICON, layout_id=LAYOUT, judge_version="test", score=score, legal=2,
+            illegal=0, tiles=5, report_key=f"reports/{score}",
+        )  # fmt: skip
+
+    group = [(claim, result(10 + n), signature(["cat", "tea"])) for n, claim in enumerate(claims)]
+    assert store.record_results([(lost, result(99), signature(["cat"])), *group]) == {
+        held.id, free.id, earlier.id,
+    }  # fmt: skip
+    for n, claim in enumerate(claims):
+        now = store.get_submission(claim.submission.id)
+        assert now is not None and now.state == SubmissionState.JUDGED
+        current = store.current_result(claim.submission.id)
+        assert current is not None and current.score == 10 + n
+    assert count_results(store) == 4  # one a submission: `first`'s and the group's three
+    judged_events = [e for e in all_events(store) if e["type"] == EventType.SUBMISSION_JUDGED]
+    assert [e["submission"] for e in judged_events[-3:]] == [held.id, free.id, earlier.id]
+    assert done.id not in {e["submission"] for e in judged_events}
+    assert claim_one(store, done.id, stale_after=HOUR) is not None  # never asked: still free
 
 
 def test_a_judged_submission_cannot_be_claimed_again(store: SqlStore, team: Team) -> None:
