@@ -9,7 +9,7 @@ judging with one process each, or --concurrency), in one run:
 - a third worker host started during a backlog -> its first task.
 
     python -m benchmarks.cluster_failover [--uploads 300] [--moves 3000] [--repeats 2]
-        [--concurrency 1] [--efficiency-only]
+        [--concurrency 1] [--rounds 3] [--efficiency-only]
 
 Needs root (ip netns). Prints the figures; exits 1 if an upload was lost or judged twice.
 """
@@ -95,9 +95,10 @@ def machine_busy() -> tuple[float, float]:
     return (sum(fields[:8]) - idle) / ticks, idle / ticks
 
 
-def efficiency(run: Run, uploads: int, moves: int) -> tuple[float, float, str]:
+def efficiency(run: Run, uploads: int, moves: int, round_: int) -> tuple[float, float, str]:
     """Judged/s of a queue drained by the worker hosts, the offline judge's rate on as many
-    processes on the same corpus, and where the machine's CPU went during the drain."""
+    processes on the same corpus right after, and where the machine's CPU went during the
+    drain. Each round is a contest of its own with the same games (generated once)."""
     made = run.cluster
     before: dict[str, dict[int, tuple[str, float]]] = {}
     machine: list[tuple[float, float]] = []
@@ -106,12 +107,19 @@ def efficiency(run: Run, uploads: int, moves: int) -> tuple[float, float, str]:
         before.update({name: host.cpu_seconds() for name, host in made.network.hosts.items()})
         machine.append(machine_busy())
 
-    sent = run.queued_backlog("drain", uploads, moves, seed=100, before_thaw=snapshot)
+    def messages() -> int:
+        totals = made.task_totals(list(WORKER_HOSTS)).values()
+        return sum(t.get(JUDGE_TASK, 0) for t in totals)
+
+    contest = f"drain-{round_}"
+    earlier = messages()
+    sent = run.queued_backlog(contest, uploads, moves, seed=100, before_thaw=snapshot)
     thawed = datetime.now(UTC)
     ids = [s.submission for s in sent.acknowledged() if s.submission]
-    made.wait_judged("drain", len(ids), 600)
+    made.wait_judged(contest, len(ids), 600)
     busy, idle = (now - then for now, then in zip(machine_busy(), machine[0], strict=True))
     spent = cpu_spent(made, before) + f"; the whole machine busy {busy:.1f}, idle {idle:.1f}"
+    spent += f"; {len(ids)} uploads in {messages() - earlier} messages"
     last = max(made.judged_at(ids).values())
     drained = len(ids) / (last - thawed).total_seconds()
     corpus = run.contests[-1][2]
@@ -238,6 +246,7 @@ def main() -> int:
     parser.add_argument(
         "--concurrency", type=int, default=1, help="judging processes per worker host"
     )
+    parser.add_argument("--rounds", type=int, default=3, help="drains measured (>= 1)")
     parser.add_argument("--efficiency-only", action="store_true", help="no failover figures")
     args = parser.parse_args()
     lexicon = shared_lexicon()
@@ -247,17 +256,24 @@ def main() -> int:
             print(f"cluster up in {time.monotonic() - began:.1f} s on {made.network.subnet}: "
                   f"{', '.join(made.network.hosts)}", flush=True)  # fmt: skip
             run = Run(made, lexicon)
-            drained, offline, spent = efficiency(run, args.uploads, args.moves)
-            ratio = drained / offline
+            ratios = []
+            for round_ in range(args.rounds):
+                drained, offline, spent = efficiency(run, args.uploads, args.moves, round_)
+                ratios.append(drained / offline)
+                print(
+                    f"worker efficiency, round {round_ + 1}: drain {drained:.1f} submissions/s "
+                    f"on {len(WORKER_HOSTS)} worker hosts ({args.concurrency} judging "
+                    f"process(es) each), offline judge {offline:.1f}/s on {len(WORKER_HOSTS)} "
+                    f"processes right after, {args.uploads} uploads of {args.moves} moves: "
+                    f"ratio {ratios[-1]:.2f}",
+                    flush=True,
+                )
+                print(f"  CPU seconds during the drain: {spent}", flush=True)
             print(
-                f"worker efficiency: drain {drained:.1f} submissions/s on {len(WORKER_HOSTS)} "
-                f"worker hosts ({args.concurrency} judging process(es) each), offline judge "
-                f"{offline:.1f}/s on "
-                f"{len(WORKER_HOSTS)} processes, {args.uploads} uploads of {args.moves} moves: "
-                f"ratio {ratio:.2f} (goal >= {GOAL})",
+                f"worker efficiency: median ratio {statistics.median(ratios):.2f} of "
+                f"{len(ratios)} rounds (goal >= {GOAL})",
                 flush=True,
             )
-            print(f"  CPU seconds during the drain: {spent}", flush=True)
             if not args.efficiency_only:
                 failovers(run, args.repeats)
             problems = run.problems()
