@@ -80,12 +80,24 @@ class StoreBase:
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
-        with translated(), self.engine.connect().execution_options(readonly=True) as conn:
+        """A connection for reads. On PostgreSQL in autocommit: under its read committed each
+        statement sees its own snapshot inside a transaction too, so a BEGIN and a ROLLBACK
+        would only add two round trips to every read."""
+        with translated(), read_connection(self.engine) as conn:
             yield conn
 
     def ping(self) -> None:
         with self.read() as conn:
             conn.execute(select(1))
+
+
+def read_connection(engine: Engine) -> Connection:
+    """A pooled connection marked read-only (SQLite begins it without the write lock), in
+    autocommit on PostgreSQL (`StoreBase.read`)."""
+    conn = engine.connect().execution_options(readonly=True)
+    if is_postgres(engine):
+        conn = conn.execution_options(isolation_level="AUTOCOMMIT")
+    return conn
 
 
 @contextmanager
