@@ -104,22 +104,21 @@ def blobs(seaweedfs: Service) -> Iterator[S3BlobStore]:
     store._client.close()
 
 
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param(
-            "postgres",
-            marks=[
-                pytest.mark.postgres,
-                pytest.mark.skipif(
-                    not POSTGRES_URL,
-                    reason="TILEJUDGE_TEST_POSTGRES_URL is not set and nothing answers on "
-                    "127.0.0.1:5432",
-                ),
-            ],
+_POSTGRES = pytest.param(
+    "postgres",
+    marks=[
+        pytest.mark.postgres,
+        pytest.mark.skipif(
+            not POSTGRES_URL,
+            reason="TILEJUDGE_TEST_POSTGRES_URL is not set and nothing answers on 127.0.0.1:5432",
         ),
-    ]
+    ],
 )
+# A test of what only PostgreSQL allows (two writers at once, say): no SQLite case to skip.
+POSTGRES_ONLY = pytest.mark.parametrize("sql_url", [_POSTGRES], indirect=True)
+
+
+@pytest.fixture(params=["sqlite", _POSTGRES])
 def sql_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """The URL of an empty database, not yet migrated."""
     if request.param == "sqlite":

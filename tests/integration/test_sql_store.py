@@ -54,6 +54,7 @@ from infra.sql.rejudges import RejudgeStore
 from infra.sql.results import count_progress
 from infra.sql.schema import events, rejudge_failures, rejudge_summaries, results, word_hashes
 from infra.sql.store import SqlStore
+from tests.integration.conftest import POSTGRES_ONLY
 
 pytestmark = pytest.mark.integration
 metadata = load_all()  # the shared tables and every game's own
@@ -435,11 +436,10 @@ def test_two_workers_claiming_the_same_submission_at_once_never_both_get_it(
     assert sorted(e["submission"] for e in judging) == sorted(ids)
 
 
+@POSTGRES_ONLY  # SQLite lets one writer at a time: intake cannot commit inside the claim
 def test_a_claim_takes_a_submission_marked_queued_between_its_read_and_its_update(
     store: SqlStore, second_store: SqlStore, team: Team
 ) -> None:
-    if store.engine.dialect.name == "sqlite":
-        pytest.skip("SQLite lets one writer at a time: intake cannot commit inside the claim")
     submission = store_submission(store, team)
     marked: list[bool] = []
 
