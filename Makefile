@@ -82,7 +82,7 @@ go-tools:
 TEST_JOBS ?= 2
 
 test: lint lexicon browser go-tools
-	$(BIN)/pytest -n $(TEST_JOBS) --dist loadgroup --no-loadscope-reorder
+	$(BIN)/pytest -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder
 
 test-fast: $(TOOLS)
 	$(BIN)/pytest -m "not slow and not e2e" -x

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -35,18 +36,37 @@ shared_list = cached_list  # the name some test modules still import
 SERIAL_SUITES = ("cluster", "fault")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist names each test's group in its id
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Groups for `pytest -n N --dist loadgroup` (as `make test` runs): a module's tests on one
-    process (its fixtures built once), and SERIAL_SUITES as one group, first in the queue."""
-    here = Path(__file__).parent
+    """Refuse tests that share an id: pytest-xdist would take them for one test and run it
+    once."""
     repeated = [nodeid for nodeid, n in Counter(item.nodeid for item in items).items() if n > 1]
-    if repeated:  # pytest-xdist's grouped runs would take them for one test and run it once
+    if repeated:
         raise pytest.UsageError(f"tests that share an id: {', '.join(repeated[:5])}")
-    for item in items:
-        suite = item.path.relative_to(here).parts[0]
-        group = "serial-suites" if suite in SERIAL_SUITES else item.nodeid.split("::")[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+
+
+def work_unit(nodeid: str) -> str:
+    """What one process runs whole under `make test`: a module (its fixtures built once), or
+    SERIAL_SUITES together, first in the queue (the cluster suite is collected first)."""
+    path = nodeid.split("::", 1)[0]
+    parts = path.split("/")
+    suite = parts[1] if len(parts) > 2 and parts[0] == "tests" else ""
+    return "serial-suites" if suite in SERIAL_SUITES else path
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`pytest -n N --dist loadscope` (as `make test` runs) hands out `work_unit`s. (Since
+    pytest 9.2 a test's id cannot be renamed, which `--dist loadgroup` relies on: its groups
+    would be split across processes without a word.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SuiteScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return SuiteScheduling(config, log)
 
 
 @pytest.fixture(scope="session")
