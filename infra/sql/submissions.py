@@ -460,39 +460,33 @@ def _take(conn: Connection, candidates: list[Submission], now: str) -> set[str]:
     """Claim for judging the submissions read free or abandoned, each only if it is still as
     read: free, or judging (abandoned), with the attempts read (every claim raises them). The
     ids claimed; one statement where the database returns what an UPDATE changed."""
-    if not candidates:
+    kinds = [
+        (list(_FREE), [sub for sub in candidates if sub.state in _FREE]),
+        ([SubmissionState.JUDGING], [sub for sub in candidates if sub.state not in _FREE]),
+    ]
+    read = [(states, subs) for states, subs in kinds if subs]
+    if not read:
         return set()
-    free = [sub for sub in candidates if sub.state in _FREE]
-    abandoned = [sub for sub in candidates if sub.state not in _FREE]
-    attempt = submissions.c.attempts + 1
-    taking = {"state": SubmissionState.JUDGING, "state_at": now, "attempts": attempt}
-    as_read = [
-        and_(submissions.c.state.in_(states), tuple_(submissions.c.id, submissions.c.attempts)
-             .in_([(sub.id, sub.attempts) for sub in subs]))
-        for states, subs in ((list(_FREE), free), ([SubmissionState.JUDGING], abandoned))
-        if subs
-    ]  # fmt: skip
+    taking = update(submissions).values(
+        state=SubmissionState.JUDGING, state_at=now, attempts=submissions.c.attempts + 1
+    )
     if not conn.dialect.update_returning:  # SQLite before 3.35
         return {
             sub.id
-            for states, subs in ((list(_FREE), free), ([SubmissionState.JUDGING], abandoned))
+            for states, subs in read
             for sub in subs
-            if conn.execute(
-                update(submissions)
-                .where(
-                    and_(
-                        submissions.c.id == sub.id,
-                        submissions.c.state.in_(states),
-                        submissions.c.attempts == sub.attempts,
-                    )
-                )
-                .values(**taking)
-            ).rowcount
+            if conn.execute(taking.where(_as_read(states, [sub]))).rowcount
         }
-    taken = conn.execute(
-        update(submissions).where(or_(*as_read)).values(**taking).returning(submissions.c.id)
+    as_read = or_(*(_as_read(states, subs) for states, subs in read))
+    return {row.id for row in conn.execute(taking.where(as_read).returning(submissions.c.id))}
+
+
+def _as_read(states: list[SubmissionState], subs: list[Submission]) -> ColumnElement[bool]:
+    """The rows of `subs` still in one of `states` with the attempts they were read with."""
+    return and_(
+        submissions.c.state.in_(states),
+        tuple_(submissions.c.id, submissions.c.attempts).in_([(s.id, s.attempts) for s in subs]),
     )
-    return {row.id for row in taken}
 
 
 def _judged_now(conn: Connection, claims: Sequence[Claim], now: str) -> set[tuple[str, int]]:
