@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
+from sqlalchemy.exc import DisconnectionError
 
 # PostgreSQL's advisory locks are the server's, not a schema's: each of tilejudge's is named
 # by its kind and the schema it guards (the URL's search_path), so deployments in two schemas
@@ -26,6 +27,8 @@ SCHEMA_TRY_LOCK = f"SELECT pg_try_advisory_xact_lock(:kind, {SCHEMA_KEY})"
 
 WRITE_LOCK_WAIT_S = 30.0  # as long as SQLite's own busy timeout; then SQLite decides
 IDLE_IN_TRANSACTION_MS = 30_000
+# A pooled connection given back this recently is handed out again without a ping.
+FRESH_S = 1.0
 
 
 def make_engine(url: str, durable: bool = True) -> Engine:
@@ -41,13 +44,42 @@ def make_engine(url: str, durable: bool = True) -> Engine:
     given = make_url(url).query.get("options", "")
     given = given if isinstance(given, str) else " ".join(given)
     options = f"{given} -c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_MS}".strip()
-    return create_engine(
+    engine = create_engine(
         url,
-        pool_pre_ping=True,
         pool_size=10,
         max_overflow=20,
         connect_args={"options": options},
     )
+    _ping_unless_fresh(engine)
+    return engine
+
+
+def _ping_unless_fresh(engine: Engine) -> None:
+    """SQLAlchemy's pre-ping, skipped for a connection made or given back within FRESH_S.
+
+    A ping is a round trip on every checkout, and a worker checks out a connection several
+    times a group, back to back. A connection idle longer (the server may have restarted
+    meanwhile) is pinged as `pool_pre_ping` would, and replaced if the ping fails. One that
+    dies within FRESH_S of its last use fails its next statement instead: the store turns
+    that into `StoreUnavailable` (an outage, retried) and SQLAlchemy, seeing a disconnect,
+    discards the whole pool."""
+
+    def used(dbapi_connection: Any, record: Any) -> None:
+        if dbapi_connection is not None:
+            record.info["used"] = (id(dbapi_connection), time.monotonic())
+
+    event.listen(engine, "connect", used)
+    event.listen(engine, "checkin", used)
+
+    @event.listens_for(engine, "checkout")
+    def _ping(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        connection, used_at = record.info.get("used", (None, 0.0))
+        if connection == id(dbapi_connection) and time.monotonic() - used_at < FRESH_S:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as exc:  # the pool replaces it (and tries up to three times)
+            raise DisconnectionError(f"ping failed: {exc}") from exc
 
 
 def _sqlite(url: str, durable: bool) -> Engine:

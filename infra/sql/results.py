@@ -55,6 +55,21 @@ def keep_words(conn: Connection, signatures: dict[str, bytes]) -> None:
     another list) adds them; one that adds none writes nothing."""
     if not signatures:
         return
+    dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
+    if dialect is not None and conn.dialect.insert_returning:  # one statement for the new
+        signatures = dict(signatures)  # what is left to widen
+        rows = [{"submission_id": sid, "hashes": hashes} for sid, hashes in signatures.items()]
+        for start in range(0, len(rows), _SIGNATURES_PER_STATEMENT):
+            statement = (
+                dialect.insert(word_hashes)
+                .values(rows[start : start + _SIGNATURES_PER_STATEMENT])
+                .on_conflict_do_nothing(index_elements=["submission_id"])
+                .returning(word_hashes.c.submission_id)
+            )
+            for sid in conn.execute(statement).scalars():
+                del signatures[sid]
+        if not signatures:
+            return
     kept = dict(
         conn.execute(
             select(word_hashes.c.submission_id, word_hashes.c.hashes).where(
@@ -120,6 +135,8 @@ def _insert_new(conn: Connection, batch: list[tuple[str, JudgedResult]], now: st
     return new
 
 
+# 2 values a row, under the same bound.
+_SIGNATURES_PER_STATEMENT = 400
 # 11 values a row: under the 999 bound variables a statement of SQLite before 3.32 allows.
 _RESULTS_PER_STATEMENT = 80
 

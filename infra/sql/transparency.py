@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, insert, or_, select, text, update
+from sqlalchemy import Connection, Row, and_, insert, or_, select, text, update
 
 from core import clock, transparency
 from core.errors import read_failure
@@ -258,23 +258,18 @@ def _live_verdicts(
     }
     if not wanted:
         return {}
-    R = results.c
     rows = [
         row
-        for row in conn.execute(
-            select(R.id, R.submission_id, R.lexicon_id, R.layout_id, R.judge_version).where(
-                R.submission_id.in_(list(wanted))
-            )
-        )
+        for row in conn.execute(select(results).where(results.c.submission_id.in_(list(wanted))))
         if (row.lexicon_id, row.layout_id)
         == (wanted[row.submission_id].lexicon_id, wanted[row.submission_id].layout_id)
     ]
-    by_game: dict[str, list[int]] = {}
+    by_game: dict[str, list[Row[Any]]] = {}
     for row in rows:
-        by_game.setdefault(wanted[row.submission_id].game, []).append(row.id)
+        by_game.setdefault(wanted[row.submission_id].game, []).append(row)
     fields: dict[int, dict[str, Any]] = {}
-    for name, ids in by_game.items():
-        fields.update(rows_of(name).log_results(conn, ids))
+    for name, own in by_game.items():
+        fields.update(rows_of(name).log_results(conn, own))
     return {
         row.submission_id: _verdict(
             row.submission_id,
@@ -323,7 +318,7 @@ def _results_under(
     """Each of the contest's submissions' result under a ruleset: its judge version and its
     log fields."""
     rows = conn.execute(
-        select(results.c.id, results.c.submission_id, results.c.judge_version)
+        select(results)
         .join(submissions, submissions.c.id == results.c.submission_id)
         .where(
             and_(
@@ -333,7 +328,7 @@ def _results_under(
             )
         )
     ).all()
-    fields = rows_of(contest.game).log_results(conn, [r.id for r in rows]) if rows else {}
+    fields = rows_of(contest.game).log_results(conn, rows) if rows else {}
     return {r.submission_id: (r.judge_version, fields.get(r.id)) for r in rows}
 
 
@@ -368,22 +363,8 @@ def _number(conn: Connection, entries: Sequence[Entry]) -> dict[int, int]:
     rows: list[dict[str, Any]] = []
     leaves: dict[int, int] = {}
     for contest_id, own in by_contest.items():
-        first = conn.execute(
-            select(log_heads.c.next_leaf).where(log_heads.c.contest_id == contest_id)
-        ).scalar()
         closing = any(entry.fields["type"] == "close" for entry in own)
-        if first is None:
-            first = 0
-            conn.execute(
-                insert(log_heads).values(contest_id=contest_id, next_leaf=len(own), closed=closing)
-            )
-        else:
-            values: dict[str, Any] = {"next_leaf": log_heads.c.next_leaf + len(own)}
-            if closing:
-                values["closed"] = True
-            conn.execute(
-                update(log_heads).where(log_heads.c.contest_id == contest_id).values(**values)
-            )
+        first = _advance(conn, contest_id, len(own), closing)
         for leaf, entry in enumerate(own, first):
             leaves[id(entry)] = leaf
             rows.append(
@@ -398,6 +379,29 @@ def _number(conn: Connection, entries: Sequence[Entry]) -> dict[int, int]:
     if rows:
         conn.execute(insert(log_entries), rows)
     return leaves
+
+
+def _advance(conn: Connection, contest_id: str, count: int, closing: bool) -> int:
+    """Take the contest's next `count` leaves (and mark its log closed if `closing`): the
+    first of them. One statement where the database returns what an UPDATE changed."""
+    values: dict[str, Any] = {"next_leaf": log_heads.c.next_leaf + count}
+    if closing:
+        values["closed"] = True
+    head = update(log_heads).where(log_heads.c.contest_id == contest_id).values(**values)
+    if conn.dialect.update_returning:
+        first = conn.execute(head.returning(log_heads.c.next_leaf - count)).scalar()
+    else:
+        first = conn.execute(
+            select(log_heads.c.next_leaf).where(log_heads.c.contest_id == contest_id)
+        ).scalar()
+        if first is not None:
+            conn.execute(head)
+    if first is None:
+        conn.execute(
+            insert(log_heads).values(contest_id=contest_id, next_leaf=count, closed=closing)
+        )
+        return 0
+    return int(first)
 
 
 def _closes_due(conn: Connection, now: str) -> list[Any]:

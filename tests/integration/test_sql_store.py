@@ -24,7 +24,7 @@ from sqlalchemy import Connection, Engine, func, inspect, select, text
 from sqlalchemy import event as sql_event
 from sqlalchemy.exc import IntegrityError
 
-from core import clock
+from core import clock, tuning
 from core.errors import (
     Closed,
     Conflict,
@@ -46,13 +46,21 @@ from infra.sql import base as sql_base
 from infra.sql import rejudges as sql_rejudges
 from infra.sql import results as sql_results
 from infra.sql import submissions as sql_submissions
+from infra.sql import transparency as sql_transparency
 from infra.sql.engine import make_engine
 from infra.sql.games import crosstiles as crosstiles_sql
 from infra.sql.games import load_all
 from infra.sql.migrate import alembic_config, upgrade
 from infra.sql.rejudges import RejudgeStore
 from infra.sql.results import count_progress
-from infra.sql.schema import events, rejudge_failures, rejudge_summaries, results, word_hashes
+from infra.sql.schema import (
+    events,
+    log_heads,
+    rejudge_failures,
+    rejudge_summaries,
+    results,
+    word_hashes,
+)
 from infra.sql.store import SqlStore
 from tests.integration.conftest import POSTGRES_ONLY
 
@@ -520,6 +528,58 @@ def test_a_group_is_claimed_and_recorded_as_each_upload_alone_would_be(
     assert [e["submission"] for e in judged_events[-3:]] == [held.id, free.id, earlier.id]
     assert done.id not in {e["submission"] for e in judged_events}
     assert claim_one(store, done.id, stale_after=HOUR) is not None  # never asked: still free
+
+
+@pytest.mark.parametrize("returning", [True, False], ids=["returning", "no-returning"])
+def test_signatures_are_kept_new_in_one_statement_and_widened_where_they_add_words(
+    store: SqlStore, team: Team, returning: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store.engine.dialect, "insert_returning", returning)
+    kept, same, fresh = (store_submission(store, team) for _ in range(3))
+    with store.engine.begin() as conn:
+        sql_results.keep_words(conn, {kept.id: signature(["cat"]), same.id: signature(["dog"])})
+    asked = {
+        kept.id: signature(["tea"]),  # a word more: the union is kept
+        same.id: signature(["dog"]),  # none more: left as it is
+        fresh.id: signature(["ant", "bee"]),
+    }
+    statements: list[str] = []
+    sql_event.listen(store.engine, "before_cursor_execute", lambda *a: statements.append(a[2]))
+
+    with store.engine.begin() as conn:
+        sql_results.keep_words(conn, dict(asked))
+
+    with store.engine.connect() as conn:
+        found = dict(conn.execute(select(word_hashes.c.submission_id, word_hashes.c.hashes)).all())
+    assert found == {
+        kept.id: signature(["cat", "tea"]),
+        same.id: signature(["dog"]),
+        fresh.id: signature(["ant", "bee"]),
+    }
+    writes = [s for s in statements if s.lstrip().upper().startswith(("INSERT", "UPDATE"))]
+    assert len(writes) == 2  # the new one inserted, the widened one updated
+
+
+@pytest.mark.parametrize("returning", [True, False], ids=["returning", "no-returning"])
+def test_a_contests_log_hands_out_its_leaves_in_turn_and_is_marked_closed_once_closing(
+    store: SqlStore, returning: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store.engine.dialect, "update_returning", returning)
+    with store.engine.begin() as conn:
+        firsts = [
+            sql_transparency._advance(conn, "c1", 3, closing=False),
+            sql_transparency._advance(conn, "c2", 1, closing=False),
+            sql_transparency._advance(conn, "c1", 2, closing=True),
+            sql_transparency._advance(conn, "c1", 1, closing=False),
+        ]
+        heads = conn.execute(
+            select(log_heads.c.contest_id, log_heads.c.next_leaf, log_heads.c.closed).order_by(
+                log_heads.c.contest_id
+            )
+        ).all()
+
+    assert firsts == [0, 0, 3, 5]
+    assert [tuple(h) for h in heads] == [("c1", 6, True), ("c2", 1, False)]
 
 
 def test_a_judged_submission_cannot_be_claimed_again(store: SqlStore, team: Team) -> None:
@@ -1218,7 +1278,7 @@ def test_a_publishing_group_commit_publishes_each_committed_group_then_marks_it_
     assert sorted(publisher.published) == sorted(u.id for u in uploads)  # each once
     assert publisher.inline == {u.id: u.id.encode() for u in uploads}  # their bytes ride along
     assert len(publisher.groups) < len(uploads)  # a few uploads to a message
-    assert all(len(group) <= 8 for group in publisher.groups)
+    assert all(len(group) <= tuning.GROUP_MOST for group in publisher.groups)
     queued = [e["submission"] for e in all_events(store) if e["type"] == "submission.queued"]
     assert sorted(queued) == sorted(u.id for u in uploads)
 

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any, Protocol
 
-from sqlalchemy import Connection, MetaData, Table, and_, delete, insert, select
+from sqlalchemy import Connection, MetaData, Row, Table, and_, delete, insert, select
 from sqlalchemy.sql import Select
 
 from core.games import names, part_of
@@ -48,9 +48,10 @@ class GameRows(Protocol):
         ruleset: tuple[str, str] | None = None,
         before: str | None = None,
     ) -> dict[str, Any]: ...
-    def log_results(self, conn: Connection, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        """Each result as its verdict entry in the transparency log states it
-        (`core.transparency`): what the standings are computed from, nothing of the upload."""
+    def log_results(self, conn: Connection, rows: Sequence[Row[Any]]) -> dict[int, dict[str, Any]]:
+        """Each result (its row of `results`, every column) as its verdict entry in the
+        transparency log states it (`core.transparency`): what the standings are computed
+        from, nothing of the upload."""
         ...
 
     # A rejudge preview's two lists, read on an open connection: a read of their own, or the
@@ -87,11 +88,7 @@ class TeamRanked:
     ) -> dict[str, Any]:
         return {"entries": store.leaderboard(contest_id, ruleset, before)}  # type: ignore[attr-defined]
 
-    def log_results(self, conn: Connection, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        R = results.c
-        rows = conn.execute(
-            select(R.id, R.score, R.legal, R.illegal, R.tiles).where(R.id.in_(list(result_ids)))
-        )
+    def log_results(self, conn: Connection, rows: Sequence[Row[Any]]) -> dict[int, dict[str, Any]]:
         return {
             r.id: {"score": r.score, "legal": r.legal, "illegal": r.illegal, "tiles": r.tiles}
             for r in rows

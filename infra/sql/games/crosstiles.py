@@ -16,6 +16,7 @@ from sqlalchemy import (
     Connection,
     ForeignKey,
     Integer,
+    Row,
     String,
     Table,
     Text,
@@ -399,8 +400,8 @@ class CrosstilesRows:
             "invalid": invalid_games(store, contest_id, ruleset, before),
         }
 
-    def log_results(self, conn: Connection, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
-        return logged_games(conn, result_ids)
+    def log_results(self, conn: Connection, rows: Sequence[Row[Any]]) -> dict[int, dict[str, Any]]:
+        return logged_games(conn, [r.id for r in rows])
 
     def changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]:
         return game_changes(conn, run)
