@@ -19,8 +19,12 @@ HEAVY_BYTES = 64 * 1024
 HEAVY_WINDOW_S = 60.0
 HEAVY_TEAMS_KEPT = 10_000
 # A group message carries at most this many uploads, and inline bytes up to GROUP_INLINE (the
-# rest the worker reads from S3): at most ~2 s of judging a message, and a few MiB in Redis.
-GROUP_MOST = 8
+# rest the worker reads from S3): a light upload judges in ~10-15 ms, so a message is a few
+# tenths of a second of judging, and a few MiB in Redis. Each message costs a claim and a
+# recording transaction, the worker parent's receive, ack and hand-over to its process, and
+# the process's wait meanwhile: 16 rather than 8 took a drain's messages from ~55 to ~33 and
+# its efficiency up ~0.03 (`benchmarks.cluster_failover --efficiency-only`).
+GROUP_MOST = 16
 GROUP_INLINE = 1024 * 1024
 
 # -- intake -------------------------------------------------------------------------------
@@ -30,8 +34,10 @@ COMMIT_MOST = 256
 # Queued-marks alone wait this long for an upload to share their transaction.
 MARK_LINGER_S = 0.02
 # Behind a backlog the publisher waits this long for company, then sends full groups: fewer
-# messages, claims and transactions, and no upload judged later for it.
-PUBLISH_LINGER_S = 0.05
+# messages, claims and transactions, and no upload judged later for it (the backlog takes
+# longer than this to drain). Long enough for an API process taking ~80 uploads a second to
+# gather about half a group.
+PUBLISH_LINGER_S = 0.1
 # A team token's team and contest are remembered this long in each API process (an early
 # close, and a team's right to upload game logs taken back, are enforced by the group commit's
 # transaction, not by what a process remembers); at most UPLOADERS_KEPT tokens, then the
