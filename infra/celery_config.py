@@ -27,6 +27,11 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # died is handed on within 1.25 timeouts rather than up to 100 s after it expired.
         "unacked_restore_interval": max(1, settings.visibility_timeout // 4),
         "unacked_restore_throttle": 1,
+        # The message body (Celery's JSON) goes into kombu's JSON envelope as text rather than
+        # base64 (a message's inline uploads are base64 already): a quarter fewer bytes for
+        # the broker, the worker parent that receives each message and copies it to the
+        # unacked hash, and the pipe to its process, and no decoding pass in between.
+        "body_encoding": None,
     }
     url = settings.required_redis_url()
     config: dict[str, Any] = {
