@@ -3,7 +3,6 @@ counts of the storage quota and the Celery publisher, while Redis is up and afte
 
 from __future__ import annotations
 
-import base64
 import json
 import time
 from collections.abc import Iterator
@@ -17,7 +16,7 @@ from celery import Celery
 from kombu.utils import json as kombu_json
 
 from core.errors import PublishFailed, Throttled
-from core.messages import JUDGE_GROUP_TASK, LIVE_QUEUE, unpack_group
+from core.messages import JUDGE_GROUP_TASK, LIVE_QUEUE, carried, unpack_group
 from core.quota import Charge
 from core.tuning import GROUP_INLINE, GROUP_MOST, INLINE_LIMIT
 from devstack.process import Service
@@ -259,7 +258,7 @@ def test_a_published_submission_lands_in_the_live_queue_with_its_bytes_inline(
     [message] = live_messages(client)
     assert message["headers"]["task"] == JUDGE_GROUP_TASK
     assert message["content-type"] == "application/json"
-    assert task_args(message) == [["sub-1"], [base64.b64encode(data).decode()]]
+    assert task_args(message) == [["sub-1"], ["~0 0 2 0 cat\n"]]  # text as text
 
 
 def test_uploads_up_to_the_inline_limit_ride_along_and_larger_ones_or_none_do_not(
@@ -274,7 +273,7 @@ def test_uploads_up_to_the_inline_limit_ride_along_and_larger_ones_or_none_do_no
 
     assert client.llen(LIVE_QUEUE) == 3
     assert [task_args(m) for m in live_messages(client)] == [
-        [["at-limit"], [base64.b64encode(at_limit).decode()]],
+        [["at-limit"], [carried(at_limit)]],
         [["above-limit"], [None]],
         [["from-the-sweeper"], [None]],
     ]
@@ -306,9 +305,10 @@ def test_a_group_goes_out_a_few_uploads_to_a_message_in_one_round_trip_with_byte
         [sid for sid, _ in group[half:]],
     ]  # GROUP_MOST + 3 uploads: two messages (spread 2) of at most GROUP_MOST, in order
     first, second = messages[0][1], messages[1][1]
-    assert first[:4] == [base64.b64encode(big).decode()] * 4
+    assert first[:4] == [carried(big)] * 4
     assert first[4:] == [None] * (half - 4)  # over the message's budget: the worker reads S3
-    assert [base64.b64decode(b) for b in second[:-1]] == [b"small"] * (len(group) - half - 1)
+    small = [unpack_group(["s"], [b])["s"] for b in second[:-1]]
+    assert small == [b"small"] * (len(group) - half - 1)
     assert second[-1] is None
 
 

@@ -1,0 +1,33 @@
+"""How a message carries an upload's bytes: text as text, anything else in base64."""
+
+from __future__ import annotations
+
+import base64
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from core.messages import TEXT_MARK, carried, group_args, unpack_group
+
+
+def test_a_text_upload_rides_as_its_own_text_and_a_binary_one_in_base64() -> None:
+    text = b"25 37 32 37 preserve\r\n-4 0 0 0 ornes\n\t\n"
+    binary = b"\x00\x01" + "caf\u00e9".encode()
+
+    assert carried(text) == TEXT_MARK + text.decode("ascii")
+    assert carried(binary) == base64.b64encode(binary).decode("ascii")
+
+
+def test_a_message_from_before_text_was_carried_as_text_still_reads() -> None:
+    older = [base64.b64encode(b"0 0 2 0 cat\n").decode("ascii"), None]
+
+    assert unpack_group(["a", "b"], older) == {"a": b"0 0 2 0 cat\n"}
+
+
+@given(st.lists(st.binary(max_size=64) | st.sampled_from([b"", b"~", b"~~x\n", b"0 0 2 0 cat\n"])))
+def test_every_upload_comes_out_of_its_message_byte_for_byte(uploads: list[bytes]) -> None:
+    ids = [f"s{n}" for n in range(len(uploads))]
+
+    sent, inline = group_args(list(zip(ids, uploads, strict=True)))
+
+    assert unpack_group(sent, inline) == dict(zip(ids, uploads, strict=True))
