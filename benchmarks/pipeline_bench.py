@@ -35,6 +35,63 @@ _LEXICON: Lexicon | None = None
 EXACTLY = {"TILEJUDGE_STANDBY_WORKERS": "0"}
 
 
+def _processes() -> dict[int, tuple[str, int, float]]:
+    """Every process of the machine: pid -> (command, parent pid, CPU seconds so far)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # exited meanwhile
+        fields = stat.rsplit(")", 1)[1].split()
+        found[int(entry.name)] = (
+            command,
+            int(fields[1]),
+            (int(fields[11]) + int(fields[12])) / tick,
+        )
+    return found
+
+
+def _role(pid: int, table: dict[int, tuple[str, int, float]]) -> str | None:
+    """What a descendant of this benchmark is in the stack; None for any other process."""
+    chain, at = [], pid
+    while at in table and at != os.getpid():
+        chain.append(table[at][0])
+        at = table[at][1]
+    if at != os.getpid():
+        return None
+    command = chain[0]
+    if any("uvicorn" in c for c in chain):
+        return "API processes"
+    if "celery" in command:
+        return "worker pool" if any("celery" in c for c in chain[1:]) else "Celery parents"
+    for name in ("redis-server", "weed", "postgres"):
+        if name in command:
+            return name
+    return command.split(" ", 1)[0].rsplit("/", 1)[-1]
+
+
+def cpu_by_role(before: dict[int, tuple[str, int, float]]) -> str:
+    """CPU seconds since `before` of the stack's processes by role, and of this process (the
+    load generator and the client following the results)."""
+    now = _processes()
+    spent: dict[str, float] = {}
+    for pid, (command, _, seconds) in now.items():
+        role = "load generator" if pid == os.getpid() else _role(pid, now)
+        if role is None:
+            continue
+        was = before.get(pid)
+        used = seconds - (was[2] if was and was[0] == command else 0.0)
+        spent[role] = spent.get(role, 0.0) + used
+    return ", ".join(
+        f"{role} {seconds:.1f}" for role, seconds in sorted(spent.items(), key=lambda kv: -kv[1])
+    )
+
+
 def _judge_total(data: bytes) -> int:
     assert _LEXICON is not None
     return judge(data, _LEXICON, default_layout()).total
@@ -248,10 +305,12 @@ def main() -> None:
     ):
         tokens = open_contest(http, stack, lists={"words_alpha": words}, teams=20)
         time.sleep(1)
+        before = _processes()
         began = time.monotonic()
         ids = upload_all(stack.url, tokens, corpus, concurrency=16)
         uploaded = time.monotonic() - began
         docs = wait_judged(http, stack, ids)
+        spent = cpu_by_role(before)
         print(f"uploads: {len(ids)} accepted in {uploaded:.1f} s ({len(ids) / uploaded:.1f}/s)")
         span = seconds(min(d["received_at"] for d in docs), max(d["judged_at"] for d in docs))
         e2e = len(docs) / span
@@ -260,6 +319,7 @@ def main() -> None:
             f"(first receipt to last result {span:.1f} s, uploads and judging sharing the cores)"
         )
         print(f"ratio end-to-end / judge-only:  {e2e / rate:8.2f}")
+        print(f"  CPU seconds, first upload to last result: {spent}")
         drained = drain_rate(http, stack, tokens, [c + b"\n\n" for c in corpus])
         print(
             f"queue drain, 2 worker processes: {drained:7.1f} submissions/s "
