@@ -39,7 +39,8 @@ ReportPieces = Callable[[Mapping[str, Any]], Iterable[bytes]]
 
 @dataclass(frozen=True)
 class Judged:
-    """An upload judged: its result row, the words it looked up in the list, and its report."""
+    """An upload judged: its result row, the distinct words it looked up in the list (each
+    once: its signature holds a hash a word, `core.word_hashes`), and its report."""
 
     result: JudgedResult
     words: Iterable[str]
