@@ -21,6 +21,7 @@ import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -95,17 +96,46 @@ def machine_busy() -> tuple[float, float]:
     return (sum(fields[:8]) - idle) / ticks, idle / ticks
 
 
+class MachineTrace:
+    """The machine's busy and idle CPU seconds every `interval` on a thread of its own, so that
+    the CPU of a drain is read at its last judgement, not when a poll noticed it."""
+
+    def __init__(self, interval: float = 0.02) -> None:
+        self._interval = interval
+        self._samples: list[tuple[float, float, float]] = []  # (wall time, busy, idle)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._samples.append((time.time(), *machine_busy()))
+            self._stop.wait(self._interval)
+
+    def __enter__(self) -> MachineTrace:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def between(self, start: float, end: float) -> tuple[float, float]:
+        """Busy and idle seconds from the first sample at or after `start` to the first at or
+        after `end` (wall times)."""
+        first = next(s for s in self._samples if s[0] >= start)
+        last = next((s for s in self._samples if s[0] >= end), self._samples[-1])
+        return last[1] - first[1], last[2] - first[2]
+
+
 def efficiency(run: Run, uploads: int, moves: int, round_: int) -> tuple[float, float, str]:
     """Judged/s of a queue drained by the worker hosts, the offline judge's rate on as many
     processes on the same corpus right after, and where the machine's CPU went during the
     drain. Each round is a contest of its own with the same games (generated once)."""
     made = run.cluster
     before: dict[str, dict[int, tuple[str, float]]] = {}
-    machine: list[tuple[float, float]] = []
 
     def snapshot() -> None:
         before.update({name: host.cpu_seconds() for name, host in made.network.hosts.items()})
-        machine.append(machine_busy())
 
     def messages() -> int:
         totals = made.task_totals(list(WORKER_HOSTS)).values()
@@ -113,14 +143,17 @@ def efficiency(run: Run, uploads: int, moves: int, round_: int) -> tuple[float, 
 
     contest = f"drain-{round_}"
     earlier = messages()
-    sent = run.queued_backlog(contest, uploads, moves, seed=100, before_thaw=snapshot)
-    thawed = datetime.now(UTC)
-    ids = [s.submission for s in sent.acknowledged() if s.submission]
-    made.wait_judged(contest, len(ids), 600)
-    busy, idle = (now - then for now, then in zip(machine_busy(), machine[0], strict=True))
-    spent = cpu_spent(made, before) + f"; the whole machine busy {busy:.1f}, idle {idle:.1f}"
-    spent += f"; {len(ids)} uploads in {messages() - earlier} messages"
+    with MachineTrace() as trace:
+        sent = run.queued_backlog(contest, uploads, moves, seed=100, before_thaw=snapshot)
+        thawed = datetime.now(UTC)
+        ids = [s.submission for s in sent.acknowledged() if s.submission]
+        made.wait_judged(contest, len(ids), 600)
     last = max(made.judged_at(ids).values())
+    busy, idle = trace.between(thawed.timestamp(), last.timestamp())
+    spent = cpu_spent(made, before) + (
+        f"; the whole machine from the thaw to the last judgement busy {busy:.2f}, idle {idle:.2f}"
+    )
+    spent += f"; {len(ids)} uploads in {messages() - earlier} messages"
     drained = len(ids) / (last - thawed).total_seconds()
     corpus = run.contests[-1][2]
     offline = judge_only(corpus.data, run.lexicon, processes=len(WORKER_HOSTS))
