@@ -167,7 +167,7 @@ word_hashes = Table(
     "word_hashes",
     metadata,
     Column("submission_id", ID, ForeignKey("submissions.id"), primary_key=True),
-    Column("hashes", LargeBinary, nullable=False),  # CRC-32s, 4 bytes little-endian each, in any order
+    Column("hashes", LargeBinary, nullable=False),  # CRC-32s, 4 bytes little-endian, any order
 )
 
 rejudge_runs = Table(
