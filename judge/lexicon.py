@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import itertools
 import re
@@ -46,9 +47,11 @@ class Lexicon:
             raise LexiconError(_first_bad_line(data))
         listed = data.decode("ascii").split("\n")
         listed.sort()  # one pass over a list kept in order, as word lists are
-        unique = frozenset(listed)
-        unique -= {""}
-        return cls(words=unique, id=_sorted_id(listed))
+        words = listed[bisect.bisect_right(listed, "") :]  # the blank lines sort first
+        unique = frozenset(words)
+        if len(unique) == len(words):  # no word twice, as in a list made with sort -u
+            return cls(words=unique, id=_id_of_unique(words))
+        return cls(words=unique, id=_sorted_id(words))
 
     def __contains__(self, word: object) -> bool:
         return word in self.words
@@ -69,10 +72,14 @@ def lexicon_id(words: frozenset[str]) -> str:
 def _sorted_id(ordered: list[str]) -> str:
     """`lexicon_id` of the words of `ordered`, a sorted list that may repeat words and hold
     empty strings."""
-    unique = [word for word, _ in itertools.groupby(ordered) if word]
-    if not unique:
+    return _id_of_unique([word for word, _ in itertools.groupby(ordered) if word])
+
+
+def _id_of_unique(words: list[str]) -> str:
+    """`lexicon_id` of `words`, sorted, each once, none empty."""
+    if not words:
         return hashlib.sha256(b"").hexdigest()
-    return hashlib.sha256("\n".join(unique).encode("ascii") + b"\n").hexdigest()
+    return hashlib.sha256("\n".join(words).encode("ascii") + b"\n").hexdigest()
 
 
 def _first_bad_line(data: bytes) -> str:
