@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from collections import Counter
 from datetime import UTC, datetime
@@ -322,26 +323,41 @@ def test_a_third_worker_host_started_during_a_backlog_takes_work_within_seconds(
         hosts.start_worker("worker3")
     # The other two judge the backlog while the third starts; should it run low before the
     # third answers (a slow start on a loaded machine), they pause until it does, so that the
-    # third joins a backlog either way.
-    held = False
+    # third joins a backlog either way. The backlog is watched on a thread of its own, every
+    # 10 ms: between two of the third's pings (half a second each) the two can drain hundreds.
+    held, answered = threading.Event(), threading.Event()
+
+    def hold_the_backlog() -> None:
+        while not answered.is_set():
+            backlog = hosts.live_backlog()
+            if backlog is not None and backlog < BACKLOG_FLOOR:
+                for name in ("worker1", "worker2"):
+                    hosts.workers[name].freeze(True)
+                held.set()
+                return
+            answered.wait(0.01)
+
+    watcher = threading.Thread(target=hold_the_backlog, daemon=True)
+    watcher.start()
     proc = hosts.workers["worker3"].processes["worker"]
-    while not hosts.worker_answers("worker3"):
-        backlog = hosts.live_backlog()
-        if not held and backlog is not None and backlog < BACKLOG_FLOOR:
+    try:
+        while not hosts.worker_answers("worker3"):
+            if not proc.running or time.monotonic() - launched > START_BOUND_S:
+                answered.set()
+                watcher.join()
+                hosts.heal()  # the others resume whatever happened
+                pytest.fail(
+                    f"worker3 did not answer within {START_BOUND_S:.0f} s (exit status "
+                    f"{proc.popen.poll()}):\n{hosts.workers['worker3'].log('worker', 3000)}"
+                )
+        ready_s = time.monotonic() - launched
+        backlog_at_ready = hosts.live_backlog()
+    finally:
+        answered.set()
+        watcher.join()
+        if held.is_set():
             for name in ("worker1", "worker2"):
-                hosts.workers[name].freeze(True)
-            held = True
-        if not proc.running or time.monotonic() - launched > START_BOUND_S:
-            hosts.heal()  # the others resume whatever happened
-            pytest.fail(
-                f"worker3 did not answer within {START_BOUND_S:.0f} s (exit status "
-                f"{proc.popen.poll()}):\n{hosts.workers['worker3'].log('worker', 3000)}"
-            )
-    ready_s = time.monotonic() - launched
-    backlog_at_ready = hosts.live_backlog()
-    if held:
-        for name in ("worker1", "worker2"):
-            hosts.workers[name].freeze(False)
+                hosts.workers[name].freeze(False)
     first_task_s = wait_for(
         lambda: hosts.task_totals(["worker3"]).get("worker3", {}).get(JUDGE_TASK, 0) > 0,
         30,
@@ -357,7 +373,7 @@ def test_a_third_worker_host_started_during_a_backlog_takes_work_within_seconds(
         uploads=len(corpus.data),
         start_to_ready_s=ready_s,
         backlog_at_ready=backlog_at_ready,
-        others_paused_for_it=held,
+        others_paused_for_it=held.is_set(),
         ready_to_first_task_s=first_task_s,
         start_to_first_task_s=start_to_first_task_s,
         messages_judged_by=by_worker,
