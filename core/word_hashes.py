@@ -37,11 +37,15 @@ def changed_hashes(words: frozenset[str]) -> frozenset[int]:
 
 def hashes_in(recorded: bytes) -> frozenset[int]:
     """The hashes a signature holds, whatever their order."""
+    return frozenset(_hashes(recorded))
+
+
+def _hashes(recorded: bytes) -> array[int]:
     hashes = array("I")
     hashes.frombytes(recorded)
-    if sys.byteorder == "big":
+    if sys.byteorder == "big":  # stored little-endian whatever the machine
         hashes.byteswap()
-    return frozenset(hashes)
+    return hashes
 
 
 def touches(recorded: bytes | None, changed: frozenset[int]) -> bool:
@@ -49,11 +53,7 @@ def touches(recorded: bytes | None, changed: frozenset[int]) -> bool:
     counts as touched: judge it rather than guess."""
     if recorded is None:
         return True
-    hashes = array("I")
-    hashes.frombytes(recorded)
-    if sys.byteorder == "big":
-        hashes.byteswap()
-    return not changed.isdisjoint(hashes)
+    return not changed.isdisjoint(_hashes(recorded))
 
 
 def union(kept: bytes, new: bytes) -> bytes:
@@ -61,15 +61,10 @@ def union(kept: bytes, new: bytes) -> bytes:
     submission is judged again to the same words)."""
     if new == kept:
         return kept
-    hashes, more = array("I"), array("I")
-    hashes.frombytes(kept)
-    more.frombytes(new)
-    if sys.byteorder == "big":
-        hashes.byteswap()
-        more.byteswap()
-    if set(more) <= set(hashes):
+    hashes, more = set(_hashes(kept)), set(_hashes(new))
+    if more <= hashes:
         return kept
-    merged = array("I", sorted(set(hashes) | set(more)))
+    merged = array("I", sorted(hashes | more))
     if sys.byteorder == "big":
         merged.byteswap()
     return merged.tobytes()

@@ -55,8 +55,8 @@ def keep_words(conn: Connection, signatures: dict[str, bytes]) -> None:
     another list) adds them; one that adds none writes nothing."""
     if not signatures:
         return
-    dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
-    if dialect is not None and conn.dialect.insert_returning:  # one statement for the new
+    dialect = _returning_upsert(conn)
+    if dialect is not None:  # one statement for the new
         signatures = dict(signatures)  # what is left to widen
         rows = [{"submission_id": sid, "hashes": hashes} for sid, hashes in signatures.items()]
         for start in range(0, len(rows), _SIGNATURES_PER_STATEMENT):
@@ -113,8 +113,8 @@ def put_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now: st
 def _insert_new(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> list[str]:
     """The results new under their ruleset inserted, with their games' details; the
     submissions of those inserted."""
-    dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
-    if dialect is None or not conn.dialect.insert_returning:  # SQLite before 3.35 too
+    dialect = _returning_upsert(conn)
+    if dialect is None:  # SQLite before 3.35 too
         return [sid for sid, result in batch if put_result(conn, sid, result, now)]
     new: list[str] = []
     games = {sid: result.game for sid, result in batch}
@@ -133,6 +133,13 @@ def _insert_new(conn: Connection, batch: list[tuple[str, JudgedResult]], now: st
         put_details(conn, [(row.id, games[row.submission_id]) for row in inserted])
         new.extend(row.submission_id for row in inserted)
     return new
+
+
+def _returning_upsert(conn: Connection) -> Any:
+    """The dialect module whose `insert` has `on_conflict_do_nothing`, where the database
+    also returns what an INSERT wrote; None elsewhere (SQLite before 3.35)."""
+    dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
+    return dialect if dialect is not None and conn.dialect.insert_returning else None
 
 
 # 2 values a row, under the same bound.
