@@ -21,7 +21,6 @@ import os
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from benchmarks.fixtures import shared_lexicon
 from benchmarks.pipeline_bench import judge_only
+from benchmarks.sampling import Sampler
 from judge import Lexicon
 from tests.cluster.netns import (
     JUDGE_TASK,
@@ -96,28 +96,16 @@ def machine_busy() -> tuple[float, float]:
     return (sum(fields[:8]) - idle) / ticks, idle / ticks
 
 
-class MachineTrace:
-    """The machine's busy and idle CPU seconds every `interval` on a thread of its own, so that
-    the CPU of a drain is read at its last judgement, not when a poll noticed it."""
+class MachineTrace(Sampler):
+    """The machine's busy and idle CPU seconds every 20 ms, so that the CPU of a drain is read
+    at its last judgement, not when a poll noticed it."""
 
-    def __init__(self, interval: float = 0.02) -> None:
-        self._interval = interval
+    def __init__(self) -> None:
+        super().__init__()
         self._samples: list[tuple[float, float, float]] = []  # (wall time, busy, idle)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self._samples.append((time.time(), *machine_busy()))
-            self._stop.wait(self._interval)
-
-    def __enter__(self) -> MachineTrace:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
+    def sample(self) -> None:
+        self._samples.append((time.time(), *machine_busy()))
 
     def between(self, start: float, end: float) -> tuple[float, float]:
         """Busy and idle seconds from the first sample at or after `start` to the first at or

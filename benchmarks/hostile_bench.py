@@ -32,6 +32,7 @@ import httpx
 import psutil
 
 from benchmarks.fixtures import bench_stack, open_contest
+from benchmarks.sampling import Sampler
 from tests.stack_process import RunningStack
 
 MIB = 1024 * 1024
@@ -277,28 +278,18 @@ def wait_judged(http: httpx.Client, token: str, sid: str, timeout: float = 600) 
     raise TimeoutError(f"{sid} not judged in {timeout} s")
 
 
-class Peak:
+class Peak(Sampler):
     """The largest RSS of any of the processes `find` returns, sampled every 20 ms."""
 
     def __init__(self, find: Callable[[], list[psutil.Process]]) -> None:
+        super().__init__()
         self._find = find
         self.largest = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
 
-    def __enter__(self) -> Peak:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self._stop.set()
-        self._thread.join()
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.02):
-            rss = _rss(self._find())
-            if rss:
-                self.largest = max(self.largest, *rss.values())
+    def sample(self) -> None:
+        rss = _rss(self._find())
+        if rss:
+            self.largest = max(self.largest, *rss.values())
 
 
 def _children(parents: list[psutil.Process]) -> list[psutil.Process]:
