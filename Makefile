@@ -10,7 +10,7 @@ TOOLS := $(VENV)/.extras-test-lint
 BENCH_TOOLS := $(VENV)/.extras-test-bench
 
 .DEFAULT_GOAL := install
-.PHONY: install lexicon browser go-tools run shell test test-fast lint bench bench-pipeline clean
+.PHONY: install bytecode lexicon browser go-tools run shell test test-fast lint bench bench-pipeline clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "tilejudge needs Python 3.11 or newer; run: make PYTHON=python3.11 (or newer)")'
@@ -43,9 +43,16 @@ $(VENV)/.extras-%: $(RUNTIME)
 	$(BIN)/python -m pip install -q -r $@.txt
 	touch $@
 
-install: $(RUNTIME)
+install: $(RUNTIME) bytecode
 
-lexicon: $(RUNTIME)
+# The project's modules compiled ahead, as pip does for what it installs: an editable install
+# leaves them as source, and where PYTHONDONTWRITEBYTECODE is set (as in many containers) every
+# process (the CLI, each API and worker process, each test's child) would compile its imports
+# again, about 70 ms of every start. Only what changed since is compiled again.
+bytecode: $(RUNTIME)
+	@$(BIN)/python -m compileall -q -j 0 api benchmarks cli core devstack infra judge workers
+
+lexicon: $(RUNTIME) bytecode
 	$(BIN)/tilejudge lexicon fetch
 
 run: install lexicon

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import io
 import re
-import tarfile
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from hashlib import sha256
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import urllib.error
 
 # At most this much of any download is read (the SCOWL release is about 3 MiB, the lists 4 MiB).
 MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024
 DOWNLOAD_TIMEOUT_S = 60
+
 
 ENABLE_URL = (
     "https://raw.githubusercontent.com/dolph/dictionary/"
@@ -55,6 +57,9 @@ class KnownList:
 
 def download(url: str) -> bytes:
     """The body at `url`, at most MAX_DOWNLOAD_BYTES of it."""
+    import urllib.error  # here: http.client and email cost every command ~35 ms to import
+    import urllib.request
+
     try:
         with urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
             data: bytes = response.read(MAX_DOWNLOAD_BYTES + 1)
@@ -118,6 +123,8 @@ def scowl_from_archive(archive: bytes) -> list[bytes]:
     """The SCOWL lists inside the release archive (`scowl-*/final/<kind>-words.<size>`)."""
     wanted = set(scowl_file_names())
     lists: list[bytes] = []
+    import tarfile  # here, like urllib: only a fetch reads an archive
+
     try:
         with tarfile.open(fileobj=io.BytesIO(archive), mode="r:gz") as tar:
             for member in tar:
