@@ -23,7 +23,7 @@ from devstack.burst import Burst, run_burst
 from devstack.load import percentile, prepare
 from devstack.plan import Plan, build_corpus
 from devstack.proof import event_mark, follow_events, last_result_after, verify
-from infra.blobstore import S3BlobStore, client_config
+from infra.blobstore import S3BlobStore, client_config, presigned_http
 from tests.stack_process import RunningStack
 
 TARGET_RATIO = 0.5
@@ -43,6 +43,7 @@ def raw_s3_rate(stack: RunningStack, corpus: list[bytes], concurrency: int, pref
             config=client_config(connections=concurrency),
         ),
         "tilejudge",
+        http=presigned_http(connections=concurrency),
     )
 
     def put(n: int) -> None:

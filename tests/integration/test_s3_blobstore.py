@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import gzip
+import hashlib
+import re
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import ClassVar
 
 import pytest
 
@@ -122,3 +128,94 @@ def test_an_unreachable_endpoint_raises_blob_store_unavailable_quickly(
         call(unreachable)
 
     assert time.monotonic() - started < 10
+
+
+def test_a_put_keeps_its_content_type_and_encoding(blobs: S3BlobStore) -> None:
+    key = a_key()
+
+    blobs.put(key, gzip.compress(b"{}"), "application/json", content_encoding="gzip")
+
+    head = blobs._client.head_object(Bucket=blobs._bucket, Key=key)
+    assert (head["ContentType"], head["ContentEncoding"]) == ("application/json", "gzip")
+
+
+def test_a_key_with_characters_a_url_escapes_round_trips(blobs: S3BlobStore) -> None:
+    key = f"uploads/a b+c%d/é?#&=/{uuid.uuid4().hex}"
+
+    blobs.put(key, b"odd key")
+
+    assert blobs.get(key) == b"odd key"
+    assert blobs._client.get_object(Bucket=blobs._bucket, Key=key)["Body"].read() == b"odd key"
+
+
+def test_a_put_whose_bytes_differ_from_their_signed_digest_is_refused_and_not_stored(
+    blobs: S3BlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As bytes damaged on the way would: the store checks the Content-MD5 the URL signs.
+    key = a_key()
+    digest = hashlib.md5
+    monkeypatch.setattr("infra.blobstore.hashlib.md5", lambda data: digest(data + b"!"))
+
+    with pytest.raises(BlobStoreUnavailable, match="BadDigest"):
+        blobs.put(key, b"the bytes sent")
+
+    with pytest.raises(BlobNotFound):
+        blobs.get(key)
+
+
+def test_calls_signed_with_a_wrong_secret_are_refused_as_unavailable_not_missing(
+    seaweedfs: Service, blobs: S3BlobStore
+) -> None:
+    key = a_key()
+    blobs.put(key, b"there")
+    settings = replace(s3_settings(seaweedfs.url), s3_secret_key="not-the-secret")
+    wrong = S3BlobStore.from_settings(settings, seaweedfs.url)
+    try:
+        with pytest.raises(BlobStoreUnavailable, match="HTTP 403"):
+            wrong.get(key)
+        with pytest.raises(BlobStoreUnavailable, match="HTTP 403"):
+            wrong.put(key, b"overwritten")
+    finally:
+        wrong._client.close()
+    assert blobs.get(key) == b"there"
+
+
+class _Flaky(BaseHTTPRequestHandler):
+    """Answers `failures` 503s, then 200 with a body, counting the requests."""
+
+    failures = 0
+    seen: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.seen.append(self.path)
+        failing = len(self.seen) <= self.failures
+        body = b"<Error><Code>SlowDown</Code></Error>" if failing else b"the object"
+        self.send_response(503 if failing else 200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(("failures", "outcome"), [(1, "the object"), (2, "HTTP 503 (SlowDown)")])
+def test_a_5xx_answer_is_retried_once(failures: int, outcome: str) -> None:
+    handler = type("Flaky", (_Flaky,), {"failures": failures, "seen": []})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    store = S3BlobStore.from_settings(s3_settings(endpoint), endpoint)
+    try:
+        if failures == 1:
+            assert store.get("k") == outcome.encode()
+        else:
+            with pytest.raises(BlobStoreUnavailable, match=re.escape(outcome)):
+                store.get("k")
+        assert len(handler.seen) == 2
+    finally:
+        store._client.close()
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
