@@ -1,0 +1,108 @@
+"""CPU of one S3 object call, as the project makes it, against a local `weed mini`:
+`python -m benchmarks.s3_calls [--objects N] [--size BYTES] [--rounds R]`.
+
+Times `S3BlobStore.put` and `S3BlobStore.get` of N objects of `--size` bytes (text, as an
+upload), first through the boto3 client's own calls, then as presigned URLs sent with urllib3
+(what `S3BlobStore.from_settings` builds), in turns for R rounds. Prints, a call, the calling
+process's CPU (user + system, this thread's network stack included) and SeaweedFS's, the median
+of the rounds. Prints figures and asserts nothing."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from functools import partial
+from pathlib import Path
+
+import boto3
+
+from benchmarks.machine import cpu_model
+from devstack.process import Service
+from devstack.seaweedfs import S3Credentials, s3_credentials, start_seaweedfs
+from infra.blobstore import S3BlobStore, client_config, presigned_http
+
+BUCKET = "bench"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.s3_calls", description=__doc__)
+    parser.add_argument("--objects", type=int, default=1000, help="objects a round")
+    parser.add_argument("--size", type=int, default=36_000, help="bytes an object")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each way")
+    args = parser.parse_args(argv)
+
+    shown = " ".join(sys.argv[1:] if argv is None else argv)
+    print(f"command: python -m benchmarks.s3_calls {shown}".rstrip())
+    print(f"python {platform.python_version()} on {cpu_model()}")
+    data = (b"0 0 0 4 word\n" * (args.size // 13 + 1))[: args.size]
+    with tempfile.TemporaryDirectory(prefix="s3-calls-") as scratch:
+        service = start_seaweedfs(Path(scratch), BUCKET)
+        try:
+            keys = s3_credentials(Path(scratch) / "s3-credentials")
+            ways = {
+                "boto3 client calls": _store(service.url, keys, presigned=False),
+                "presigned, urllib3": _store(service.url, keys, presigned=True),
+            }
+            figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
+            for _ in range(args.rounds):
+                for way, store in ways.items():
+                    prefix = f"{way.split()[0]}/{time.monotonic_ns()}"
+                    keys_of = [f"{prefix}/{n}" for n in range(args.objects)]
+                    put = _per_call(service, keys_of, partial(_put, store, data))
+                    got = _per_call(service, keys_of, store.get)
+                    figures.setdefault((way, "PUT"), []).append(put)
+                    figures.setdefault((way, "GET"), []).append(got)
+        finally:
+            service.stop()
+    print(f"\n{args.objects} objects of {args.size} bytes; ms a call, median of {args.rounds}:")
+    print(f"  {'way':20} {'call':5} {'caller CPU':>10} {'SeaweedFS CPU':>14}")
+    for (way, call), runs in sorted(figures.items(), key=lambda item: item[0][1]):
+        caller = statistics.median(r[0] for r in runs)
+        weed = statistics.median(r[1] for r in runs)
+        print(f"  {way:20} {call:5} {caller:10.2f} {weed:14.2f}")
+    return 0
+
+
+def _store(endpoint: str, keys: S3Credentials, presigned: bool) -> S3BlobStore:
+    client = boto3.client(
+        "s3",
+        endpoint_url=endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=keys.access_key,
+        aws_secret_access_key=keys.secret_key,
+        config=client_config(),
+    )
+    return S3BlobStore(client, BUCKET, http=presigned_http() if presigned else None)
+
+
+def _put(store: S3BlobStore, data: bytes, key: str) -> None:
+    store.put(key, data, "text/plain")
+
+
+def _per_call(
+    service: Service, keys: list[str], call: Callable[[str], object]
+) -> tuple[float, float]:
+    """ms of this process's CPU and of SeaweedFS's, a call, over `keys` in turn."""
+    call(keys[0])  # a connection made before the clock starts, as a running process has one
+    weed_before, mine_before = _cpu_of(service.process.pid), time.process_time()
+    for key in keys:
+        call(key)
+    mine = time.process_time() - mine_before
+    weed = _cpu_of(service.process.pid) - weed_before
+    return mine / len(keys) * 1e3, weed / len(keys) * 1e3
+
+
+def _cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) the process `pid` has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
