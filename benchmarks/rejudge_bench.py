@@ -1,7 +1,9 @@
 """Rejudge figures (prints, asserts nothing), on a contest of stored submissions judged with the
 2020 word list, rejudged with the fix (+abled +cyber +nerdy -unneccessary):
 
-- full rejudge throughput against live judging throughput, same stack, same run;
+- full rejudge throughput against live judging throughput, same stack, same run: live
+  judging is drained before the full rejudge and again at the end, and the ratio is also
+  taken against both (the rate of one drain moves with whatever else the host runs then);
 - affected-only against full, time and results (run three times: a run of a few seconds is at
   the mercy of whatever else the host does in them, where the full run spans minutes);
 - live upload-to-result latency during a full rejudge against without one.
@@ -50,6 +52,14 @@ def build_corpus(count: int, distinct: int) -> list[bytes]:
 
 
 LISTS = {"old": BEFORE_FIX, "fixed": JUDGE_LIST}
+LIVE_AGAIN = 2500  # the second live drain's uploads
+
+
+def more_variants(corpus: list[bytes], distinct: int, count: int) -> list[bytes]:
+    """`count` uploads none of whose bytes are in `corpus`: its variants with more trailing
+    blank lines than any of its own has."""
+    extra = b"\n" * (len(corpus) // distinct + 1)
+    return [corpus[n] + extra for n in range(count)]
 
 
 def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, float]:
@@ -112,9 +122,10 @@ def main() -> None:
         probe = [b"0 0 1 0 at\n" + bytes(str(n), "ascii") + b"\n" for n in range(PROBES)]
         quiet = live_latencies(http, stack, tokens, probe, rate=PROBE_RATE)
         full_run, full_time = rejudge(http, stack, RejudgeMode.FULL)
+        full_rate = full_run["total"] / full_time
         print(
-            f"full rejudge: {full_run['total']} in {full_time:.1f} s = {full_run['total'] / full_time:7.1f} "
-            f"submissions/s; ratio to live {full_run['total'] / full_time / live:.2f}"
+            f"full rejudge: {full_run['total']} in {full_time:.1f} s = {full_rate:7.1f} "
+            f"submissions/s; ratio to live {full_rate / live:.2f}"
         )
         full_changes = http.get(f"/v1/rejudges/{full_run['id']}", headers=stack.admin).json()
         forget_run(stack, full_run)
@@ -174,6 +185,14 @@ def main() -> None:
         print(
             f"affected-only, median of {len(times)}: {median:.2f} s = "
             f"{100 * median / full_time:.1f}% of the full rejudge's time"
+        )
+        # Live judging again, last (more uploads would change what the rejudges above
+        # compare): one drain's rate moves with whatever else the host runs in those minutes,
+        # so the full rejudge is set against both drains, one before it and one after.
+        later = drain_rate(http, stack, tokens, more_variants(corpus, args.distinct, LIVE_AGAIN))
+        print(
+            f"live judging again, {LIVE_AGAIN} more uploads: {later:7.1f} submissions/s; "
+            f"full rejudge / the mean of the two live drains: {full_rate / ((live + later) / 2):.2f}"
         )
 
 
