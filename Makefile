@@ -108,6 +108,7 @@ bench-pipeline: $(BENCH_TOOLS) lexicon
 	$(BIN)/python -m benchmarks.intake_cpu
 	$(BIN)/python -m benchmarks.hostile_bench
 	$(BIN)/python -m benchmarks.crosstiles_rejudge
+	$(BIN)/python -m benchmarks.s3_calls
 
 clean:
 	rm -rf $(VENV) build *.egg-info judge/*.so judge/wordytaire/*.so judge/crosstiles/*.so *__mypyc*.so

@@ -10,7 +10,6 @@ of the rounds. Prints figures and asserts nothing."""
 from __future__ import annotations
 
 import argparse
-import os
 import platform
 import statistics
 import sys
@@ -21,6 +20,7 @@ from functools import partial
 from pathlib import Path
 
 import boto3
+import psutil
 
 from benchmarks.machine import cpu_model
 from devstack.process import Service
@@ -100,8 +100,7 @@ def _per_call(
 
 def _cpu_of(pid: int) -> float:
     """CPU seconds (user + system) the process `pid` has used."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(psutil.Process(pid).cpu_times()[:2])
 
 
 if __name__ == "__main__":

@@ -21,12 +21,17 @@ if TYPE_CHECKING:
     from infra.settings import Settings
 
 
-def client_config(read_timeout: float = 20.0, connections: int = 64) -> Config:
+# Both ways of calling S3 (boto3's client, presigned URLs) keep these the same.
+CONNECT_TIMEOUT_S = 3  # fail fast: intake answers 503 rather than holding the client
+READ_TIMEOUT_S = 20.0
+CONNECTIONS = 64
+
+
+def client_config(read_timeout: float = READ_TIMEOUT_S, connections: int = CONNECTIONS) -> Config:
     """How every S3 client of the project talks to the store (the spike benchmark's raw PUTs
     too, so that they cost what intake's own write costs)."""
     return Config(
-        # Fail fast: intake answers 503 rather than holding the client while S3 is down.
-        connect_timeout=3,
+        connect_timeout=CONNECT_TIMEOUT_S,
         read_timeout=read_timeout,
         retries={"max_attempts": 2, "mode": "standard"},
         max_pool_connections=connections,
@@ -63,7 +68,7 @@ class S3BlobStore:
 
     @classmethod
     def from_settings(
-        cls, settings: Settings, endpoint: str, read_timeout: float = 20.0
+        cls, settings: Settings, endpoint: str, read_timeout: float = READ_TIMEOUT_S
     ) -> S3BlobStore:
         client = boto3.client(
             "s3",
@@ -132,7 +137,7 @@ class S3BlobStore:
             raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
 
     def _get_presigned(self, key: str) -> bytes:
-        response = self._send("GET", key, {}, None, {})
+        response = self._send("GET", key, {}, None)
         if response.status == 200:
             return response.data
         if response.status == 404:
@@ -141,17 +146,18 @@ class S3BlobStore:
 
     def _put_presigned(self, key: str, data: bytes, fields: dict[str, str]) -> None:
         fields["ContentMD5"] = base64.b64encode(hashlib.md5(data).digest()).decode("ascii")
-        headers = {_HEADERS[name]: value for name, value in fields.items()}
-        response = self._send("PUT", key, fields, data, headers)
+        response = self._send("PUT", key, fields, data)
         if response.status != 200:
             raise BlobStoreUnavailable(f"S3 put {key}: {_refusal(response)}")
 
     def _send(
-        self, method: str, key: str, fields: dict[str, str], body: bytes | None,
-        headers: dict[str, str],
-    ) -> urllib3.BaseHTTPResponse:  # fmt: skip
+        self, method: str, key: str, fields: dict[str, str], body: bytes | None
+    ) -> urllib3.BaseHTTPResponse:
+        """`method` ("GET" or "PUT") on `key`, presigned with the object call's `fields`
+        (ContentType, ...), which are then sent as the headers they sign."""
         assert self._http is not None
         operation = "get_object" if method == "GET" else "put_object"
+        headers = {_HEADERS[name]: value for name, value in fields.items()}
         try:
             url = self._client.generate_presigned_url(
                 operation,
@@ -190,12 +196,14 @@ _HEADERS = {
 }
 
 
-def presigned_http(read_timeout: float = 20.0, connections: int = 64) -> urllib3.PoolManager:
+def presigned_http(
+    read_timeout: float = READ_TIMEOUT_S, connections: int = CONNECTIONS
+) -> urllib3.PoolManager:
     """The connections presigned GETs and PUTs go over: the timeouts and the one retry (of a
     connection refused or dropped, or a 5xx answer) of `client_config`'s."""
     return urllib3.PoolManager(
         maxsize=connections,
-        timeout=urllib3.Timeout(connect=3, read=read_timeout),
+        timeout=urllib3.Timeout(connect=CONNECT_TIMEOUT_S, read=read_timeout),
         retries=urllib3.Retry(
             total=1,
             redirect=0,

@@ -32,7 +32,7 @@ from core.quota import StorageQuota
 from core.reports import Reports
 from core.sweeping import SweeperThread
 from infra import broker_copies
-from infra.blobstore import S3BlobStore
+from infra.blobstore import READ_TIMEOUT_S, S3BlobStore
 from infra.celery_config import celery_config
 from infra.leader import SWEEPER_LOCK, Election
 from infra.publisher import CeleryPublisher
@@ -68,7 +68,7 @@ def make_store(settings: Settings, durable: bool = True) -> SqlStore:
     return SqlStore(make_engine(settings.resolved_database_url(), durable=durable))
 
 
-def make_blobs(settings: Settings, read_timeout: float = 20.0) -> S3BlobStore:
+def make_blobs(settings: Settings, read_timeout: float = READ_TIMEOUT_S) -> S3BlobStore:
     """`read_timeout`: the API passes a short one, so a hung S3 answers an upload with 503
     in seconds rather than holding it."""
     if not settings.s3_endpoint:

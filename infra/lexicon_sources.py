@@ -22,7 +22,6 @@ if TYPE_CHECKING:
 MAX_DOWNLOAD_BYTES = 64 * 1024 * 1024
 DOWNLOAD_TIMEOUT_S = 60
 
-
 ENABLE_URL = (
     "https://raw.githubusercontent.com/dolph/dictionary/"
     "c65f04b0b5b27a981f437b940cf62fe71320d5ec/enable1.txt"
