@@ -14,6 +14,7 @@ if os.environ.get("TILEJUDGE_PURE") != "1":
     ext_modules = mypycify(
         [
             "judge/wordytaire/engine.py",
+            "judge/wordytaire/report_lines.py",
             "judge/crosstiles/engine.py",
             "judge/crosstiles/bag.py",
             "judge/crosstiles/grid.py",

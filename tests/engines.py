@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import judge.wordytaire.engine
+import judge.wordytaire.report_lines
 from judge import Lexicon
 from judge.wordytaire import Layout, Report
 
@@ -30,3 +32,11 @@ pure_judge: JudgeFn = load_source("judge/wordytaire/engine.py", "judge_engine_pu
 installed_judge: JudgeFn = judge.wordytaire.engine.judge
 COMPILED = not str(judge.wordytaire.engine.__file__).endswith(".py")
 ENGINES = {"installed": installed_judge, "pure": pure_judge}
+
+# The report's line writer, compiled with the engine: both builds of it.
+LineWriter = Callable[[Sequence[tuple[int, Any, int, int, str]], int, int, str], str]
+LINE_WRITERS: dict[str, LineWriter] = {
+    "installed": judge.wordytaire.report_lines.json_lines,
+    "pure": load_source("judge/wordytaire/report_lines.py", "report_lines_pure_source").json_lines,
+}
+LINES_COMPILED = not str(judge.wordytaire.report_lines.__file__).endswith(".py")

@@ -170,7 +170,9 @@ def judge(data: bytes, lexicon: Lexicon, layout: Layout) -> Report:
         total += score
         placed += fresh
         board_empty = False
-        append(Verdict(number, None, score, fresh))
+        # Built as the tuple it is: NamedTuple's own __new__ is a Python function, and this runs
+        # for every legal line.
+        append(tuple.__new__(Verdict, (number, None, score, fresh, "")))
 
     return Report(
         lexicon=lexicon.id,

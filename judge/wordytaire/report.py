@@ -9,6 +9,8 @@ from enum import StrEnum
 from operator import countOf, itemgetter
 from typing import Any, NamedTuple
 
+from judge.wordytaire.report_lines import json_lines
+
 JUDGE_VERSION = "1"
 _SPEC_KEYS = ("total", "legal", "illegal", "lexicon", "layout")
 _CHUNK = 4096  # verdicts per piece of json_chunks: about half a megabyte of JSON
@@ -107,16 +109,7 @@ class Report:
         separator = f",{newline}"
         verdicts = self.verdicts
         for start in range(0, len(verdicts), _CHUNK):
-            lines = []
-            for line, reason, score, tiles, detail in verdicts[start : start + _CHUNK]:
-                if reason is None:
-                    lines.append(f'{{"line":{line},"ok":true,"score":{score},"tiles":{tiles}}}')
-                else:
-                    lines.append(
-                        f'{{"line":{line},"ok":false,"reason":"{reason.value}",'
-                        f'"detail":{json.dumps(detail)}}}'
-                    )
-            text = separator.join(lines)
+            text = json_lines(verdicts, start, start + _CHUNK, separator)
             yield (f"{separator}{text}" if start else text).encode()
         rest = json.dumps(summary, separators=(",", ":"))[1:]
         yield f"{newline}],{rest}".encode()
