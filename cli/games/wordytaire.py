@@ -7,7 +7,6 @@ standings and rejudge previews are teams ranked by score (`cli.games.TeamRanked`
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -60,9 +59,9 @@ class Wordytaire(TeamRanked):
         lexicon, layout = load_rules(args.lexicon, args.layout, environ)
         for name, data in files:
             report = judge_moves(data, lexicon, layout)
-            if args.json:
-                head = json.dumps({"file": name}, separators=(",", ":"))[:-1]
-                out.buffer.write(head.encode() + b"," + report.to_json_bytes()[1:] + b"\n")
+            if args.json:  # written as it is serialised, the file's name its first key
+                out.buffer.writelines(report.json_chunks({"file": name}))
+                out.buffer.write(b"\n")
             else:
                 print_human(name, data, report, out)
         out.flush()
