@@ -36,6 +36,10 @@ def client_config(read_timeout: float = READ_TIMEOUT_S, connections: int = CONNE
         retries={"max_attempts": 2, "mode": "standard"},
         max_pool_connections=connections,
         s3={"addressing_style": "path"},
+        # SigV4 for presigned URLs too: botocore presigns S3 URLs with SigV2 unless told
+        # (boto/boto3#2680, boto/botocore#3791), which AWS S3 is retiring and which leaves
+        # some of the signed call's fields unsigned.
+        signature_version="s3v4",
         # No CRC-32 trailer on every PUT nor check on every GET (botocore's default since
         # 1.36): the payload is signed, and the workers check each upload's SHA-256
         # themselves, so the checksums would only cost CPU on every request.

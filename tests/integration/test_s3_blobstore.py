@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import pytest
 
+import infra.blobstore
 from core.errors import BlobNotFound, BlobStoreUnavailable
 from devstack.ports import free_port
 from devstack.process import Service
@@ -158,6 +159,21 @@ def test_a_put_whose_bytes_differ_from_their_signed_digest_is_refused_and_not_st
 
     with pytest.raises(BlobStoreUnavailable, match="BadDigest"):
         blobs.put(key, b"the bytes sent")
+
+    with pytest.raises(BlobNotFound):
+        blobs.get(key)
+
+
+def test_a_put_sent_with_other_headers_than_it_signs_is_refused_and_not_stored(
+    blobs: S3BlobStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # SigV4 signs the Content-Encoding too (SigV2, botocore's presigning default, did not):
+    # a PUT whose headers were changed after signing is refused.
+    key = a_key()
+    monkeypatch.setitem(infra.blobstore._HEADERS, "ContentEncoding", "X-Not-Signed-Encoding")
+
+    with pytest.raises(BlobStoreUnavailable, match="HTTP 403"):
+        blobs.put(key, gzip.compress(b"{}"), "application/json", content_encoding="gzip")
 
     with pytest.raises(BlobNotFound):
         blobs.get(key)

@@ -115,5 +115,8 @@ def test_from_settings_builds_a_working_client_with_path_style_addressing(
         assert s3.get_object(Bucket=BUCKET, Key="k")["Body"].read() == b"v"
         url = built._client.generate_presigned_url("get_object", {"Bucket": BUCKET, "Key": "k"})
         assert url.startswith(f"https://s3.us-east-1.amazonaws.com/{BUCKET}/k?")
+        # Signed with SigV4, which botocore's presigning uses only when told to.
+        assert "X-Amz-Algorithm=AWS4-HMAC-SHA256" in url
+        assert "Signature=" not in url.replace("X-Amz-Signature=", "")
     finally:
         store._client.close()
