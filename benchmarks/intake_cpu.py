@@ -1,7 +1,7 @@
 """Where intake's CPU goes: a burst of uploads against the local stack, with each process's CPU
 time (user and kernel) read before and after, per acknowledged upload (prints, asserts nothing).
 
-    python -m benchmarks.intake_cpu [--uploads 2000] [--concurrency 200]
+    python -m benchmarks.intake_cpu [--uploads 2000] [--concurrency 200] [--moves 120]
 """
 
 from __future__ import annotations
@@ -39,12 +39,13 @@ def cpu_times(processes: list[psutil.Process]) -> dict[int, tuple[float, float]]
 def main() -> None:
     parser = argparse.ArgumentParser()
     burst_arguments(parser, uploads=2000)
+    parser.add_argument("--moves", type=int, default=120, help="moves per generated upload")
     args = parser.parse_args()
     lexicon = shared_lexicon()
     with intake_stack("tj-intake-cpu-", args.api_workers) as stack:
         plan = burst_plan(
             stack, "cpu", uploads=args.uploads, concurrency=args.concurrency, teams=50,
-            moves=120, timeout=600,
+            moves=args.moves, timeout=600,
         )  # fmt: skip
         corpus = build_corpus(lexicon, plan)
         with httpx.Client(base_url=stack.url, timeout=60) as http:
