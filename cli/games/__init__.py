@@ -12,8 +12,10 @@ command.
 from __future__ import annotations
 
 import argparse
+import gc
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, TextIO
@@ -223,6 +225,22 @@ def failure_lines(run: Mapping[str, Any]) -> list[str]:
 def write_lines(lines: Sequence[str], out: TextIO) -> None:
     """Each line on `out`, without the spaces a padded last column leaves at its end."""
     out.write("".join(f"{line.rstrip()}\n" for line in lines))
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off while a command judges its files, as it was after.
+    The judges make no reference cycles, so reference counting frees all they leave; and with
+    the word list's set of some 370,000 words alive, each full collection would walk all of it
+    again: about a twelfth of `tilejudge judge`'s time over 200 files (`perf record` of the
+    command `python -m benchmarks.cli_judge` times)."""
+    was_on = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_on:
+            gc.enable()
 
 
 @cache

@@ -21,6 +21,7 @@ from cli.games import (
     after,
     before,
     changes,
+    collector_paused,
     failure_lines,
     headline,
     write_lines,
@@ -112,14 +113,15 @@ def judge_logs(
     else EXIT_INVALID."""
     lexicon, board = load_rules(lexicon_path, board_path, environ)
     all_valid = True
-    for name, data in logs:
-        report = verify(data, lexicon, board)
-        all_valid = all_valid and report.valid
-        if as_json:
-            out.write(json.dumps({"file": name, **report.to_json()}, separators=(",", ":")))
-            out.write("\n")
-        else:
-            print_log_report(name, data, report, out)
+    with collector_paused():
+        for name, data in logs:
+            report = verify(data, lexicon, board)
+            all_valid = all_valid and report.valid
+            if as_json:
+                out.write(json.dumps({"file": name, **report.to_json()}, separators=(",", ":")))
+                out.write("\n")
+            else:
+                print_log_report(name, data, report, out)
     out.flush()
     return 0 if all_valid else EXIT_INVALID
 

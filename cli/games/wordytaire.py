@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from cli.games import GameCli, Option, TeamRanked
+from cli.games import GameCli, Option, TeamRanked, collector_paused
 from cli.options import CliError, read_input
 from infra import lexicon_files
 from infra.settings import ClientSettings
@@ -57,13 +57,14 @@ class Wordytaire(TeamRanked):
         out: TextIO,
     ) -> int:
         lexicon, layout = load_rules(args.lexicon, args.layout, environ)
-        for name, data in files:
-            report = judge_moves(data, lexicon, layout)
-            if args.json:  # written as it is serialised, the file's name its first key
-                out.buffer.writelines(report.json_chunks({"file": name}))
-                out.buffer.write(b"\n")
-            else:
-                print_human(name, data, report, out)
+        with collector_paused():
+            for name, data in files:
+                report = judge_moves(data, lexicon, layout)
+                if args.json:  # written as it is serialised, the file's name its first key
+                    out.buffer.writelines(report.json_chunks({"file": name}))
+                    out.buffer.write(b"\n")
+                else:
+                    print_human(name, data, report, out)
         out.flush()
         return 0
 
