@@ -6,7 +6,9 @@
   taken against both (the rate of one drain moves with whatever else the host runs then);
 - affected-only against full, time and results (run three times: a run of a few seconds is at
   the mercy of whatever else the host does in them, where the full run spans minutes);
-- live upload-to-result latency during a full rejudge against without one.
+- live upload-to-result latency during a full rejudge against without one: the probes during
+  the rejudge stop before it is expected to end (at most 85 % of the first full run's time),
+  so each of them meets a rejudge under way.
 
     python -m benchmarks.rejudge_bench [--submissions 5000] [--distinct 250] [--affected-runs 3]
 """
@@ -26,6 +28,8 @@ import httpx
 from benchmarks.fixtures import BEFORE_FIX, JUDGE_LIST, open_contest
 from benchmarks.pipeline_bench import drain_rate, pct, seconds, upload_all, wait_judged
 from core.states import OPEN_REJUDGE_STATES, RejudgeMode, RejudgeState
+from devstack.burst import send_all
+from devstack.plan import Plan
 from judge import Lexicon
 from judge.wordytaire import default_layout
 from judge.wordytaire.generator import WordIndex, generate
@@ -35,6 +39,9 @@ from tests.stack_process import RunningStack, running_stack
 # Live uploads timed with and without a rejudge (60 s each): the p99 of 150 was the second
 # worst upload, and one outlier moved it by half.
 PROBES, PROBE_RATE = 300, 5.0
+# The probes during a rejudge start this long after it and stop at this share of the first full
+# run's time, so that none is sent after the rejudge ends.
+PROBES_AFTER_S, PROBES_UNTIL = 2.0, 0.85
 SPICE = [b"-2 0 2 0 cyber\n0 0 0 3 crab\n", b"-5 0 6 0 unneccessary\n0 -1 0 1 tub\n"]
 
 
@@ -80,6 +87,25 @@ def live_latencies(
 ) -> list[float]:
     ids = upload_all(stack.url, tokens, corpus, concurrency=4, rate=rate)
     return [seconds(d["received_at"], d["judged_at"]) * 1000 for d in wait_judged(http, stack, ids)]
+
+
+def probe_until(
+    http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes], until: float
+) -> tuple[list[float], float]:
+    """Live upload-to-result latencies of `corpus` sent at PROBE_RATE, sending none after
+    `until` (monotonic), and when the last of them was judged (monotonic)."""
+    plan = Plan(
+        url=stack.url, contest="bench", uploads=len(corpus), concurrency=4,
+        teams=len(tokens), admin_token="", rate=PROBE_RATE,
+    )  # fmt: skip
+    burst = send_all(plan, tokens, corpus, until)
+    sent = [upload for upload in burst.uploads if upload.outcome != "not sent"]
+    refused = [upload for upload in sent if not upload.acknowledged]
+    if refused:
+        raise RuntimeError(f"{len(refused)} probes refused, the first: {refused[0].outcome}")
+    docs = wait_judged(http, stack, [str(upload.submission) for upload in sent])
+    judged = time.monotonic()
+    return [seconds(d["received_at"], d["judged_at"]) * 1000 for d in docs], judged
 
 
 def forget_run(stack: RunningStack, run: dict) -> None:
@@ -130,12 +156,6 @@ def main() -> None:
         full_changes = http.get(f"/v1/rejudges/{full_run['id']}", headers=stack.admin).json()
         forget_run(stack, full_run)
 
-        busy: list[float] = []
-        during = threading.Thread(
-            target=lambda: busy.extend(
-                live_latencies(http, stack, tokens, [p + b"\n" for p in probe], rate=PROBE_RATE)
-            )
-        )
         ended: list[float] = []
 
         def full_rejudge() -> None:
@@ -143,11 +163,12 @@ def main() -> None:
             ended.append(time.monotonic())
 
         second_full = threading.Thread(target=full_rejudge)
+        began = time.monotonic()
         second_full.start()
-        time.sleep(2)
-        during.start()
-        during.join()
-        probes_ended = time.monotonic()
+        time.sleep(PROBES_AFTER_S)
+        busy, probes_judged = probe_until(
+            http, stack, tokens, [p + b"\n" for p in probe], began + PROBES_UNTIL * full_time
+        )
         second_full.join()
         print(
             f"live upload-to-result without a rejudge: p50 {statistics.median(quiet):.0f} ms, "
@@ -155,8 +176,13 @@ def main() -> None:
         )
         print(
             f"live upload-to-result during a full rejudge: p50 {statistics.median(busy):.0f} ms, "
-            f"p99 {pct(busy, 0.99):.0f} ms; p99 ratio {pct(busy, 0.99) / pct(quiet, 0.99):.2f}"
-            + ("" if ended[0] > probes_ended else " (NB: the rejudge ended before the probes did)")
+            f"p99 {pct(busy, 0.99):.0f} ms; p99 ratio {pct(busy, 0.99) / pct(quiet, 0.99):.2f} "
+            f"({len(busy)} uploads at {PROBE_RATE:.0f}/s"
+            + (
+                ", each judged before the rejudge ended)"
+                if ended[0] > probes_judged
+                else "; NB: the rejudge ended before the last of them was judged)"
+            )
         )
         runs = http.get("/v1/contests/bench/rejudges", headers=stack.admin).json()["rejudges"]
         forget_run(stack, next(r for r in runs if r["state"] in OPEN_REJUDGE_STATES))
