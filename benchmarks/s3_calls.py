@@ -2,8 +2,9 @@
 `python -m benchmarks.s3_calls [--objects N] [--size BYTES] [--rounds R]`.
 
 Times `S3BlobStore.put` and `S3BlobStore.get` of N objects of `--size` bytes (text, as an
-upload), first through the boto3 client's own calls, then as presigned URLs sent with urllib3
-(what `S3BlobStore.from_settings` builds), in turns for R rounds. Prints, a call, the calling
+upload), first through the boto3 client's own calls, then as URLs the client presigns, sent
+with urllib3, then as URLs `infra.blobstore.Presigner` signs (what `S3BlobStore.from_settings`
+builds), in turns for R rounds. Prints, a call, the calling
 process's CPU (user + system, this thread's network stack included) and SeaweedFS's, the median
 of the rounds. Prints figures and asserts nothing."""
 
@@ -19,13 +20,12 @@ from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
-import boto3
 import psutil
 
 from benchmarks.machine import cpu_model
 from devstack.process import Service
-from devstack.seaweedfs import S3Credentials, s3_credentials, start_seaweedfs
-from infra.blobstore import S3BlobStore, client_config, presigned_http
+from devstack.seaweedfs import s3_credentials, start_seaweedfs
+from infra.blobstore import S3BlobStore, presigned_http
 
 BUCKET = "bench"
 
@@ -45,9 +45,13 @@ def main(argv: list[str] | None = None) -> int:
         service = start_seaweedfs(Path(scratch), BUCKET)
         try:
             keys = s3_credentials(Path(scratch) / "s3-credentials")
+            store = S3BlobStore.connect(
+                service.url, BUCKET, "us-east-1", (keys.access_key, keys.secret_key)
+            )
             ways = {
-                "boto3 client calls": _store(service.url, keys, presigned=False),
-                "presigned, urllib3": _store(service.url, keys, presigned=True),
+                "boto3 client calls": S3BlobStore(store._client, BUCKET),
+                "client presigns": S3BlobStore(store._client, BUCKET, http=presigned_http()),
+                "Presigner signs": store,
             }
             figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
             for _ in range(args.rounds):
@@ -67,18 +71,6 @@ def main(argv: list[str] | None = None) -> int:
         weed = statistics.median(r[1] for r in runs)
         print(f"  {way:20} {call:5} {caller:10.2f} {weed:14.2f}")
     return 0
-
-
-def _store(endpoint: str, keys: S3Credentials, presigned: bool) -> S3BlobStore:
-    client = boto3.client(
-        "s3",
-        endpoint_url=endpoint,
-        region_name="us-east-1",
-        aws_access_key_id=keys.access_key,
-        aws_secret_access_key=keys.secret_key,
-        config=client_config(),
-    )
-    return S3BlobStore(client, BUCKET, http=presigned_http() if presigned else None)
 
 
 def _put(store: S3BlobStore, data: bytes, key: str) -> None:

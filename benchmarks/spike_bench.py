@@ -15,7 +15,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import boto3
 import httpx
 
 from benchmarks.fixtures import burst_arguments, burst_plan, intake_stack, shared_lexicon
@@ -23,7 +22,7 @@ from devstack.burst import Burst, run_burst
 from devstack.load import percentile, prepare
 from devstack.plan import Plan, build_corpus
 from devstack.proof import event_mark, follow_events, last_result_after, verify
-from infra.blobstore import S3BlobStore, client_config, presigned_http
+from infra.blobstore import S3BlobStore
 from tests.stack_process import RunningStack
 
 TARGET_RATIO = 0.5
@@ -33,17 +32,12 @@ def raw_s3_rate(stack: RunningStack, corpus: list[bytes], concurrency: int, pref
     """PUTs per second of the same bytes into the stack's bucket, made as intake makes its write
     (the same S3 client configuration and call), at the same concurrency."""
     keys = stack.s3_credentials
-    s3 = S3BlobStore(
-        boto3.client(
-            "s3",
-            endpoint_url=stack.s3_endpoint,
-            region_name="us-east-1",
-            aws_access_key_id=keys.access_key,
-            aws_secret_access_key=keys.secret_key,
-            config=client_config(connections=concurrency),
-        ),
+    s3 = S3BlobStore.connect(
+        stack.s3_endpoint,
         "tilejudge",
-        http=presigned_http(connections=concurrency),
+        "us-east-1",
+        (keys.access_key, keys.secret_key),
+        connections=concurrency,
     )
 
     def put(n: int) -> None:
