@@ -114,23 +114,31 @@ def upload_all(
     corpus: list[bytes],
     concurrency: int,
     rate: float | None = None,
+    until: float | None = None,
 ) -> list[str]:
     """Upload every submission through the load generator (its lean client: httpx's own CPU
-    would be taken from the judges on these cores); the submission ids, in corpus order."""
+    would be taken from the judges on these cores); the submission ids, in corpus order. With
+    `until` (monotonic), none is sent after it: the ids of those sent."""
     plan = Plan(
         url=url, contest="bench", uploads=len(corpus), concurrency=concurrency,
         teams=len(tokens), admin_token="", rate=rate,
     )  # fmt: skip
-    burst = send_all(plan, tokens, corpus, time.monotonic() + 900)
-    refused = [upload for upload in burst.uploads if not upload.acknowledged]
+    burst = send_all(plan, tokens, corpus, until or time.monotonic() + 900)
+    sent = [u for u in burst.uploads if until is None or u.outcome != "not sent"]
+    refused = [upload for upload in sent if not upload.acknowledged]
     if refused:
         raise RuntimeError(f"{len(refused)} uploads refused, the first: {refused[0].outcome}")
-    return [str(upload.submission) for upload in burst.uploads]
+    return [str(upload.submission) for upload in sent]
 
 
 def wait_judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict]:
-    """`wait_events`, then each submission read once."""
+    """`wait_events`, then `read_all`."""
     wait_events(http, stack, ids)
+    return read_all(http, stack, ids)
+
+
+def read_all(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict]:
+    """Each submission, read once."""
     return [http.get(f"/v1/submissions/{sid}", headers=stack.admin).json() for sid in ids]
 
 
@@ -316,7 +324,7 @@ def main() -> None:
         uploaded = time.monotonic() - began
         wait_events(http, stack, ids)
         spent = cpu_by_role(before)  # before the reads below, which are the benchmark's own
-        docs = [http.get(f"/v1/submissions/{sid}", headers=stack.admin).json() for sid in ids]
+        docs = read_all(http, stack, ids)
         print(f"uploads: {len(ids)} accepted in {uploaded:.1f} s ({len(ids) / uploaded:.1f}/s)")
         span = seconds(min(d["received_at"] for d in docs), max(d["judged_at"] for d in docs))
         e2e = len(docs) / span

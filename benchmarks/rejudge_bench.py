@@ -28,8 +28,6 @@ import httpx
 from benchmarks.fixtures import BEFORE_FIX, JUDGE_LIST, open_contest
 from benchmarks.pipeline_bench import drain_rate, pct, seconds, upload_all, wait_judged
 from core.states import OPEN_REJUDGE_STATES, RejudgeMode, RejudgeState
-from devstack.burst import send_all
-from devstack.plan import Plan
 from judge import Lexicon
 from judge.wordytaire import default_layout
 from judge.wordytaire.generator import WordIndex, generate
@@ -83,29 +81,16 @@ def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, f
 
 
 def live_latencies(
-    http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes], rate: float
+    http: httpx.Client,
+    stack: RunningStack,
+    tokens: list[str],
+    corpus: list[bytes],
+    rate: float,
+    until: float | None = None,
 ) -> list[float]:
-    ids = upload_all(stack.url, tokens, corpus, concurrency=4, rate=rate)
+    """Upload-to-result latencies (ms) of `corpus` sent at `rate`, none sent after `until`."""
+    ids = upload_all(stack.url, tokens, corpus, concurrency=4, rate=rate, until=until)
     return [seconds(d["received_at"], d["judged_at"]) * 1000 for d in wait_judged(http, stack, ids)]
-
-
-def probe_until(
-    http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes], until: float
-) -> tuple[list[float], float]:
-    """Live upload-to-result latencies of `corpus` sent at PROBE_RATE, sending none after
-    `until` (monotonic), and when the last of them was judged (monotonic)."""
-    plan = Plan(
-        url=stack.url, contest="bench", uploads=len(corpus), concurrency=4,
-        teams=len(tokens), admin_token="", rate=PROBE_RATE,
-    )  # fmt: skip
-    burst = send_all(plan, tokens, corpus, until)
-    sent = [upload for upload in burst.uploads if upload.outcome != "not sent"]
-    refused = [upload for upload in sent if not upload.acknowledged]
-    if refused:
-        raise RuntimeError(f"{len(refused)} probes refused, the first: {refused[0].outcome}")
-    docs = wait_judged(http, stack, [str(upload.submission) for upload in sent])
-    judged = time.monotonic()
-    return [seconds(d["received_at"], d["judged_at"]) * 1000 for d in docs], judged
 
 
 def forget_run(stack: RunningStack, run: dict) -> None:
@@ -166,9 +151,11 @@ def main() -> None:
         began = time.monotonic()
         second_full.start()
         time.sleep(PROBES_AFTER_S)
-        busy, probes_judged = probe_until(
-            http, stack, tokens, [p + b"\n" for p in probe], began + PROBES_UNTIL * full_time
-        )
+        busy = live_latencies(
+            http, stack, tokens, [p + b"\n" for p in probe], PROBE_RATE,
+            until=began + PROBES_UNTIL * full_time,
+        )  # fmt: skip
+        probes_judged = time.monotonic()
         second_full.join()
         print(
             f"live upload-to-result without a rejudge: p50 {statistics.median(quiet):.0f} ms, "

@@ -202,14 +202,13 @@ class S3BlobStore:
         """`method` ("GET" or "PUT") on `key`, presigned with the object call's `fields`
         (ContentType, ...), which are then sent as the headers they sign."""
         assert self._http is not None
-        operation = "get_object" if method == "GET" else "put_object"
         headers = {_HEADERS[name]: value for name, value in fields.items()}
         try:
             if self._presigner is not None and self._presigner.signs(key):
                 url = self._presigner.url(method, key, headers)
             else:
                 url = self._client.generate_presigned_url(
-                    operation,
+                    "get_object" if method == "GET" else "put_object",
                     Params={"Bucket": self._bucket, "Key": key, **fields},
                     ExpiresIn=PRESIGNED_S,
                 )

@@ -14,7 +14,14 @@ from botocore.config import Config
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from infra.blobstore import PRESIGNED_S, Presigner, S3BlobStore, client_config, presigned_http
+from infra.blobstore import (
+    _HEADERS,
+    PRESIGNED_S,
+    Presigner,
+    S3BlobStore,
+    client_config,
+    presigned_http,
+)
 
 BUCKET = "tilejudge-presign"
 INSTANT = datetime.datetime(2026, 12, 4, 12, 34, 56)
@@ -36,11 +43,8 @@ FIELDS = st.fixed_dictionaries(
         ),
     },
 )
-PARAMS = {
-    "Content-Type": "ContentType",
-    "Content-Encoding": "ContentEncoding",
-    "Content-MD5": "ContentMD5",
-}
+# put_object's parameter for each header a presigned PUT signs.
+PARAMS = {header: field for field, header in _HEADERS.items()}
 
 
 @pytest.fixture(autouse=True)
