@@ -57,7 +57,7 @@ def build_corpus(count: int, distinct: int) -> list[bytes]:
 
 
 LISTS = {"old": BEFORE_FIX, "fixed": JUDGE_LIST}
-LIVE_AGAIN = 2500  # the second live drain's uploads
+LIVE_AGAIN = 0.5  # the second live drain's uploads, a share of the contest's (2,500 of 5,000)
 
 
 def more_variants(corpus: list[bytes], distinct: int, count: int) -> list[bytes]:
@@ -202,9 +202,10 @@ def main() -> None:
         # Live judging again, last (more uploads would change what the rejudges above
         # compare): one drain's rate moves with whatever else the host runs in those minutes,
         # so the full rejudge is set against both drains, one before it and one after.
-        later = drain_rate(http, stack, tokens, more_variants(corpus, args.distinct, LIVE_AGAIN))
+        again = more_variants(corpus, args.distinct, max(1, round(LIVE_AGAIN * len(corpus))))
+        later = drain_rate(http, stack, tokens, again)
         print(
-            f"live judging again, {LIVE_AGAIN} more uploads: {later:7.1f} submissions/s; "
+            f"live judging again, {len(again)} more uploads: {later:7.1f} submissions/s; "
             f"full rejudge / the mean of the two live drains: {full_rate / ((live + later) / 2):.2f}"
         )
 
