@@ -36,6 +36,7 @@ from devstack.burst import Burst, run_burst
 from devstack.load import prepare
 from devstack.plan import Corpus, Plan, build_corpus
 from judge.wordytaire import default_layout
+from judge.wordytaire import judge as judge_moves
 from tests.stack_process import RunningStack
 
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
@@ -312,7 +313,7 @@ def offline_judging_ms(corpus: Corpus, passes: int = 3) -> float:
     for _ in range(passes):
         began = time.thread_time()
         for data in corpus.data:
-            judge.judge(data, corpus.lexicon, layout)
+            judge_moves(data, corpus.lexicon, layout)
         times.append(time.thread_time() - began)
     return 1000 * statistics.median(times) / len(corpus.data)
 
