@@ -295,6 +295,9 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=300)
     parser.add_argument("--moves", type=int, default=3000)
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument(
+        "--api-workers", type=int, help="API processes (default: as `tilejudge up` starts)"
+    )
     args = parser.parse_args()
     words = shared_list("words_alpha.txt").read_bytes()
     lexicon = Lexicon.from_bytes(words)
@@ -312,8 +315,9 @@ def main() -> None:
     print(f"judge only, 2 processes:        {rate:8.1f} submissions/s")
 
     home = Path(tempfile.mkdtemp(prefix="tj-bench-"))
+    api = {"TILEJUDGE_API_WORKERS": str(args.api_workers)} if args.api_workers else {}
     with (
-        running_stack(home, workers=2, env=EXACTLY) as stack,
+        running_stack(home, workers=2, env=EXACTLY | api) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
         tokens = open_contest(http, stack, lists={"words_alpha": words}, teams=20)
