@@ -110,12 +110,17 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=5000)
     parser.add_argument("--distinct", type=int, default=250)
     parser.add_argument("--affected-runs", type=int, default=3)
+    parser.add_argument(
+        "--api-workers", type=int, help="API processes (default: as `tilejudge up` starts)"
+    )
     args = parser.parse_args()
     corpus = build_corpus(args.submissions, args.distinct)
     lines = sum(c.count(b"\n") for c in corpus)
     print(f"contest: {len(corpus)} submissions ({args.distinct} distinct games), {lines} lines")
     home = Path(tempfile.mkdtemp(prefix="tj-rejudge-"))
     env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_TEAM_BYTES_PER_DAY": "0"}
+    if args.api_workers:
+        env["TILEJUDGE_API_WORKERS"] = str(args.api_workers)
     with (
         running_stack(home, workers=2, env=env) as stack,
         httpx.Client(base_url=stack.url, timeout=120) as http,
