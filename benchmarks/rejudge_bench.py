@@ -4,6 +4,8 @@
 - full rejudge throughput against live judging throughput, same stack, same run: live
   judging is drained before the full rejudge and again at the end, and the ratio is also
   taken against both (the rate of one drain moves with whatever else the host runs then);
+  then `--pairs` more full rejudges, each right between two live drains, and the median of
+  the ratios, each against the mean of the drains around it;
 - affected-only against full, time and results (run three times: a run of a few seconds is at
   the mercy of whatever else the host does in them, where the full run spans minutes);
 - live upload-to-result latency during a full rejudge against without one: the probes during
@@ -11,6 +13,7 @@
   so each of them meets a rejudge under way.
 
     python -m benchmarks.rejudge_bench [--submissions 5000] [--distinct 250] [--affected-runs 3]
+        [--pairs 2] [--api-workers N]
 """
 
 from __future__ import annotations
@@ -111,6 +114,9 @@ def main() -> None:
     parser.add_argument("--distinct", type=int, default=250)
     parser.add_argument("--affected-runs", type=int, default=3)
     parser.add_argument(
+        "--pairs", type=int, default=2, help="more full rejudges, each between two live drains"
+    )
+    parser.add_argument(
         "--api-workers", type=int, help="API processes (default: as `tilejudge up` starts)"
     )
     args = parser.parse_args()
@@ -207,11 +213,31 @@ def main() -> None:
         # Live judging again, last (more uploads would change what the rejudges above
         # compare): one drain's rate moves with whatever else the host runs in those minutes,
         # so the full rejudge is set against both drains, one before it and one after.
-        again = more_variants(corpus, args.distinct, max(1, round(LIVE_AGAIN * len(corpus))))
+        sent = list(corpus)
+        again = more_variants(sent, args.distinct, max(1, round(LIVE_AGAIN * len(corpus))))
         later = drain_rate(http, stack, tokens, again)
+        ratios = [full_rate / ((live + later) / 2)]
         print(
             f"live judging again, {len(again)} more uploads: {later:7.1f} submissions/s; "
-            f"full rejudge / the mean of the two live drains: {full_rate / ((live + later) / 2):.2f}"
+            f"full rejudge / the mean of the two live drains: {ratios[0]:.2f}"
+        )
+        # The VM's speed drifts between drains minutes apart, so more full rejudges follow,
+        # each right between two live drains and set against their mean.
+        for _ in range(args.pairs):
+            sent += again
+            run, spent = rejudge(http, stack, RejudgeMode.FULL)
+            forget_run(stack, run)
+            before, rate = later, run["total"] / spent
+            again = more_variants(sent, args.distinct, len(again))
+            later = drain_rate(http, stack, tokens, again)
+            ratios.append(rate / ((before + later) / 2))
+            print(
+                f"full rejudge: {run['total']} at {rate:7.1f} submissions/s between live drains "
+                f"at {before:.1f} and {later:.1f}/s: {ratios[-1]:.2f}"
+            )
+        print(
+            f"full rejudge / live, each against the live drains around it, median of "
+            f"{len(ratios)}: {statistics.median(ratios):.2f} ({', '.join(f'{r:.2f}' for r in ratios)})"
         )
 
 

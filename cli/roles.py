@@ -29,7 +29,7 @@ API_ENV = f"""environment:
   TILEJUDGE_API_HOST      the address to listen on (default: 127.0.0.1, this host alone;
                           0.0.0.0 serves other hosts)
   TILEJUDGE_API_PORT      the port (default: 8000)
-  TILEJUDGE_API_WORKERS   API processes (default: 2; 1 on a machine of 2 cores or fewer)
+  TILEJUDGE_API_WORKERS   API processes (default: 2)
   TILEJUDGE_ADMIN_TOKEN   the organiser's token (required)
   TILEJUDGE_RECEIPT_KEY   the key receipts are signed with (required when the parts run on
                           several hosts)

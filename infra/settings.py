@@ -115,7 +115,8 @@ class Settings:
         return cls(
             home=Path(env.text("TILEJUDGE_HOME", "./.tilejudge")).resolve(),
             api_port=env.integer("TILEJUDGE_API_PORT", 8000, low=0, high=65535),
-            api_workers=env.integer("TILEJUDGE_API_WORKERS", default_api_workers(), low=1, high=64),
+            # One per core of a small machine: an upload costs the API a few ms of CPU under one GIL.
+            api_workers=env.integer("TILEJUDGE_API_WORKERS", 2, low=1, high=64),
             admin_token=env.optional("TILEJUDGE_ADMIN_TOKEN"),
             redis_url=env.optional("REDIS_URL"),
             s3_endpoint=env.optional("TILEJUDGE_S3_ENDPOINT"),
@@ -291,17 +292,6 @@ class ClientSettings:
 
 Choice = TypeVar("Choice", bound=StrEnum)
 _HOST_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?")
-
-
-def default_api_workers() -> int:
-    """Two API processes, or one on a machine of two cores or fewer (this process may use).
-
-    An upload costs the API a few ms of CPU under one GIL, so a second process takes more
-    uploads a second where cores are to spare. On two cores the API shares them with the
-    judging processes, and a second process costs more CPU an upload than it gains: each
-    process commits and publishes its own smaller groups (`pipeline_bench --api-workers`)."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return 1 if (cores or 1) <= 2 else 2
 
 
 class Config:

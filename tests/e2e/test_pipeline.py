@@ -100,10 +100,8 @@ def test_two_hundred_concurrent_uploads_are_each_judged_once_and_exactly(tmp_pat
     ]
     expected = [judge(data, lexicon, layout).total for data in corpus]
 
-    # Two API processes whatever the machine's default: their groups commit and publish in
-    # parallel, and still every upload is judged exactly once.
     with (
-        running_stack(tmp_path / "home", workers=2, env={"TILEJUDGE_API_WORKERS": "2"}) as stack,
+        running_stack(tmp_path / "home", workers=2) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
         tokens = _setup_contest(http, stack, words)
