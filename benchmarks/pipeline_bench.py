@@ -1,7 +1,7 @@
 """Pipeline figures (prints, asserts nothing): end-to-end vs judge-only throughput on the same
 two cores, upload-to-result latency at a steady load, and lexicon memory (PSS) with 4 children.
 
-    python -m benchmarks.pipeline_bench [--submissions 300] [--moves 3000] [--rounds 3]
+    python -m benchmarks.pipeline_bench [--submissions 300] [--moves 3000] [--rounds 5]
         [--api-workers N] [--skip-memory]
 """
 
@@ -315,7 +315,7 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=300)
     parser.add_argument("--moves", type=int, default=3000)
     parser.add_argument(
-        "--rounds", type=int, default=3, help="end-to-end runs, each between two judge-only runs"
+        "--rounds", type=int, default=5, help="end-to-end runs, each between two judge-only runs"
     )
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument(
