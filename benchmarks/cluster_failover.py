@@ -3,7 +3,8 @@
 judging with one process each, or --concurrency), in one run:
 
 - worker efficiency: judged/s of a queue drained by the worker hosts, against the offline
-  judge's rate on as many processes (the same cores), same corpus, same run; goal >= 0.8;
+  judge's rate on as many processes (the same cores), same corpus, same run, the mean of a run
+  just before the drain and one right after; goal >= 0.8;
 - a worker host cut off the network (link down) mid-batch -> its claims judged by another host;
 - the API host whose sweeper holds the lock killed whole -> another API host's sweeper holds it;
 - a third worker host started during a backlog -> its first task.
@@ -60,17 +61,17 @@ class Run:
         uploads: int,
         moves: int,
         seed: int,
-        before_thaw: Callable[[], None] = lambda: None,
+        before_thaw: Callable[[Corpus], None] = lambda corpus: None,
     ) -> Uploads:
         """A contest whose corpus is stored and queued while the worker hosts stand still;
-        `before_thaw` runs last before they resume."""
+        `before_thaw` (given the corpus) runs last before they resume."""
         tokens = self.cluster.open_contest(contest, self.cluster.judge_list_id, 8)
         corpus = make_corpus(self.lexicon, uploads, teams=8, moves=moves, seed=seed)
         urls = {name: self.cluster.api_url(name) for name in self.cluster.apis}
         sent = Uploads(urls, contest, tokens, corpus, concurrency=8, timeout=600)
         with self.cluster.frozen(*WORKER_HOSTS):
             sent.run()
-            before_thaw()
+            before_thaw(corpus)
         if sent.failure is not None:
             raise sent.failure
         self.contests.append((contest, sent, corpus))
@@ -115,14 +116,20 @@ class MachineTrace(Sampler):
         return last[1] - first[1], last[2] - first[2]
 
 
-def efficiency(run: Run, uploads: int, moves: int, round_: int) -> tuple[float, float, str]:
-    """Judged/s of a queue drained by the worker hosts, the offline judge's rate on as many
-    processes on the same corpus right after, and where the machine's CPU went during the
-    drain. Each round is a contest of its own with the same games (generated once)."""
+def efficiency(
+    run: Run, uploads: int, moves: int, round_: int
+) -> tuple[float, tuple[float, float], str]:
+    """Judged/s of a queue drained by the worker hosts; the offline judge's rate on as many
+    processes on the same corpus just before the drain (the queue stored, the worker hosts
+    still frozen) and right after it, since this VM's speed drifts within minutes; and where
+    the machine's CPU went during the drain. Each round is a contest of its own with the same
+    games (generated once)."""
     made = run.cluster
     before: dict[str, dict[int, tuple[str, float]]] = {}
+    offline: list[float] = []
 
-    def snapshot() -> None:
+    def snapshot(corpus: Corpus) -> None:
+        offline.append(judge_only(corpus.data, run.lexicon, processes=len(WORKER_HOSTS)))
         before.update({name: host.cpu_seconds() for name, host in made.network.hosts.items()})
 
     def messages() -> int:
@@ -144,8 +151,8 @@ def efficiency(run: Run, uploads: int, moves: int, round_: int) -> tuple[float, 
     spent += f"; {len(ids)} uploads in {messages() - earlier} messages"
     drained = len(ids) / (last - thawed).total_seconds()
     corpus = run.contests[-1][2]
-    offline = judge_only(corpus.data, run.lexicon, processes=len(WORKER_HOSTS))
-    return drained, offline, spent
+    offline.append(judge_only(corpus.data, run.lexicon, processes=len(WORKER_HOSTS)))
+    return drained, (offline[0], offline[1]), spent
 
 
 def cpu_spent(made: Cluster, before: dict[str, dict[int, tuple[str, float]]]) -> str:
@@ -210,7 +217,7 @@ def added_host(run: Run, repeat: int) -> tuple[float, float, int | None]:
     made.workers["worker3"].kill()
     launched = 0.0
 
-    def start() -> None:
+    def start(corpus: Corpus) -> None:
         nonlocal launched
         launched = time.monotonic()
         made.start_worker("worker3")
@@ -280,13 +287,13 @@ def main() -> int:
             ratios = []
             for round_ in range(args.rounds):
                 drained, offline, spent = efficiency(run, args.uploads, args.moves, round_)
-                ratios.append(drained / offline)
+                ratios.append(drained / statistics.mean(offline))
                 print(
                     f"worker efficiency, round {round_ + 1}: drain {drained:.1f} submissions/s "
                     f"on {len(WORKER_HOSTS)} worker hosts ({args.concurrency} judging "
-                    f"process(es) each), offline judge {offline:.1f}/s on {len(WORKER_HOSTS)} "
-                    f"processes right after, {args.uploads} uploads of {args.moves} moves: "
-                    f"ratio {ratios[-1]:.2f}",
+                    f"process(es) each), offline judge {offline[0]:.1f} / {offline[1]:.1f}/s on "
+                    f"{len(WORKER_HOSTS)} processes just before / right after, {args.uploads} "
+                    f"uploads of {args.moves} moves: ratio {ratios[-1]:.2f} (against the mean)",
                     flush=True,
                 )
                 print(f"  CPU seconds during the drain: {spent}", flush=True)
