@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.fixtures import shared_lexicon
-from benchmarks.pipeline_bench import judge_only
+from benchmarks.pipeline_bench import against_around, judge_only
 from benchmarks.sampling import Sampler
 from judge import Lexicon
 from tests.cluster.netns import (
@@ -287,7 +287,7 @@ def main() -> int:
             ratios = []
             for round_ in range(args.rounds):
                 drained, offline, spent = efficiency(run, args.uploads, args.moves, round_)
-                ratios.append(drained / statistics.mean(offline))
+                ratios.append(against_around(drained, *offline))
                 print(
                     f"worker efficiency, round {round_ + 1}: drain {drained:.1f} submissions/s "
                     f"on {len(WORKER_HOSTS)} worker hosts ({args.concurrency} judging "

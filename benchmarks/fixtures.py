@@ -108,6 +108,18 @@ def burst_plan(
     )
 
 
+def api_workers_option(parser: argparse.ArgumentParser) -> None:
+    """--api-workers for a benchmark that runs the stack as `tilejudge up` starts it unless told."""
+    parser.add_argument(
+        "--api-workers", type=int, help="API processes (default: as `tilejudge up` starts)"
+    )
+
+
+def api_workers_env(api_workers: int | None) -> dict[str, str]:
+    """The stack's environment for `api_workers` API processes; nothing for the default."""
+    return {"TILEJUDGE_API_WORKERS": str(api_workers)} if api_workers else {}
+
+
 def burst_arguments(parser: argparse.ArgumentParser, uploads: int) -> None:
     """The options every intake benchmark takes: how many uploads, how many at once, and how
     many API processes take them."""

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.fixtures import open_contest
+from benchmarks.fixtures import api_workers_env, api_workers_option, open_contest
 from core import clock
 from devstack.burst import send_all
 from devstack.plan import Plan
@@ -294,6 +294,13 @@ def print_one_copy(path: str) -> None:
     assert len(lexicon) > 0
 
 
+def against_around(rate: float, before: float, after: float) -> float:
+    """`rate` over the mean of two reference rates taken just before and right after it: on
+    a 2-vCPU VM whose speed drifts by tens of per cent within minutes, one reference taken
+    once would make the ratio as much the drift's as the stack's."""
+    return rate / ((before + after) / 2)
+
+
 def end_to_end(
     http: httpx.Client, stack: RunningStack, tokens: list[str], corpus: list[bytes]
 ) -> tuple[float, float, str]:
@@ -318,9 +325,7 @@ def main() -> None:
         "--rounds", type=int, default=5, help="end-to-end runs, each between two judge-only runs"
     )
     parser.add_argument("--skip-memory", action="store_true")
-    parser.add_argument(
-        "--api-workers", type=int, help="API processes (default: as `tilejudge up` starts)"
-    )
+    api_workers_option(parser)
     args = parser.parse_args()
     words = shared_list("words_alpha.txt").read_bytes()
     lexicon = Lexicon.from_bytes(words)
@@ -335,16 +340,16 @@ def main() -> None:
     )
 
     home = Path(tempfile.mkdtemp(prefix="tj-bench-"))
-    api = {"TILEJUDGE_API_WORKERS": str(args.api_workers)} if args.api_workers else {}
     with (
-        running_stack(home, workers=2, env=EXACTLY | UNLIMITED | api) as stack,
+        running_stack(
+            home, workers=2, env=EXACTLY | UNLIMITED | api_workers_env(args.api_workers)
+        ) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
         tokens = open_contest(http, stack, lists={"words_alpha": words}, teams=20)
         time.sleep(1)
-        # A 2-vCPU VM's speed drifts by tens of per cent within minutes, so each end-to-end
-        # run is set against the mean of judge-only runs just before and just after it, on
-        # the same cores with the stack idle.
+        # Each end-to-end run is set against judge-only runs just before and just after it,
+        # on the same cores with the stack idle.
         print("round  judge only before / after  end to end (accepted)  ratio  CPU seconds by role")
         ratios, rates = [], []
         for n in range(args.rounds):
@@ -352,7 +357,7 @@ def main() -> None:
             variant = [c + b"\n" * (3 + n) for c in corpus]  # new bytes, not deduplicated
             e2e, accepted, spent = end_to_end(http, stack, tokens, variant)
             after = judge_only(corpus, lexicon, processes=2)
-            ratio = e2e / ((before + after) / 2)
+            ratio = against_around(e2e, before, after)
             ratios.append(ratio)
             rates.extend([before, after])
             print(
@@ -372,7 +377,7 @@ def main() -> None:
             f"queue drain, 2 worker processes: {drained:7.1f} submissions/s "
             "(uploads stored first, then the workers let loose: S3 read, judge, report, SQL)"
         )
-        print(f"ratio drain / judge-only:       {drained / ((before + after) / 2):8.2f}")
+        print(f"ratio drain / judge-only:       {against_around(drained, before, after):8.2f}")
 
         steady = corpus[: min(100, len(corpus))]
         steady = [c + b"\n" for c in steady]  # new bytes, not deduplicated

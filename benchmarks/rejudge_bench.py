@@ -28,8 +28,21 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.fixtures import BEFORE_FIX, JUDGE_LIST, open_contest
-from benchmarks.pipeline_bench import drain_rate, pct, seconds, upload_all, wait_judged
+from benchmarks.fixtures import (
+    BEFORE_FIX,
+    JUDGE_LIST,
+    api_workers_env,
+    api_workers_option,
+    open_contest,
+)
+from benchmarks.pipeline_bench import (
+    against_around,
+    drain_rate,
+    pct,
+    seconds,
+    upload_all,
+    wait_judged,
+)
 from core.states import OPEN_REJUDGE_STATES, RejudgeMode, RejudgeState
 from judge import Lexicon
 from judge.wordytaire import default_layout
@@ -116,17 +129,14 @@ def main() -> None:
     parser.add_argument(
         "--pairs", type=int, default=2, help="more full rejudges, each between two live drains"
     )
-    parser.add_argument(
-        "--api-workers", type=int, help="API processes (default: as `tilejudge up` starts)"
-    )
+    api_workers_option(parser)
     args = parser.parse_args()
     corpus = build_corpus(args.submissions, args.distinct)
     lines = sum(c.count(b"\n") for c in corpus)
     print(f"contest: {len(corpus)} submissions ({args.distinct} distinct games), {lines} lines")
     home = Path(tempfile.mkdtemp(prefix="tj-rejudge-"))
     env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_TEAM_BYTES_PER_DAY": "0"}
-    if args.api_workers:
-        env["TILEJUDGE_API_WORKERS"] = str(args.api_workers)
+    env |= api_workers_env(args.api_workers)
     with (
         running_stack(home, workers=2, env=env) as stack,
         httpx.Client(base_url=stack.url, timeout=120) as http,
@@ -216,7 +226,7 @@ def main() -> None:
         sent = list(corpus)
         again = more_variants(sent, args.distinct, max(1, round(LIVE_AGAIN * len(corpus))))
         later = drain_rate(http, stack, tokens, again)
-        ratios = [full_rate / ((live + later) / 2)]
+        ratios = [against_around(full_rate, live, later)]
         print(
             f"live judging again, {len(again)} more uploads: {later:7.1f} submissions/s; "
             f"full rejudge / the mean of the two live drains: {ratios[0]:.2f}"
@@ -230,7 +240,7 @@ def main() -> None:
             before, rate = later, run["total"] / spent
             again = more_variants(sent, args.distinct, len(again))
             later = drain_rate(http, stack, tokens, again)
-            ratios.append(rate / ((before + later) / 2))
+            ratios.append(against_around(rate, before, later))
             print(
                 f"full rejudge: {run['total']} at {rate:7.1f} submissions/s between live drains "
                 f"at {before:.1f} and {later:.1f}/s: {ratios[-1]:.2f}"
