@@ -10,6 +10,7 @@ import secrets
 import sys
 import sysconfig
 import time
+from collections.abc import Mapping
 from contextlib import closing
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -69,6 +70,29 @@ _WEED_JWT_KEYS = (
     "WEED_JWT_FILER_SIGNING_READ_KEY",  # reads from it
 )
 _WEED_COMPONENTS = ("master", "volume", "filer", "s3", "admin")
+# Go runs goroutines on as many threads as there are cores. weed's share of the local stack is a
+# fraction of one core, and its components (S3 gateway, filer, volume server) hand every request
+# on to each other: on more threads each handoff wakes another one, which costs more CPU than the
+# parallelism gains on a small machine. A quarter of the cores, at least one; a GOMAXPROCS the
+# caller set is kept.
+CORES_PER_GO_THREAD = 4
+
+
+def go_threads(cores: int | None = None) -> int:
+    """GOMAXPROCS for the local weed: a quarter of the machine's cores, at least one."""
+    return max(1, (cores or os.cpu_count() or 1) // CORES_PER_GO_THREAD)
+
+
+def weed_environment(keys: S3Credentials, caller: Mapping[str, str]) -> dict[str, str]:
+    """The environment `weed mini` starts with: the caller's, but for the variables that would
+    change what the local store is (`_WEED_ENV_OVERRIDES`), with its key pair and its threads."""
+    return {k: v for k, v in caller.items() if k not in _WEED_ENV_OVERRIDES} | {
+        # With these set, `weed mini` makes them its one (admin) identity and refuses anonymous
+        # requests; the environment, unlike the command line, is readable by its owner alone.
+        "AWS_ACCESS_KEY_ID": keys.access_key,
+        "AWS_SECRET_ACCESS_KEY": keys.secret_key,
+        "GOMAXPROCS": caller.get("GOMAXPROCS") or str(go_threads()),
+    }
 
 
 def weed_binary() -> str:
@@ -129,12 +153,7 @@ def start_seaweedfs(
         raise ValueError(f"s3_port must be <= {HIGHEST_TWIN_BASE} (its gRPC port is +10000)")
     data_dir.mkdir(parents=True, exist_ok=True)
     keys = credentials or s3_credentials(data_dir / "s3-credentials")
-    env = {k: v for k, v in os.environ.items() if k not in _WEED_ENV_OVERRIDES} | {
-        # With these set, `weed mini` makes them its one (admin) identity and refuses anonymous
-        # requests; the environment, unlike the command line, is readable by its owner alone.
-        "AWS_ACCESS_KEY_ID": keys.access_key,
-        "AWS_SECRET_ACCESS_KEY": keys.secret_key,
-    }
+    env = weed_environment(keys, os.environ)
 
     def launch() -> Service:
         http_ports = _weed_ports(s3_port)

@@ -17,7 +17,13 @@ from botocore.config import Config
 from devstack.ports import GRPC_PORT_OFFSET, LOOPBACK, free_port
 from devstack.process import Service, ServiceStartError
 from devstack.redis_server import start_redis
-from devstack.seaweedfs import s3_credentials, start_seaweedfs
+from devstack.seaweedfs import (
+    S3Credentials,
+    go_threads,
+    s3_credentials,
+    start_seaweedfs,
+    weed_environment,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
@@ -131,6 +137,22 @@ def test_two_seaweedfs_instances_run_side_by_side_without_sharing_ports_or_data(
         assert s3_a.list_objects_v2(Bucket=BUCKET).get("KeyCount") == 1
     assert_fully_stopped(a)
     assert_fully_stopped(b)
+
+
+def test_seaweedfs_runs_on_a_quarter_of_the_cores_unless_the_caller_says(tmp_path: Path) -> None:
+    assert [go_threads(cores) for cores in (1, 2, 4, 7, 8, 64)] == [1, 1, 1, 1, 2, 16]
+    keys = S3Credentials("key", "secret")
+    assert weed_environment(keys, {"GOMAXPROCS": "3"})["GOMAXPROCS"] == "3"
+    caller = {"PATH": "/bin", "S3_BUCKET": "other", "AWS_ACCESS_KEY_ID": "theirs"}
+    assert weed_environment(keys, caller) == {
+        "PATH": "/bin",
+        "AWS_ACCESS_KEY_ID": "key",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "GOMAXPROCS": str(go_threads()),
+    }
+    with start_seaweedfs(tmp_path, BUCKET) as service:
+        environ = Path(f"/proc/{service.process.pid}/environ").read_bytes().split(b"\0")
+    assert f"GOMAXPROCS={os.environ.get('GOMAXPROCS') or go_threads()}".encode() in environ
 
 
 def test_stop_kills_a_service_that_ignores_sigterm_and_cleans_up_after_it(
