@@ -9,12 +9,12 @@ before it inserts an event (SQLite serialises writers anyway), so a reader pagin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import structlog
-from sqlalchemy import Connection, Table, insert, select, text
+from sqlalchemy import ColumnElement, Connection, Table, and_, insert, select, text, tuple_
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
@@ -137,6 +137,17 @@ def insert_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> l
         last = conn.exec_driver_sql(statement, params).lastrowid
         ids.extend(range(last - len(chunk) + 1, last + 1))
     return ids
+
+
+def rows_among(
+    columns: Sequence[ColumnElement[Any]], wanted: Sequence[tuple[Any, ...]]
+) -> ColumnElement[bool]:
+    """`(columns) IN wanted`, each column's own IN list beside it. SQLite plans a row-value IN
+    list of more than one row as a scan of the whole table (every intake group and every claim
+    would then read every submission), but searches an index for lists of single values: those
+    narrow the rows to the few the row-value test then picks from. PostgreSQL uses either."""
+    singles = [column.in_(sorted({row[n] for row in wanted})) for n, column in enumerate(columns)]
+    return and_(*singles, tuple_(*columns).in_(list(wanted)))
 
 
 def _event_row(event: dict[str, Any]) -> dict[str, Any]:

@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, insert, select, tuple_, update
+from sqlalchemy import Connection, and_, delete, insert, select, update
 
 from core import clock
 from core.events import EventType
 from core.records import Submission
 from core.states import SubmissionState
+from infra.sql.base import rows_among
 from infra.sql.games import drop_details
 from infra.sql.schema import contests, results, submission_copies, submissions
 
@@ -35,15 +36,8 @@ def keep_copies(
     if not copies:
         return
     wanted = list(dict.fromkeys((sid, upload.team_id) for sid, upload in copies))
-    same = tuple_(submission_copies.c.submission_id, submission_copies.c.team_id)
-    held = {
-        (r[0], r[1])
-        for r in conn.execute(
-            select(submission_copies.c.submission_id, submission_copies.c.team_id).where(
-                same.in_(wanted)
-            )
-        )
-    }
+    same = (submission_copies.c.submission_id, submission_copies.c.team_id)
+    held = {(r[0], r[1]) for r in conn.execute(select(*same).where(rows_among(same, wanted)))}
     rows = []
     for sid, upload in copies:
         if (sid, upload.team_id) in held:

@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, and_, insert, or_, select, tuple_, update
+from sqlalchemy import Connection, and_, insert, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
@@ -17,7 +17,7 @@ from core.events import EventType
 from core.intake import closed, conflict, no_log_right
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
-from infra.sql.base import StoreBase, insert_rows
+from infra.sql.base import StoreBase, insert_rows, rows_among
 from infra.sql.copies import keep_copies
 from infra.sql.results import keep_words, put_results
 from infra.sql.schema import contests, rejudge_runs, submission_copies, submissions, teams
@@ -401,14 +401,12 @@ def _stored_keys(
     seen: dict[tuple[str, str, str], tuple[str, str]] = {}
     c = submissions.c
     if own:
-        same = tuple_(c.contest_id, c.team_id, c.sha256)
         query = select(c.contest_id, c.team_id, c.sha256, c.id)
-        for r in conn.execute(query.where(same.in_(own))):
+        for r in conn.execute(query.where(rows_among((c.contest_id, c.team_id, c.sha256), own))):
             seen[(r[0], r[1], r[2])] = (r[3], r[1])
     if shared:
-        same = tuple_(c.contest_id, c.game_key)
         query = select(c.contest_id, c.game_key, c.id, c.team_id)
-        for r in conn.execute(query.where(same.in_(shared))):
+        for r in conn.execute(query.where(rows_among((c.contest_id, c.game_key), shared))):
             seen[(r[0], "", r[1])] = (r[2], r[3])
     return seen
 
@@ -422,7 +420,7 @@ def _stored_matches(
         return {}
     c = submissions.c
     query = select(c.contest_id, c.match_key, c.id).where(
-        tuple_(c.contest_id, c.match_key).in_(wanted)
+        rows_among((c.contest_id, c.match_key), wanted)
     )
     return {(r[0], r[1]): r[2] for r in conn.execute(query)}
 
@@ -485,7 +483,7 @@ def _as_read(states: list[SubmissionState], subs: list[Submission]) -> ColumnEle
     """The rows of `subs` still in one of `states` with the attempts they were read with."""
     return and_(
         submissions.c.state.in_(states),
-        tuple_(submissions.c.id, submissions.c.attempts).in_([(s.id, s.attempts) for s in subs]),
+        rows_among((submissions.c.id, submissions.c.attempts), [(s.id, s.attempts) for s in subs]),
     )
 
 
@@ -504,8 +502,9 @@ def _judged_now(conn: Connection, claims: Sequence[Claim], now: str) -> set[tupl
         .where(
             and_(
                 submissions.c.state == SubmissionState.JUDGING,
-                tuple_(submissions.c.id, submissions.c.attempts).in_(
-                    [(claim.submission.id, claim.attempt) for claim in claims]
+                rows_among(
+                    (submissions.c.id, submissions.c.attempts),
+                    [(claim.submission.id, claim.attempt) for claim in claims],
                 ),
             )
         )

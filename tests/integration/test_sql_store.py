@@ -617,6 +617,55 @@ def test_a_result_recorded_after_the_claim_was_lost_writes_nothing(
     assert result is not None and result.score == 5
 
 
+# -- query plans ----------------------------------------------------------------------------------
+
+# The tables that grow with every upload: a statement on an upload's path that scanned one of them
+# would cost more with each upload the contest has taken.
+GROWING = ("submissions", "results", "submission_copies", "events", "log_entries")
+
+
+@pytest.mark.parametrize("sql_url", ["sqlite"], indirect=True)
+def test_intakes_groups_and_the_workers_claims_search_indexes_and_never_scan_a_growing_table(
+    store: SqlStore, team: Team
+) -> None:
+    """SQLite plans a row-value IN list of several rows as a scan of the whole table; every
+    statement of a group's store, its marks, a claim and its results must search an index."""
+    other = add_team(store, "beta")
+    for n in range(40):  # rows enough for a scan to be a choice the planner could make
+        judged(store, team if n % 2 else other, n, at(-60 + n))
+    statements: list[tuple[str, Any]] = []
+
+    def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
+        if statement.lstrip().upper().startswith(("SELECT", "UPDATE", "DELETE")):
+            statements.append((statement, parameters))
+
+    sql_event.listen(store.engine, "before_cursor_execute", keep)
+    try:
+        again = store.get_submission(judged(store, team, 1, at(-1)).id)
+        assert again is not None
+        group = [new_submission(team), new_submission(other), new_submission(team)]
+        rows = store.store_submissions([*group, replace(again, id=uuid.uuid4().hex)])
+        assert [isinstance(row, Submission) for row in rows] == [True, True, True, False]
+        store.mark_queued_many([s.id for s in group[:2]])
+        store.store_submissions([new_submission(other)], queued=[group[2]])
+        claims = store.claim_many([s.id for s in group], stale_after=HOUR)
+        assert len(claims) == len(group)
+        assert all(record(store, claim, 7) for claim in claims)
+    finally:
+        sql_event.remove(store.engine, "before_cursor_execute", keep)
+
+    assert len(statements) >= 8
+    with store.engine.connect() as conn:
+        raw = conn.connection.dbapi_connection
+        assert raw is not None
+        for statement, parameters in statements:
+            plan = raw.execute(f"EXPLAIN QUERY PLAN {statement}", parameters).fetchall()
+            scans = [
+                row[-1] for row in plan if row[-1].split()[:2] in (["SCAN", t] for t in GROWING)
+            ]
+            assert not scans, f"{statement}\n{scans}"
+
+
 # -- the event log ------------------------------------------------------------------------------
 
 
