@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 from typing import Any
 
@@ -70,6 +71,10 @@ class InMemorySubmissionStore(InMemoryDatabase):
         with self.read("copy_of"):
             copy = self.copies.get((submission_id, team_id))
             return copy.blob_key if copy is not None else None
+
+    def writer_turn(self) -> AbstractContextManager[None]:
+        """Writers here take no turns: each write holds the fake's lock alone."""
+        return nullcontext()
 
     def store_submissions(
         self, batch: Sequence[Submission], queued: Sequence[Submission] = ()

@@ -248,16 +248,20 @@ class GroupCommit(_QueueThread[PendingUpload | Submission]):
         running = True
         if not uploads:  # marks alone: wait a little for company, an upload ends the wait
             running = self._linger_for_upload(uploads, marks)
-        while running and len(uploads) < self._most and len(marks) < 4 * self._most:
-            try:
-                item = self._pending.get_nowait()
-            except queue.Empty:
-                break
-            if item is None:
-                running = False  # finish this group, then stop
-                break
-            _sort(item, uploads, marks)
-        self._commit(uploads, marks)
+        # The group is gathered once this process's turn to write has come: whatever arrived
+        # while another process (or a worker) held it joins the group instead of waiting for
+        # the next turn.
+        with self._store.writer_turn():
+            while running and len(uploads) < self._most and len(marks) < 4 * self._most:
+                try:
+                    item = self._pending.get_nowait()
+                except queue.Empty:
+                    break
+                if item is None:
+                    running = False  # finish this group, then stop
+                    break
+                _sort(item, uploads, marks)
+            self._commit(uploads, marks)
         return running
 
     def _linger_for_upload(self, uploads: list[PendingUpload], marks: list[Submission]) -> bool:

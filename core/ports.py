@@ -7,6 +7,7 @@ unique key), never their driver's."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
 from core.errors import CoreError
@@ -83,6 +84,9 @@ class SubmissionStore(Protocol):
     def store_submissions(
         self, batch: Sequence[Submission], queued: Sequence[Submission] = ()
     ) -> list[Submission | CoreError | None]: ...
+    # Where writers take turns (SQLite), the turn held across a gather and its writes, so that
+    # what arrives while waiting for it joins the group; reentrant within a thread.
+    def writer_turn(self) -> AbstractContextManager[None]: ...
     def mark_queued(self, submission_id: str) -> bool: ...
     def mark_queued_many(self, submission_ids: Sequence[str]) -> list[str]: ...
     def needing_attention(

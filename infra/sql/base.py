@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import structlog
@@ -39,6 +39,11 @@ class StoreBase:
         )
 
     # -- plumbing ---------------------------------------------------------------------------
+
+    def writer_turn(self) -> AbstractContextManager[None]:
+        """SQLite's write lock (`WriteLock`, reentrant in a thread: the writes made while it is
+        held take it again at no cost); nothing on PostgreSQL, whose writers do not take turns."""
+        return self._write_lock.held() if self._write_lock else nullcontext()
 
     @contextmanager
     def write(self) -> Iterator[tuple[Connection, list[dict[str, Any]]]]:

@@ -1261,6 +1261,37 @@ def test_intakes_group_commit_stores_concurrent_uploads_each_once_and_in_order(
     assert ids == sorted(ids) and len(ids) == 150
 
 
+@pytest.mark.parametrize("sql_url", ["sqlite"], indirect=True)  # PostgreSQL's writers take no turns
+def test_uploads_arriving_while_another_writer_holds_sqlite_join_the_waiting_group(
+    store: SqlStore, second_store: SqlStore, team: Team
+) -> None:
+    from core.group_commit import GroupCommit
+
+    groups: list[int] = []
+    store_submissions = store.store_submissions
+
+    def counted(batch: Any, queued: Any = ()) -> Any:
+        groups.append(len(batch))
+        return store_submissions(batch, queued)
+
+    store.store_submissions = counted  # type: ignore[method-assign]
+    commits = GroupCommit(store)
+    uploads = [new_submission(team) for _ in range(3)]
+    try:
+        with second_store.writer_turn():  # another process writing, a worker's results say
+            first = commits.submit(uploads[0])
+            time.sleep(0.2)  # the group commit takes it and waits for its turn
+            rest = [commits.submit(upload) for upload in uploads[1:]]
+            time.sleep(0.2)
+            assert not first.done()
+        answers = [done.result(timeout=10) for done in (first, *rest)]
+    finally:
+        commits.close()
+
+    assert answers == uploads
+    assert groups == [3]  # one transaction: the two that came during the wait joined the first
+
+
 def test_intakes_group_commit_awaited_on_the_event_loop_commits_even_for_a_waiter_gone(
     store: SqlStore, team: Team
 ) -> None:
