@@ -14,7 +14,17 @@ from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
 import structlog
-from sqlalchemy import ColumnElement, Connection, Table, and_, insert, select, text, tuple_
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Table,
+    and_,
+    bindparam,
+    insert,
+    select,
+    text,
+    tuple_,
+)
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
@@ -153,6 +163,25 @@ def rows_among(
     narrow the rows to the few the row-value test then picks from. PostgreSQL uses either."""
     singles = [column.in_(sorted({row[n] for row in wanted})) for n, column in enumerate(columns)]
     return and_(*singles, tuple_(*columns).in_(list(wanted)))
+
+
+class RowsAmong:
+    """`rows_among` built once, its lists bound at each execution (`values`): a statement
+    built once is not built again, nor its cache key computed again, on every call."""
+
+    def __init__(self, name: str, columns: Sequence[ColumnElement[Any]]) -> None:
+        self._name = name
+        self._width = len(columns)
+        singles = [
+            column.in_(bindparam(f"{name}_{n}", expanding=True)) for n, column in enumerate(columns)
+        ]
+        self.clause = and_(*singles, tuple_(*columns).in_(bindparam(name, expanding=True)))
+
+    def values(self, wanted: Sequence[tuple[Any, ...]]) -> dict[str, list[Any]]:
+        singles = {
+            f"{self._name}_{n}": sorted({row[n] for row in wanted}) for n in range(self._width)
+        }
+        return {self._name: list(wanted), **singles}
 
 
 def _event_row(event: dict[str, Any]) -> dict[str, Any]:

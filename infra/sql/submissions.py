@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, and_, insert, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, insert, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
@@ -17,10 +17,48 @@ from core.events import EventType
 from core.intake import closed, conflict, no_log_right
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
-from infra.sql.base import StoreBase, insert_rows, rows_among
+from infra.sql.base import RowsAmong, StoreBase, insert_rows, rows_among
 from infra.sql.copies import keep_copies
 from infra.sql.results import keep_words, put_results
 from infra.sql.schema import contests, rejudge_runs, submission_copies, submissions, teams
+
+# The statements of intake's transaction, built once: each call binds its values.
+_c = submissions.c
+_SAME_BYTES_ROWS = RowsAmong("same_bytes", (_c.contest_id, _c.team_id, _c.sha256))
+_SAME_BYTES = select(_c.contest_id, _c.team_id, _c.sha256, _c.id).where(_SAME_BYTES_ROWS.clause)
+_SAME_GAME_ROWS = RowsAmong("same_game", (_c.contest_id, _c.game_key))
+_SAME_GAME = select(_c.contest_id, _c.game_key, _c.id, _c.team_id).where(_SAME_GAME_ROWS.clause)
+_SAME_MATCH_ROWS = RowsAmong("same_match", (_c.contest_id, _c.match_key))
+_SAME_MATCH = select(_c.contest_id, _c.match_key, _c.id).where(_SAME_MATCH_ROWS.clause)
+_CLOSING = (
+    select(contests.c.id, contests.c.closes_at)
+    .where(contests.c.id.in_(bindparam("ids", expanding=True)))
+    .with_for_update(read=True)
+)
+_COVER_IN_OPEN_RUNS = (
+    update(rejudge_runs)
+    .where(
+        and_(
+            rejudge_runs.c.contest_id == bindparam("contest"),
+            rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
+        )
+    )
+    .values(
+        total=rejudge_runs.c.total + bindparam("count"),
+        state=RejudgeState.RUNNING,
+        finished_at=None,
+    )
+)
+_MARK_QUEUED = (
+    update(submissions)
+    .where(
+        and_(
+            _c.id.in_(bindparam("ids", expanding=True)),
+            _c.state == SubmissionState.STORED,
+        )
+    )
+    .values(state=SubmissionState.QUEUED, state_at=bindparam("stamp"))
+)
 
 
 class SubmissionsMixin(StoreBase):
@@ -160,18 +198,7 @@ class SubmissionsMixin(StoreBase):
         # an apply that comes second finds the run running again and refuses.
         by_contest = Counter(s.contest_id for s in fresh)
         for contest_id, count in by_contest.items():
-            conn.execute(
-                update(rejudge_runs)
-                .where(
-                    and_(
-                        rejudge_runs.c.contest_id == contest_id,
-                        rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
-                    )
-                )
-                .values(
-                    total=rejudge_runs.c.total + count, state=RejudgeState.RUNNING, finished_at=None
-                )
-            )
+            conn.execute(_COVER_IN_OPEN_RUNS, {"contest": contest_id, "count": count})
         pending.extend(
             {
                 "type": EventType.SUBMISSION_STORED,
@@ -229,11 +256,7 @@ class SubmissionsMixin(StoreBase):
         that counts)."""
         ids = [s.id for s in published]
         stamp = clock.now()
-        changed = conn.execute(
-            update(submissions)
-            .where(and_(submissions.c.id.in_(ids), submissions.c.state == SubmissionState.STORED))
-            .values(state=SubmissionState.QUEUED, state_at=stamp)
-        ).rowcount
+        changed = conn.execute(_MARK_QUEUED, {"ids": ids, "stamp": stamp}).rowcount
         if changed == len(ids):
             marked = list(published)
         else:  # a worker claimed some first: the ones this UPDATE moved carry its stamp
@@ -399,14 +422,11 @@ def _stored_keys(
     own = [(s.contest_id, s.team_id, s.sha256) for s in batch if s.game_key is None]
     shared = [(s.contest_id, s.game_key) for s in batch if s.game_key is not None]
     seen: dict[tuple[str, str, str], tuple[str, str]] = {}
-    c = submissions.c
     if own:
-        query = select(c.contest_id, c.team_id, c.sha256, c.id)
-        for r in conn.execute(query.where(rows_among((c.contest_id, c.team_id, c.sha256), own))):
+        for r in conn.execute(_SAME_BYTES, _SAME_BYTES_ROWS.values(own)):
             seen[(r[0], r[1], r[2])] = (r[3], r[1])
     if shared:
-        query = select(c.contest_id, c.game_key, c.id, c.team_id)
-        for r in conn.execute(query.where(rows_among((c.contest_id, c.game_key), shared))):
+        for r in conn.execute(_SAME_GAME, _SAME_GAME_ROWS.values(shared)):
             seen[(r[0], "", r[1])] = (r[2], r[3])
     return seen
 
@@ -418,11 +438,7 @@ def _stored_matches(
     wanted = [(s.contest_id, s.match_key) for s in batch if s.match_key is not None]
     if not wanted:
         return {}
-    c = submissions.c
-    query = select(c.contest_id, c.match_key, c.id).where(
-        rows_among((c.contest_id, c.match_key), wanted)
-    )
-    return {(r[0], r[1]): r[2] for r in conn.execute(query)}
+    return {(r[0], r[1]): r[2] for r in conn.execute(_SAME_MATCH, _SAME_MATCH_ROWS.values(wanted))}
 
 
 def _without_log_right(conn: Connection, batch: Sequence[Submission]) -> set[str]:
@@ -442,8 +458,7 @@ def _closing_times(conn: Connection, contest_ids: set[str]) -> dict[str, str]:
     """When each contest closes, read in the writing transaction: one query a group, however
     many uploads it holds. On PostgreSQL the rows are share-locked, so a concurrent close
     (which locks its row first) either waits for this group's commit or is seen by it."""
-    query = select(contests.c.id, contests.c.closes_at).where(contests.c.id.in_(contest_ids))
-    return {row[0]: row[1] for row in conn.execute(query.with_for_update(read=True))}
+    return {row[0]: row[1] for row in conn.execute(_CLOSING, {"ids": sorted(contest_ids)})}
 
 
 def _about(submission: Submission) -> dict[str, Any]:

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, and_, insert, or_, select, text, update
+from sqlalchemy import Connection, Row, and_, bindparam, insert, or_, select, text, update
 
 from core import clock, transparency
 from core.errors import read_failure
@@ -52,6 +52,16 @@ LOGGED = {
 }
 
 
+# Statements of every logged transaction, built once: each call binds its values.
+_CONTESTS = select(contests).where(contests.c.id.in_(bindparam("ids", expanding=True)))
+_TAKE_LEAVES = (
+    update(log_heads)
+    .where(log_heads.c.contest_id == bindparam("contest"))
+    .values(next_leaf=log_heads.c.next_leaf + bindparam("count"))
+    .returning(log_heads.c.next_leaf - bindparam("count"))
+)
+
+
 @dataclass(frozen=True)
 class Entry:
     contest_id: str
@@ -68,7 +78,7 @@ class TransparencyMixin(StoreBase):
         if not facts:
             return
         found = conn.execute(
-            select(contests).where(contests.c.id.in_({event["contest"] for event in facts}))
+            _CONTESTS, {"ids": sorted({event["contest"] for event in facts})}
         ).mappings()
         held = {row["id"]: Contest(**row) for row in found}
         now = clock.now()
@@ -388,7 +398,9 @@ def _advance(conn: Connection, contest_id: str, count: int, closing: bool) -> in
     if closing:
         values["closed"] = True
     head = update(log_heads).where(log_heads.c.contest_id == contest_id).values(**values)
-    if conn.dialect.update_returning:
+    if conn.dialect.update_returning and not closing:  # every group of uploads: built once
+        first = conn.execute(_TAKE_LEAVES, {"contest": contest_id, "count": count}).scalar()
+    elif conn.dialect.update_returning:
         first = conn.execute(head.returning(log_heads.c.next_leaf - count)).scalar()
     else:
         first = conn.execute(
