@@ -165,6 +165,13 @@ def rows_among(
     return and_(*singles, tuple_(*columns).in_(list(wanted)))
 
 
+def unindexed(column: ColumnElement[str]) -> ColumnElement[str]:
+    """`column`'s value in a form no index is searched for (`column || ''`, on both databases).
+    Beside an IN list of a few ids, SQLite would otherwise search the index on `state` and walk
+    every row in that state (thousands, in a backlog) instead of the few the ids name."""
+    return column.concat("")
+
+
 class RowsAmong:
     """`rows_among` built once, its lists bound at each execution (`values`): a statement
     built once is not built again, nor its cache key computed again, on every call."""

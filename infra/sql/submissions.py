@@ -17,7 +17,7 @@ from core.events import EventType
 from core.intake import closed, conflict, no_log_right
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
-from infra.sql.base import RowsAmong, StoreBase, insert_rows, rows_among
+from infra.sql.base import RowsAmong, StoreBase, insert_rows, rows_among, unindexed
 from infra.sql.copies import keep_copies
 from infra.sql.results import keep_words, put_results
 from infra.sql.schema import contests, rejudge_runs, submission_copies, submissions, teams
@@ -54,7 +54,7 @@ _MARK_QUEUED = (
     .where(
         and_(
             _c.id.in_(bindparam("ids", expanding=True)),
-            _c.state == SubmissionState.STORED,
+            unindexed(_c.state) == SubmissionState.STORED,
         )
     )
     .values(state=SubmissionState.QUEUED, state_at=bindparam("stamp"))
@@ -221,7 +221,7 @@ class SubmissionsMixin(StoreBase):
         fsync, however many a burst of uploads published); returns those that were marked."""
         still_stored = and_(
             submissions.c.id.in_(list(submission_ids)),
-            submissions.c.state == SubmissionState.STORED,
+            unindexed(submissions.c.state) == SubmissionState.STORED,
         )
         with self.write() as (conn, pending):
             rows: list[tuple[str, str, str]]
@@ -497,7 +497,7 @@ def _take(conn: Connection, candidates: list[Submission], now: str) -> set[str]:
 def _as_read(states: list[SubmissionState], subs: list[Submission]) -> ColumnElement[bool]:
     """The rows of `subs` still in one of `states` with the attempts they were read with."""
     return and_(
-        submissions.c.state.in_(states),
+        unindexed(submissions.c.state).in_(states),
         rows_among((submissions.c.id, submissions.c.attempts), [(s.id, s.attempts) for s in subs]),
     )
 
@@ -516,7 +516,7 @@ def _judged_now(conn: Connection, claims: Sequence[Claim], now: str) -> set[tupl
         update(submissions)
         .where(
             and_(
-                submissions.c.state == SubmissionState.JUDGING,
+                unindexed(submissions.c.state) == SubmissionState.JUDGING,
                 rows_among(
                     (submissions.c.id, submissions.c.attempts),
                     [(claim.submission.id, claim.attempt) for claim in claims],

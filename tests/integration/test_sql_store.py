@@ -622,6 +622,7 @@ def test_a_result_recorded_after_the_claim_was_lost_writes_nothing(
 # The tables that grow with every upload: a statement on an upload's path that scanned one of them
 # would cost more with each upload the contest has taken.
 GROWING = ("submissions", "results", "submission_copies", "events", "log_entries")
+PRIMARY_KEY = "USING INDEX sqlite_autoindex_submissions_1 (id=?)"  # SQLite's own, for a TEXT key
 
 
 @pytest.mark.parametrize("sql_url", ["sqlite"], indirect=True)
@@ -633,6 +634,10 @@ def test_intakes_groups_and_the_workers_claims_search_indexes_and_never_scan_a_g
     other = add_team(store, "beta")
     for n in range(40):  # rows enough for a scan to be a choice the planner could make
         judged(store, team if n % 2 else other, n, at(-60 + n))
+    # A backlog: uploads stored and not yet published, queued, being judged.
+    waiting = [store_submission(store, other) for _ in range(60)]
+    store.mark_queued_many([s.id for s in waiting[20:]])
+    assert len(store.claim_many([s.id for s in waiting[40:]], stale_after=HOUR)) == 20
     statements: list[tuple[str, Any]] = []
 
     def keep(_conn: Any, _cursor: Any, statement: str, parameters: Any, *_: Any) -> None:
@@ -643,11 +648,13 @@ def test_intakes_groups_and_the_workers_claims_search_indexes_and_never_scan_a_g
     try:
         again = store.get_submission(judged(store, team, 1, at(-1)).id)
         assert again is not None
-        group = [new_submission(team), new_submission(other), new_submission(team)]
+        # Groups of several ids, as a burst makes them: past two or three, SQLite's planner
+        # would rather walk the index on the state than look the ids up.
+        group = [new_submission(team if n % 2 else other) for n in range(12)]
         rows = store.store_submissions([*group, replace(again, id=uuid.uuid4().hex)])
-        assert [isinstance(row, Submission) for row in rows] == [True, True, True, False]
-        store.mark_queued_many([s.id for s in group[:2]])
-        store.store_submissions([new_submission(other)], queued=[group[2]])
+        assert [isinstance(row, Submission) for row in rows] == [True] * 12 + [False]
+        store.mark_queued_many([s.id for s in group[:6]])
+        store.store_submissions([new_submission(other)], queued=group[6:])
         claims = store.claim_many([s.id for s in group], stale_after=HOUR)
         assert len(claims) == len(group)
         assert all(record(store, claim, 7) for claim in claims)
@@ -664,6 +671,9 @@ def test_intakes_groups_and_the_workers_claims_search_indexes_and_never_scan_a_g
                 row[-1] for row in plan if row[-1].split()[:2] in (["SCAN", t] for t in GROWING)
             ]
             assert not scans, f"{statement}\n{scans}"
+            if "submissions.id IN" in statement:  # a few ids: the primary key, not the state
+                searched = " ".join(row[-1] for row in plan if "submissions" in row[-1])
+                assert PRIMARY_KEY in searched, f"{statement}\n{plan}"
 
 
 # -- the event log ------------------------------------------------------------------------------
