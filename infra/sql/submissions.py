@@ -17,7 +17,7 @@ from core.events import EventType
 from core.intake import closed, conflict, no_log_right
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
-from infra.sql.base import RowsAmong, StoreBase, insert_rows, rows_among, unindexed
+from infra.sql.base import RowsAmong, StoreBase, insert_rows, unindexed
 from infra.sql.copies import keep_copies
 from infra.sql.results import keep_words, put_results
 from infra.sql.schema import contests, rejudge_runs, submission_copies, submissions, teams
@@ -498,7 +498,23 @@ def _as_read(states: list[SubmissionState], subs: list[Submission]) -> ColumnEle
     """The rows of `subs` still in one of `states` with the attempts they were read with."""
     return and_(
         unindexed(submissions.c.state).in_(states),
-        rows_among((submissions.c.id, submissions.c.attempts), [(s.id, s.attempts) for s in subs]),
+        _attempts_among([(s.id, s.attempts) for s in subs]),
+    )
+
+
+def _attempts_among(pairs: Sequence[tuple[str, int]]) -> ColumnElement[bool]:
+    """The rows of these (id, attempts) pairs: the ids grouped by attempts, each group an IN
+    list of ids beside its count. Bound values, where a row-value IN list would be rendered
+    value by value into the SQL on every call (SQLite takes no row-value parameters); a
+    message's uploads are claimed together, so there is one group as a rule."""
+    by_attempts: dict[int, list[str]] = {}
+    for submission_id, attempts in pairs:
+        by_attempts.setdefault(attempts, []).append(submission_id)
+    return or_(
+        *(
+            and_(submissions.c.id.in_(ids), submissions.c.attempts == attempts)
+            for attempts, ids in sorted(by_attempts.items())
+        )
     )
 
 
@@ -517,10 +533,7 @@ def _judged_now(conn: Connection, claims: Sequence[Claim], now: str) -> set[tupl
         .where(
             and_(
                 unindexed(submissions.c.state) == SubmissionState.JUDGING,
-                rows_among(
-                    (submissions.c.id, submissions.c.attempts),
-                    [(claim.submission.id, claim.attempt) for claim in claims],
-                ),
+                _attempts_among([(claim.submission.id, claim.attempt) for claim in claims]),
             )
         )
         .values(**done)
