@@ -9,7 +9,7 @@ before it inserts an event (SQLite serialises writers anyway), so a reader pagin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
 
@@ -23,7 +23,6 @@ from sqlalchemy import (
     insert,
     select,
     text,
-    tuple_,
 )
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
@@ -154,17 +153,6 @@ def insert_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> l
     return ids
 
 
-def rows_among(
-    columns: Sequence[ColumnElement[Any]], wanted: Sequence[tuple[Any, ...]]
-) -> ColumnElement[bool]:
-    """`(columns) IN wanted`, each column's own IN list beside it. SQLite plans a row-value IN
-    list of more than one row as a scan of the whole table (every intake group and every claim
-    would then read every submission), but searches an index for lists of single values: those
-    narrow the rows to the few the row-value test then picks from. PostgreSQL uses either."""
-    singles = [column.in_(sorted({row[n] for row in wanted})) for n, column in enumerate(columns)]
-    return and_(*singles, tuple_(*columns).in_(list(wanted)))
-
-
 def unindexed(column: ColumnElement[str]) -> ColumnElement[str]:
     """`column`'s value in a form no index is searched for (`column || ''`, on both databases).
     Beside an IN list of a few ids, SQLite would otherwise search the index on `state` and walk
@@ -173,22 +161,34 @@ def unindexed(column: ColumnElement[str]) -> ColumnElement[str]:
 
 
 class RowsAmong:
-    """`rows_among` built once, its lists bound at each execution (`values`): a statement
-    built once is not built again, nor its cache key computed again, on every call."""
+    """The rows whose `columns` hold one of the wanted tuples: found by each column's own IN
+    list (`clause`, built once; `values` binds the lists), then kept by `among` where the
+    tuple is one of those wanted. The lists may also match a tuple no one wanted (a team's
+    bytes sent by another team of the same group): `among` drops those rows.
+
+    Not a row-value IN list: SQLite plans one of more than one row as a scan of the whole
+    table (every intake group would read every submission) and takes no row-value parameter
+    (SQLAlchemy would render its values into the SQL on every call), while it searches an
+    index for lists of single values."""
 
     def __init__(self, name: str, columns: Sequence[ColumnElement[Any]]) -> None:
-        self._name = name
-        self._width = len(columns)
-        singles = [
-            column.in_(bindparam(f"{name}_{n}", expanding=True)) for n, column in enumerate(columns)
-        ]
-        self.clause = and_(*singles, tuple_(*columns).in_(bindparam(name, expanding=True)))
+        self._names = [f"{name}_{n}" for n in range(len(columns))]
+        self.clause = and_(
+            *(
+                column.in_(bindparam(bound, expanding=True))
+                for bound, column in zip(self._names, columns, strict=True)
+            )
+        )
 
     def values(self, wanted: Sequence[tuple[Any, ...]]) -> dict[str, list[Any]]:
-        singles = {
-            f"{self._name}_{n}": sorted({row[n] for row in wanted}) for n in range(self._width)
-        }
-        return {self._name: list(wanted), **singles}
+        return {bound: sorted({row[n] for row in wanted}) for n, bound in enumerate(self._names)}
+
+    @staticmethod
+    def among(rows: Iterable[Any], wanted: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
+        """The rows (their first columns being the tuple) that hold a wanted tuple."""
+        keep = set(wanted)
+        width = len(next(iter(keep))) if keep else 0
+        return (row for row in rows if tuple(row[:width]) in keep)
 
 
 def _event_row(event: dict[str, Any]) -> dict[str, Any]:

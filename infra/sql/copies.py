@@ -14,9 +14,14 @@ from core import clock
 from core.events import EventType
 from core.records import Submission
 from core.states import SubmissionState
-from infra.sql.base import rows_among
+from infra.sql.base import RowsAmong
 from infra.sql.games import drop_details
 from infra.sql.schema import contests, results, submission_copies, submissions
+
+_HELD_ROWS = RowsAmong("held", (submission_copies.c.submission_id, submission_copies.c.team_id))
+_HELD = select(submission_copies.c.submission_id, submission_copies.c.team_id).where(
+    _HELD_ROWS.clause
+)
 
 
 @dataclass(frozen=True)
@@ -36,8 +41,8 @@ def keep_copies(
     if not copies:
         return
     wanted = list(dict.fromkeys((sid, upload.team_id) for sid, upload in copies))
-    same = (submission_copies.c.submission_id, submission_copies.c.team_id)
-    held = {(r[0], r[1]) for r in conn.execute(select(*same).where(rows_among(same, wanted)))}
+    found = conn.execute(_HELD, _HELD_ROWS.values(wanted))
+    held = {(r[0], r[1]) for r in RowsAmong.among(found, wanted)}
     rows = []
     for sid, upload in copies:
         if (sid, upload.team_id) in held:

@@ -423,10 +423,12 @@ def _stored_keys(
     shared = [(s.contest_id, s.game_key) for s in batch if s.game_key is not None]
     seen: dict[tuple[str, str, str], tuple[str, str]] = {}
     if own:
-        for r in conn.execute(_SAME_BYTES, _SAME_BYTES_ROWS.values(own)):
+        found = conn.execute(_SAME_BYTES, _SAME_BYTES_ROWS.values(own))
+        for r in RowsAmong.among(found, own):
             seen[(r[0], r[1], r[2])] = (r[3], r[1])
     if shared:
-        for r in conn.execute(_SAME_GAME, _SAME_GAME_ROWS.values(shared)):
+        found = conn.execute(_SAME_GAME, _SAME_GAME_ROWS.values(shared))
+        for r in RowsAmong.among(found, shared):
             seen[(r[0], "", r[1])] = (r[2], r[3])
     return seen
 
@@ -438,7 +440,8 @@ def _stored_matches(
     wanted = [(s.contest_id, s.match_key) for s in batch if s.match_key is not None]
     if not wanted:
         return {}
-    return {(r[0], r[1]): r[2] for r in conn.execute(_SAME_MATCH, _SAME_MATCH_ROWS.values(wanted))}
+    found = conn.execute(_SAME_MATCH, _SAME_MATCH_ROWS.values(wanted))
+    return {(r[0], r[1]): r[2] for r in RowsAmong.among(found, wanted)}
 
 
 def _without_log_right(conn: Connection, batch: Sequence[Submission]) -> set[str]:
