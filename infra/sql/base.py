@@ -183,11 +183,9 @@ class RowsAmong:
     def values(self, wanted: Sequence[tuple[Any, ...]]) -> dict[str, list[Any]]:
         return {bound: sorted({row[n] for row in wanted}) for n, bound in enumerate(self._names)}
 
-    @staticmethod
-    def among(rows: Iterable[Any], wanted: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
+    def among(self, rows: Iterable[Any], wanted: Sequence[tuple[Any, ...]]) -> Iterator[Any]:
         """The rows (their first columns being the tuple) that hold a wanted tuple."""
-        keep = set(wanted)
-        width = len(next(iter(keep))) if keep else 0
+        keep, width = set(wanted), len(self._names)
         return (row for row in rows if tuple(row[:width]) in keep)
 
 

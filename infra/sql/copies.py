@@ -42,7 +42,7 @@ def keep_copies(
         return
     wanted = list(dict.fromkeys((sid, upload.team_id) for sid, upload in copies))
     found = conn.execute(_HELD, _HELD_ROWS.values(wanted))
-    held = {(r[0], r[1]) for r in RowsAmong.among(found, wanted)}
+    held = {(r[0], r[1]) for r in _HELD_ROWS.among(found, wanted)}
     rows = []
     for sid, upload in copies:
         if (sid, upload.team_id) in held:

@@ -424,11 +424,11 @@ def _stored_keys(
     seen: dict[tuple[str, str, str], tuple[str, str]] = {}
     if own:
         found = conn.execute(_SAME_BYTES, _SAME_BYTES_ROWS.values(own))
-        for r in RowsAmong.among(found, own):
+        for r in _SAME_BYTES_ROWS.among(found, own):
             seen[(r[0], r[1], r[2])] = (r[3], r[1])
     if shared:
         found = conn.execute(_SAME_GAME, _SAME_GAME_ROWS.values(shared))
-        for r in RowsAmong.among(found, shared):
+        for r in _SAME_GAME_ROWS.among(found, shared):
             seen[(r[0], "", r[1])] = (r[2], r[3])
     return seen
 
@@ -441,7 +441,7 @@ def _stored_matches(
     if not wanted:
         return {}
     found = conn.execute(_SAME_MATCH, _SAME_MATCH_ROWS.values(wanted))
-    return {(r[0], r[1]): r[2] for r in RowsAmong.among(found, wanted)}
+    return {(r[0], r[1]): r[2] for r in _SAME_MATCH_ROWS.among(found, wanted)}
 
 
 def _without_log_right(conn: Connection, batch: Sequence[Submission]) -> set[str]:

@@ -54,12 +54,21 @@ LOGGED = {
 
 # Statements of every logged transaction, built once: each call binds its values.
 _CONTESTS = select(contests).where(contests.c.id.in_(bindparam("ids", expanding=True)))
-_TAKE_LEAVES = (
-    update(log_heads)
+# A contest's next `count` leaves taken, its log marked closed too where the key is True.
+_TAKE_LEAVES = {
+    closing: update(log_heads)
     .where(log_heads.c.contest_id == bindparam("contest"))
-    .values(next_leaf=log_heads.c.next_leaf + bindparam("count"))
-    .returning(log_heads.c.next_leaf - bindparam("count"))
-)
+    .values(
+        next_leaf=log_heads.c.next_leaf + bindparam("count"),
+        **({"closed": True} if closing else {}),
+    )
+    for closing in (False, True)
+}
+# The same, returning the first of them (where the database returns what an UPDATE changed).
+_TAKE_FIRST_LEAF = {
+    closing: take.returning(log_heads.c.next_leaf - bindparam("count"))
+    for closing, take in _TAKE_LEAVES.items()
+}
 
 
 @dataclass(frozen=True)
@@ -394,20 +403,15 @@ def _number(conn: Connection, entries: Sequence[Entry]) -> dict[int, int]:
 def _advance(conn: Connection, contest_id: str, count: int, closing: bool) -> int:
     """Take the contest's next `count` leaves (and mark its log closed if `closing`): the
     first of them. One statement where the database returns what an UPDATE changed."""
-    values: dict[str, Any] = {"next_leaf": log_heads.c.next_leaf + count}
-    if closing:
-        values["closed"] = True
-    head = update(log_heads).where(log_heads.c.contest_id == contest_id).values(**values)
-    if conn.dialect.update_returning and not closing:  # every group of uploads: built once
-        first = conn.execute(_TAKE_LEAVES, {"contest": contest_id, "count": count}).scalar()
-    elif conn.dialect.update_returning:
-        first = conn.execute(head.returning(log_heads.c.next_leaf - count)).scalar()
+    taking = {"contest": contest_id, "count": count}
+    if conn.dialect.update_returning:
+        first = conn.execute(_TAKE_FIRST_LEAF[closing], taking).scalar()
     else:
         first = conn.execute(
             select(log_heads.c.next_leaf).where(log_heads.c.contest_id == contest_id)
         ).scalar()
         if first is not None:
-            conn.execute(head)
+            conn.execute(_TAKE_LEAVES[closing], taking)
     if first is None:
         conn.execute(
             insert(log_heads).values(contest_id=contest_id, next_leaf=count, closed=closing)
