@@ -31,7 +31,7 @@ import redis
 from psycopg import sql
 
 import judge.wordytaire.engine
-from benchmarks.fixtures import bench_stack, burst_plan, shared_lexicon
+from benchmarks.fixtures import UNLIMITED, bench_stack, burst_plan, shared_lexicon
 from devstack.burst import Burst, run_burst
 from devstack.load import prepare
 from devstack.plan import Corpus, Plan, build_corpus
@@ -369,9 +369,7 @@ class Measured:
 def measure(args: argparse.Namespace, url: str) -> Measured:
     """`tilejudge up` on the database at `url`, a contest with its teams, then the windows."""
     lexicon = shared_lexicon()
-    env = {
-        "TILEJUDGE_RATE_LIMIT": "1000000",
-        "TILEJUDGE_TEAM_BYTES_PER_DAY": "0",  # no daily storage quota either
+    env = UNLIMITED | {
         "TILEJUDGE_API_WORKERS": str(args.api_workers),
         "TILEJUDGE_DATABASE_URL": url,
     }

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import httpx
 
-from benchmarks.fixtures import api_workers_env, api_workers_option, open_contest
+from benchmarks.fixtures import UNLIMITED_RATE, api_workers_env, api_workers_option, open_contest
 from core import clock
 from devstack.burst import send_all
 from devstack.plan import Plan
@@ -34,9 +34,6 @@ from tests.stack_process import RunningStack, running_stack
 _LEXICON: Lexicon | None = None
 # The pool exactly as big as the figures say (no process standing by for rejudges).
 EXACTLY = {"TILEJUDGE_STANDBY_WORKERS": "0"}
-# Each team's uploads still pass the rate limit (a Redis round trip each), set high enough
-# for every round's burst: 20 teams send about 1,500 uploads in a minute.
-UNLIMITED = {"TILEJUDGE_RATE_LIMIT": "1000000"}
 
 
 def _processes() -> dict[int, tuple[str, int, float]]:
@@ -342,7 +339,7 @@ def main() -> None:
     home = Path(tempfile.mkdtemp(prefix="tj-bench-"))
     with (
         running_stack(
-            home, workers=2, env=EXACTLY | UNLIMITED | api_workers_env(args.api_workers)
+            home, workers=2, env=EXACTLY | UNLIMITED_RATE | api_workers_env(args.api_workers)
         ) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):

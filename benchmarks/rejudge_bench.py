@@ -31,6 +31,7 @@ import httpx
 from benchmarks.fixtures import (
     BEFORE_FIX,
     JUDGE_LIST,
+    UNLIMITED,
     api_workers_env,
     api_workers_option,
     open_contest,
@@ -135,8 +136,7 @@ def main() -> None:
     lines = sum(c.count(b"\n") for c in corpus)
     print(f"contest: {len(corpus)} submissions ({args.distinct} distinct games), {lines} lines")
     home = Path(tempfile.mkdtemp(prefix="tj-rejudge-"))
-    env = {"TILEJUDGE_RATE_LIMIT": "1000000", "TILEJUDGE_TEAM_BYTES_PER_DAY": "0"}
-    env |= api_workers_env(args.api_workers)
+    env = UNLIMITED | api_workers_env(args.api_workers)
     with (
         running_stack(home, workers=2, env=env) as stack,
         httpx.Client(base_url=stack.url, timeout=120) as http,
