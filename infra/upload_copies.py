@@ -33,6 +33,7 @@ log = structlog.get_logger("tilejudge.worker")
 
 KEEP_SHARE = 0.9  # a pruned directory holds at most this share of the budget
 PRUNE_AFTER_SHARE = 0.125  # of the budget, written by one process before it prunes
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
 
 class HostCopies:
@@ -41,11 +42,13 @@ class HostCopies:
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
         self.max_bytes = max_bytes
+        self._root = str(root)
         self._written = 0  # by this process since it last pruned
 
     def get(self, key: str) -> bytes | None:
         try:
-            return self._path(key).read_bytes()
+            with open(self._path(key), "rb") as copy:
+                return copy.read()
         except OSError:
             return None
 
@@ -53,28 +56,40 @@ class HostCopies:
         if len(data) > self.max_bytes * PRUNE_AFTER_SHARE:
             return  # one copy would outgrow what a process writes between prunes
         path = self._path(key)
-        if path.exists():
+        if os.path.exists(path):
             return
-        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
+        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}"
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary.write_bytes(data)
-            temporary.replace(path)
+            self._write(temporary, data)
+            os.replace(temporary, path)
         except OSError as exc:
             with contextlib.suppress(OSError):
-                temporary.unlink(missing_ok=True)
+                os.unlink(temporary)
             log.warning("worker.upload_copy_not_kept", key=key, error=str(exc))
             return
         self._written += len(data)
         if self._written > self.max_bytes * PRUNE_AFTER_SHARE:
             self.prune()
 
+    def _write(self, path: str, data: bytes) -> None:
+        try:
+            fd = os.open(path, _NEW_FILE, 0o600)
+        except FileNotFoundError:  # its directory first
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            fd = os.open(path, _NEW_FILE, 0o600)
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        finally:
+            os.close(fd)
+
     def forget(self, keys: Iterable[str]) -> int:
         """Remove these keys' copies; how many there were."""
         removed = 0
         for key in keys:
             try:
-                self._path(key).unlink()
+                os.unlink(self._path(key))
             except OSError:
                 continue
             removed += 1
@@ -105,10 +120,10 @@ class HostCopies:
                 continue
             total -= size
 
-    def _path(self, key: str) -> Path:
+    def _path(self, key: str) -> str:
         """A fixed-length name whatever the key holds, fanned out over 256 directories."""
         name = hashlib.sha256(key.encode()).hexdigest()
-        return self.root / name[:2] / name
+        return os.path.join(self._root, name[:2], name)
 
 
 def _subdirectories(root: Path) -> list[str]:
