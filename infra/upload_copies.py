@@ -33,7 +33,6 @@ log = structlog.get_logger("tilejudge.worker")
 
 KEEP_SHARE = 0.9  # a pruned directory holds at most this share of the budget
 PRUNE_AFTER_SHARE = 0.125  # of the budget, written by one process before it prunes
-_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_CLOEXEC", 0)
 
 
 class HostCopies:
@@ -42,13 +41,11 @@ class HostCopies:
     def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
         self.max_bytes = max_bytes
-        self._root = str(root)
         self._written = 0  # by this process since it last pruned
 
     def get(self, key: str) -> bytes | None:
         try:
-            with open(self._path(key), "rb") as copy:
-                return copy.read()
+            return self._path(key).read_bytes()
         except OSError:
             return None
 
@@ -56,40 +53,28 @@ class HostCopies:
         if len(data) > self.max_bytes * PRUNE_AFTER_SHARE:
             return  # one copy would outgrow what a process writes between prunes
         path = self._path(key)
-        if os.path.exists(path):
+        if path.exists():
             return
-        temporary = f"{path}.{os.getpid()}.{threading.get_ident()}"
+        temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}")
         try:
-            self._write(temporary, data)
-            os.replace(temporary, path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            temporary.write_bytes(data)
+            temporary.replace(path)
         except OSError as exc:
             with contextlib.suppress(OSError):
-                os.unlink(temporary)
+                temporary.unlink(missing_ok=True)
             log.warning("worker.upload_copy_not_kept", key=key, error=str(exc))
             return
         self._written += len(data)
         if self._written > self.max_bytes * PRUNE_AFTER_SHARE:
             self.prune()
 
-    def _write(self, path: str, data: bytes) -> None:
-        try:
-            fd = os.open(path, _NEW_FILE, 0o600)
-        except FileNotFoundError:  # its directory first
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            fd = os.open(path, _NEW_FILE, 0o600)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-        finally:
-            os.close(fd)
-
     def forget(self, keys: Iterable[str]) -> int:
         """Remove these keys' copies; how many there were."""
         removed = 0
         for key in keys:
             try:
-                os.unlink(self._path(key))
+                self._path(key).unlink()
             except OSError:
                 continue
             removed += 1
@@ -120,10 +105,10 @@ class HostCopies:
                 continue
             total -= size
 
-    def _path(self, key: str) -> str:
+    def _path(self, key: str) -> Path:
         """A fixed-length name whatever the key holds, fanned out over 256 directories."""
         name = hashlib.sha256(key.encode()).hexdigest()
-        return os.path.join(self._root, name[:2], name)
+        return self.root / name[:2] / name
 
 
 def _subdirectories(root: Path) -> list[str]:
