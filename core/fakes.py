@@ -7,7 +7,7 @@ are named here too, so a test imports every fake from one place."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 
 from core.errors import BlobNotFound, BlobStoreUnavailable, PublishFailed, UnknownRuleset
 from core.fake_rejudges import InMemoryRejudgeStore
@@ -69,28 +69,6 @@ class InMemoryBlobStore:
         self._check()
 
 
-class InMemoryUploadCopies:
-    """A host's copies of uploads, in a dict: `keep` writes a key once, as the disk's does."""
-
-    def __init__(self) -> None:
-        self.copies: dict[str, bytes] = {}
-        self._lock = threading.Lock()
-
-    def get(self, key: str) -> bytes | None:
-        return self.copies.get(key)
-
-    def keep(self, key: str, data: bytes) -> None:
-        with self._lock:
-            self.copies.setdefault(key, bytes(data))
-
-    def forget(self, keys: Iterable[str]) -> int:
-        with self._lock:
-            return sum(self.copies.pop(key, None) is not None for key in keys)
-
-    def clear(self) -> None:
-        self.copies.clear()
-
-
 class InMemoryPublisher:
     def __init__(self) -> None:
         self.published: list[str] = []
@@ -101,7 +79,6 @@ class InMemoryPublisher:
         self.rejudges: list[str] = []
         self.batches: list[tuple[str, list[str]]] = []
         self.preloaded: list[str] = []
-        self.forgotten: list[str] = []
         self.down = False
 
     def _check(self) -> None:
@@ -133,10 +110,6 @@ class InMemoryPublisher:
     def preload(self, lexicon_ids: list[str]) -> None:
         self._check()
         self.preloaded += lexicon_ids
-
-    def forget_uploads(self, keys: list[str]) -> None:
-        self._check()
-        self.forgotten += keys
 
 
 class InMemoryRulesets:

@@ -7,8 +7,8 @@ A plain function, called by the Celery task and directly by tests.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from functools import partial
 from typing import Any
@@ -29,7 +29,7 @@ from core.errors import (
 )
 from core.game import Judged
 from core.games import game, names
-from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore, UploadCopies
+from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore
 from core.records import Claim, Contest, JudgedResult, Run, Submission
 from core.word_hashes import signature
 
@@ -96,23 +96,6 @@ class RetryLater(Exception):
         self.submission_ids = list(submission_ids)
 
 
-class NoCopies:
-    """A host that keeps no copies of uploads: every read that is not carried in its message
-    goes to S3."""
-
-    def get(self, key: str) -> bytes | None:
-        return None
-
-    def keep(self, key: str, data: bytes) -> None:
-        return None
-
-    def forget(self, keys: Iterable[str]) -> int:
-        return 0
-
-    def clear(self) -> None:
-        return None
-
-
 @dataclass
 class WorkerDeps:
     store: SubmissionStore
@@ -128,8 +111,6 @@ class WorkerDeps:
     # Light uploads' reports left to be made when first read (`report_deferred`); off, every
     # report is stored as it is judged.
     defer_reports: bool = True
-    # The host's copies of the uploads its processes read (`upload_bytes`).
-    upload_copies: UploadCopies = field(default_factory=NoCopies)
 
 
 def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
@@ -211,16 +192,8 @@ def judge_and_store_report(
 
 
 def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None) -> bytes:
-    """`read_upload`, from the bytes carried in the message, else from the host's copy, else
-    from S3; what was read is kept as the host's copy, so that judging it again here (a
-    rejudge) reads no S3. A copy is checked as carried bytes are, and replaced when damaged."""
-    copy = deps.upload_copies.get(sub.blob_key) if inline is None else None
-    data = read_upload(deps.blobs, sub, inline if copy is None else copy)
-    if copy is not None and data is not copy:  # damaged: read from S3 instead
-        deps.upload_copies.forget([sub.blob_key])
-    if data is not copy:
-        deps.upload_copies.keep(sub.blob_key, data)
-    return data
+    """`read_upload` from the worker's object store."""
+    return read_upload(deps.blobs, sub, inline)
 
 
 def read_upload(blobs: BlobStore, sub: Submission, inline: bytes | None = None) -> bytes:
@@ -333,7 +306,7 @@ def _record(
     except Exception:
         recorded = _record_one_by_one(deps, judged, outcomes)
     by_contest: dict[str, list[str]] = {}
-    unrecorded: list[tuple[Submission, str]] = []
+    unrecorded: list[tuple[str, str]] = []
     for claim, result, _ in judged:
         sub = claim.submission
         if outcomes[sub.id] == Outcome.FAILED:
@@ -342,8 +315,8 @@ def _record(
         if sub.id in recorded:
             by_contest.setdefault(sub.contest_id, []).append(sub.id)
         else:
-            unrecorded.append((sub, result.report_key))
-    drop_what_is_of_deleted(deps, unrecorded)
+            unrecorded.append((sub.id, result.report_key))
+    drop_reports_of_deleted(deps, unrecorded)
     for contest_id, ids in by_contest.items():
         for run in runs.get(contest_id, []):
             try:
@@ -352,21 +325,19 @@ def _record(
                 log.warning("worker.rejudge_batch_unpublished", rejudge=run.id, error=str(exc))
 
 
-def drop_what_is_of_deleted(deps: WorkerDeps, written: Sequence[tuple[Submission, str]]) -> None:
-    """Delete the reports just written for submissions that are gone, and the host's copies of
-    their uploads: their team was deleted while they were judged, after its deletion removed
-    what it could find. (What belongs to one that still exists is left alone: another attempt
-    holds its claim and writes the same key.) Best effort: a report that cannot be deleted now
-    is logged, with its key."""
-    for sub, report_key in written:
+def drop_reports_of_deleted(deps: WorkerDeps, written: Sequence[tuple[str, str]]) -> None:
+    """Delete the reports just written for submissions that are gone: their team was deleted
+    while they were judged, after its deletion removed what it could find. (A report of one
+    that still exists is left alone: another attempt holds its claim and writes the same key.)
+    Best effort: a report that cannot be deleted now is logged, with its key."""
+    for submission_id, report_key in written:
         try:
-            if deps.store.get_submission(sub.id) is None:
-                deps.upload_copies.forget([sub.blob_key])
+            if deps.store.get_submission(submission_id) is None:
                 deps.blobs.delete(report_key)
-                log.info("worker.report_of_deleted_dropped", submission=sub.id)
+                log.info("worker.report_of_deleted_dropped", submission=submission_id)
         except Exception as exc:
             log.error(
-                "worker.report_of_deleted_kept", submission=sub.id, key=report_key,
+                "worker.report_of_deleted_kept", submission=submission_id, key=report_key,
                 error=str(exc),
             )  # fmt: skip
 

@@ -16,8 +16,6 @@ JUDGE_GROUP_TASK = "tilejudge.judge_group"  # args: submission ids, each one's b
 REJUDGE_PRODUCE_TASK = "tilejudge.rejudge_produce"  # args: run id
 REJUDGE_BATCH_TASK = "tilejudge.rejudge_batch"  # args: run id, submission ids
 PRELOAD_COMMAND = "tilejudge_preload"  # a broadcast: word list ids every worker host loads
-# A broadcast: blob keys of uploads whose copies every worker host removes (a deleted team's).
-FORGET_UPLOADS_COMMAND = "tilejudge_forget_uploads"
 
 Upload = tuple[str, bytes | None]  # a submission id, and its bytes where they may ride along
 

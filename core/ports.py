@@ -6,7 +6,7 @@ unique key), never their driver's."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
@@ -49,17 +49,6 @@ class BlobStore(Protocol):
     def ping(self) -> None: ...
 
 
-class UploadCopies(Protocol):
-    """A host's own copies of uploads, by blob key: kept when read, so that judging an upload
-    again on that host reads no S3. Never trusted (`core.judging.read_upload` checks them
-    against the SHA-256 taken at intake); a copy missing, or not kept, costs only the read."""
-
-    def get(self, key: str) -> bytes | None: ...
-    def keep(self, key: str, data: bytes) -> None: ...
-    def forget(self, keys: Iterable[str]) -> int: ...
-    def clear(self) -> None: ...  # all of them
-
-
 class Publisher(Protocol):
     """Work to the broker; PublishFailed when it does not take it."""
 
@@ -71,8 +60,6 @@ class Publisher(Protocol):
     def publish_batch(self, run_id: str, submission_ids: list[str]) -> None: ...
     def start_rejudge(self, run_id: str) -> None: ...
     def preload(self, lexicon_ids: list[str]) -> None: ...
-    # A broadcast to every worker host: drop its copies of these uploads (a deleted team's).
-    def forget_uploads(self, keys: list[str]) -> None: ...
 
 
 class QueueProbe(Protocol):

@@ -16,7 +16,7 @@ from core.errors import FailureReason
 from core.games import game
 from core.judging import (
     WorkerDeps,
-    drop_what_is_of_deleted,
+    drop_reports_of_deleted,
     judge_only,
     reason_for,
     report_deferred,
@@ -160,6 +160,5 @@ def judge_batch(
     done: list[tuple[str, JudgedResult]] = heavy(judge_all)
     recorded = rejudges.record_batch(run, done, words, failed)
     if recorded < len(done) + len(failed):  # some may be gone: their team deleted meanwhile
-        by_id = {sub.id: sub for sub in todo}
-        drop_what_is_of_deleted(deps, [(by_id[sid], result.report_key) for sid, result in done])
+        drop_reports_of_deleted(deps, [(sid, result.report_key) for sid, result in done])
     return recorded

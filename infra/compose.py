@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from core import report_blobs
 from core.group_commit import GroupCommit
 from core.intake import Intake
-from core.judging import NoCopies, WorkerDeps
+from core.judging import WorkerDeps
 from core.log_signing import LogSigner, SequencerThread
 from core.ports import (
     ApiStore,
@@ -27,7 +27,6 @@ from core.ports import (
     QueueProbe,
     RejudgeRuns,
     SubmissionStore,
-    UploadCopies,
 )
 from core.quota import StorageQuota
 from core.reports import Reports
@@ -47,7 +46,6 @@ from infra.sql.dashboard import DashboardReader
 from infra.sql.engine import make_engine
 from infra.sql.rejudges import RejudgeStore
 from infra.sql.store import SqlStore
-from infra.upload_copies import HostCopies
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -262,34 +260,17 @@ class WorkerHost:
     rulesets: RulesetCache
     publisher: CeleryPublisher
     redis: redis.Redis
-    upload_copies: UploadCopies
     pool_size: int = 0  # the prefork pool's, once the worker starts (0 before, or solo)
 
     def deps(self) -> WorkerDeps:
         return worker_deps(
-            self.settings,
-            rulesets=self.rulesets,
-            publish_batch=self.publisher.publish_batch,
-            upload_copies=self.upload_copies,
+            self.settings, rulesets=self.rulesets, publish_batch=self.publisher.publish_batch
         )
 
 
 def worker_host(settings: Settings, app: Celery) -> WorkerHost:
     load_games(settings)
-    return WorkerHost(
-        settings,
-        rulesets(settings),
-        CeleryPublisher(app),
-        make_redis(settings),
-        upload_copies(settings),
-    )
-
-
-def upload_copies(settings: Settings) -> UploadCopies:
-    """The worker host's copies of uploads, under its home; none when given no disk."""
-    if settings.upload_copies_mb == 0:
-        return NoCopies()
-    return HostCopies(settings.home / "upload-copies", settings.upload_copies_mb * 1024 * 1024)
+    return WorkerHost(settings, rulesets(settings), CeleryPublisher(app), make_redis(settings))
 
 
 def worker_deps(
@@ -300,7 +281,6 @@ def worker_deps(
     store: SqlStore | None = None,
     blobs: BlobStore | None = None,
     with_redis: bool = True,
-    upload_copies: UploadCopies | None = None,
 ) -> WorkerDeps:
     """A pool process's connections (opened after the fork) around the host's shared cache.
     Tests hand in the store and blobs their API uses, and their broker's `publish_batch`."""
@@ -321,7 +301,6 @@ def worker_deps(
         forget_copies=(
             partial(broker_copies.forget_soon, make_redis(settings)) if with_redis else _no_copies
         ),
-        upload_copies=upload_copies or NoCopies(),
     )
 
 

@@ -8,7 +8,6 @@ from typing import Any
 from core.errors import PublishFailed
 from core.messages import (
     BULK_QUEUE,
-    FORGET_UPLOADS_COMMAND,
     JUDGE_GROUP_TASK,
     LIVE_QUEUE,
     PRELOAD_COMMAND,
@@ -75,16 +74,6 @@ class CeleryPublisher:
         try:
             self._app.control.broadcast(  # type: ignore[attr-defined]
                 PRELOAD_COMMAND, arguments={"lexicon_ids": lexicon_ids}, reply=False
-            )
-        except Exception as exc:
-            raise PublishFailed(str(exc)) from exc
-
-    def forget_uploads(self, keys: list[str]) -> None:
-        """Ask every worker parent to remove its host's copies of these uploads (a host down
-        meanwhile clears all its copies when it starts); best effort, as `preload`."""
-        try:
-            self._app.control.broadcast(  # type: ignore[attr-defined]
-                FORGET_UPLOADS_COMMAND, arguments={"keys": keys}, reply=False
             )
         except Exception as exc:
             raise PublishFailed(str(exc)) from exc

@@ -101,9 +101,6 @@ class Settings:
     # Bytes of uploads a team may store per UTC day (0: no quota): 128 uploads at the largest
     # size by default, where the upload rate limit alone would let a team store 170 GiB a day.
     team_bytes_per_day: int = 256 * 1024 * 1024
-    # The disk a worker host gives its copies of the uploads it judged (`infra.upload_copies`),
-    # in MiB; 0 keeps none (a rejudge then reads every upload from S3).
-    upload_copies_mb: int = 1024
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -173,9 +170,6 @@ class Settings:
             ),
             team_bytes_per_day=env.integer(
                 "TILEJUDGE_TEAM_BYTES_PER_DAY", cls.team_bytes_per_day, low=0
-            ),
-            upload_copies_mb=env.integer(
-                "TILEJUDGE_UPLOAD_COPIES_MB", cls.upload_copies_mb, low=0, high=1024 * 1024
             ),
         )
 

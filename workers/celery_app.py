@@ -77,8 +77,6 @@ def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     settings = parts.settings
     _lower_priority(settings.worker_nice)
     parts.pool_size = int(getattr(sender, "concurrency", 0) or 0)  # the children inherit it
-    # Copies from before it started may be of uploads deleted while it was down.
-    parts.upload_copies.clear()
     rulesets = parts.rulesets
     store = compose.make_store(settings)
     # The live lexicons, and the newest registered ones (a contest about to be created uses one).
@@ -131,15 +129,6 @@ def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[
     state.consumer.controller.pool.restart()
     log.info("worker.lexicons_preloaded", lexicons=rulesets.loaded(), pid=os.getpid())
     return {"ok": f"loaded {len(new)}"}
-
-
-@control_command(args=[("keys", list)], signature="<keys>")
-def tilejudge_forget_uploads(state: Any, keys: list[str] | None = None) -> dict[str, str]:
-    """Runs in the worker parent: remove the host's copies of these uploads (a deleted
-    team's, `infra.upload_copies`)."""
-    removed = host().upload_copies.forget(keys or [])
-    log.info("worker.upload_copies_forgotten", asked=len(keys or []), removed=removed)
-    return {"ok": f"removed {removed}"}
 
 
 @app.task(name=JUDGE_GROUP_TASK, bind=True)

@@ -181,8 +181,6 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     for key in deleted.keys:
         svc.blobs.delete(key)
     svc.forget_copies()  # the broker's copies of messages it had already taken
-    with contextlib.suppress(PublishFailed):  # a host down meanwhile clears its own at start
-        svc.intake.publisher.forget_uploads(deleted.keys)
     for submission_id in deleted.handed_on:  # else the sweeper publishes it soon
         with contextlib.suppress(PublishFailed):
             svc.intake.publisher.publish(submission_id)

@@ -35,7 +35,6 @@ from infra.publisher import CeleryPublisher
 from infra.rulesets import RulesetCache
 from infra.settings import Settings
 from infra.sql.store import SqlStore
-from infra.upload_copies import HostCopies
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
@@ -240,39 +239,3 @@ def assert_judged_as_offline(
         )
         assert len(report["lines"]) == data.count(b"\n")
     return store.events_after(0, 10_000)
-
-
-def test_a_real_worker_host_keeps_copies_of_what_it_judged_and_drops_them_when_asked(
-    store: SqlStore,
-    blobs: S3BlobStore,
-    celery_app: Celery,
-    worker_env: dict[str, str],
-    tmp_path: Path,
-    words: list[str],
-) -> None:
-    copies = HostCopies(Path(worker_env["TILEJUDGE_HOME"]) / "upload-copies", 1024 * 1024)
-    copies.keep("uploads/it/team-it/left-from-before", b"0 0 2 0 cat\n")  # a previous run's
-    lexicon, layout = Lexicon.from_words(words), default_layout()
-    index = WordIndex.build(words)
-    team = prepare_contest(store, blobs, lexicon)
-    publisher = CeleryPublisher(celery_app)
-    games = [generate(index, layout, seed=s, moves=20, illegal_share=0.2) for s in range(2)]
-    carried, from_s3 = (store_upload(store, blobs, team, data) for data in games)
-    publisher.publish(carried.id, games[0])
-    publisher.publish(from_s3.id, None)
-
-    with running_worker(worker_env, tmp_path / "worker.log", "solo", 1, "copies") as worker:
-        wait_until_settled(store, [carried.id, from_s3.id], worker)
-
-        # Cleared when the host started; since, a copy of each upload it judged.
-        assert copies.get("uploads/it/team-it/left-from-before") is None
-        assert copies.get(carried.blob_key) == games[0]
-        assert copies.get(from_s3.blob_key) == games[1]
-
-        publisher.forget_uploads([carried.blob_key, "uploads/it/team-it/never-kept"])
-        deadline = time.monotonic() + JUDGED_WITHIN
-        while copies.get(carried.blob_key) is not None:
-            worker.check_alive()
-            assert time.monotonic() < deadline, "the broadcast did not remove the copy"
-            time.sleep(0.05)
-        assert copies.get(from_s3.blob_key) == games[1]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from cli.admin import run_team_delete
-from core.fakes import InMemoryBlobStore, InMemoryUploadCopies
+from core.fakes import InMemoryBlobStore
 from core.judging import Outcome, judge_group
 from core.rejudging import judge_batch
 from tests.pipeline_fixtures import (
@@ -53,10 +53,6 @@ def test_deleting_a_team_removes_its_uploads_results_and_reports(pipe: Pipeline)
         and last["submissions_deleted"] == 1
     )
     assert pipe.client.get(f"/v1/submissions/{doomed}", headers=gone.headers).status_code == 401
-    # Every worker host is asked to drop its copy of the upload; none of the other team's.
-    uploads = [key for key in pipe.publisher.forgotten if key.startswith("uploads/")]
-    assert len(uploads) == 1 and doomed in uploads[0] and gone.id in uploads[0]
-    assert not [key for key in pipe.publisher.forgotten if survivor in key]
 
 
 def test_deleting_needs_the_admin_token_and_an_existing_team(pipe: Pipeline) -> None:
@@ -125,14 +121,12 @@ def test_a_report_written_while_its_team_is_deleted_is_not_left_behind(pipe: Pip
     deps = worker_deps(pipe.services)
     deps.blobs = DeletesTheTeamOnReport(pipe, gone.id)
     deps.defer_reports = False  # the reports are written as they are judged
-    deps.upload_copies = copies = InMemoryUploadCopies()
 
     outcomes = judge_group(deps, [doomed])
 
     assert outcomes == {doomed: Outcome.LOST_CLAIM}
     assert pipe.store.get_team(gone.id) is None
     assert not [key for key in pipe.blobs.objects if doomed in key or gone.id in key]
-    assert copies.copies == {}  # kept as it was read, dropped once found deleted
 
 
 def test_a_rejudge_report_written_while_its_team_is_deleted_is_not_left_behind(
@@ -149,14 +143,11 @@ def test_a_rejudge_report_written_while_its_team_is_deleted_is_not_left_behind(
     deps = worker_deps(pipe.services)
     deps.blobs = DeletesTheTeamOnReport(pipe, gone.id)
     deps.defer_reports = False  # the reports are written as they are judged
-    deps.upload_copies = copies = InMemoryUploadCopies()
 
     recorded = judge_batch(deps, run["id"], [doomed, survivor])
 
     assert recorded == 1
     assert not [key for key in pipe.blobs.objects if doomed in key]
-    assert [key for key in copies.copies if doomed in key] == []
-    assert [key for key in copies.copies if survivor in key]
     assert [key for key in pipe.blobs.objects if key.startswith(f"reports/{survivor}/")]
 
 

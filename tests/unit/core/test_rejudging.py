@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import BlobStoreUnavailable
 from core.events import EventType
 from core.fakes import (
     InMemoryBlobStore,
@@ -14,7 +13,6 @@ from core.fakes import (
     InMemoryRejudgeStore,
     InMemoryRulesets,
     InMemorySubmissionStore,
-    InMemoryUploadCopies,
 )
 from core.judging import WorkerDeps, judge_group
 from core.records import Run, Submission
@@ -149,94 +147,3 @@ def test_a_producer_started_again_pages_from_the_start_and_counts_nothing_twice(
 
     assert publisher.batches == [(run.id, [judged["bat"].id])] * 2
     assert (ended.state, ended.done, ended.carried) == (RejudgeState.READY, 3, 2)
-
-
-@pytest.fixture
-def copies(deps: WorkerDeps) -> InMemoryUploadCopies:
-    """The host keeps copies of the uploads it reads (before `judged` judges them live)."""
-    deps.upload_copies = found = InMemoryUploadCopies()
-    return found
-
-
-def test_a_rejudge_on_the_host_that_judged_the_uploads_reads_their_copies_not_s3(
-    deps: WorkerDeps,
-    store: InMemorySubmissionStore,
-    rejudges: InMemoryRejudgeStore,
-    blobs: InMemoryBlobStore,
-    publisher: InMemoryPublisher,
-    copies: InMemoryUploadCopies,
-    judged: dict[str, Submission],
-) -> None:
-    assert {key: copies.get(key) for key in copies.copies} == {
-        sub.blob_key: blobs.objects[sub.blob_key] for sub in judged.values()
-    }
-    blobs.down = True  # any S3 read now fails the batch
-    run, _ = rejudges.start("wt", WITHOUT_BAT.id, LAYOUT.id, RejudgeMode.FULL)
-
-    ended = run_all(deps, publisher, run)
-
-    assert (ended.state, ended.done, ended.total) == (RejudgeState.READY, 3, 3)
-    assert score_under(store, judged["bat"], WITHOUT_BAT) == 0
-    assert score_under(store, judged["cat"], WITHOUT_BAT) == score_under(store, judged["cat"], TINY)
-
-
-def test_without_copies_the_same_rejudge_reads_s3(
-    deps: WorkerDeps,
-    rejudges: InMemoryRejudgeStore,
-    blobs: InMemoryBlobStore,
-    publisher: InMemoryPublisher,
-    judged: dict[str, Submission],
-) -> None:
-    blobs.down = True
-    run, _ = rejudges.start("wt", WITHOUT_BAT.id, LAYOUT.id, RejudgeMode.FULL)
-    produce(deps, run.id, publisher.publish_batch)
-
-    with pytest.raises(BlobStoreUnavailable):
-        judge_batch(deps, run.id, publisher.batches[0][1])
-
-
-def test_a_damaged_copy_is_read_from_s3_instead_and_replaced(
-    deps: WorkerDeps,
-    store: InMemorySubmissionStore,
-    rejudges: InMemoryRejudgeStore,
-    blobs: InMemoryBlobStore,
-    publisher: InMemoryPublisher,
-    copies: InMemoryUploadCopies,
-    judged: dict[str, Submission],
-) -> None:
-    bat = judged["bat"].blob_key
-    copies.copies[bat] = b"0 0 2 0 cat\n"  # a valid game, but not the bytes the team sent
-    run, _ = rejudges.start("wt", WITHOUT_BAT.id, LAYOUT.id, RejudgeMode.FULL)
-
-    ended = run_all(deps, publisher, run)
-
-    assert ended.state == RejudgeState.READY
-    assert score_under(store, judged["bat"], WITHOUT_BAT) == 0  # "bat" judged, not "cat"
-    assert copies.get(bat) == blobs.objects[bat] == b"0 0 2 0 bat\n"
-
-
-def test_an_upload_carried_in_its_message_is_kept_as_the_hosts_copy(
-    deps: WorkerDeps,
-    store: InMemorySubmissionStore,
-    blobs: InMemoryBlobStore,
-    copies: InMemoryUploadCopies,
-) -> None:
-    sub = stored(store, blobs, b"0 0 2 0 tea\n")
-    del blobs.objects[sub.blob_key]  # so the copy can only come from the message
-
-    judge_group(deps, [sub.id], inline={sub.id: b"0 0 2 0 tea\n"})
-
-    assert copies.get(sub.blob_key) == b"0 0 2 0 tea\n"
-
-
-def test_bytes_that_are_not_the_upload_are_never_kept(
-    deps: WorkerDeps,
-    store: InMemorySubmissionStore,
-    blobs: InMemoryBlobStore,
-    copies: InMemoryUploadCopies,
-) -> None:
-    sub = stored(store, blobs, b"0 0 2 0 tea\n")
-
-    judge_group(deps, [sub.id], inline={sub.id: b"0 0 2 0 cat\n"})  # damaged on the way
-
-    assert copies.get(sub.blob_key) == b"0 0 2 0 tea\n"  # S3's, checked against its SHA-256
