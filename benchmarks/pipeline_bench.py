@@ -36,7 +36,7 @@ _LEXICON: Lexicon | None = None
 EXACTLY = {"TILEJUDGE_STANDBY_WORKERS": "0"}
 
 
-def _processes() -> dict[int, tuple[str, int, float]]:
+def processes() -> dict[int, tuple[str, int, float]]:
     """Every process of the machine: pid -> (command, parent pid, CPU seconds so far)."""
     tick = os.sysconf("SC_CLK_TCK")
     found = {}
@@ -79,7 +79,7 @@ def _role(pid: int, table: dict[int, tuple[str, int, float]]) -> str | None:
 def cpu_by_role(before: dict[int, tuple[str, int, float]]) -> str:
     """CPU seconds since `before` of the stack's processes by role, and of this process (the
     load generator and the client following the results)."""
-    now = _processes()
+    now = processes()
     spent: dict[str, float] = {}
     for pid, (command, _, seconds) in now.items():
         role = "load generator" if pid == os.getpid() else _role(pid, now)
@@ -303,7 +303,7 @@ def end_to_end(
 ) -> tuple[float, float, str]:
     """Upload `corpus` and wait until all of it is judged: judged per second from the first
     receipt to the last result, accepted per second, and the CPU seconds by role meanwhile."""
-    before = _processes()
+    before = processes()
     began = time.monotonic()
     ids = upload_all(stack.url, tokens, corpus, concurrency=16)
     uploaded = time.monotonic() - began

@@ -8,6 +8,8 @@
   the ratios, each against the mean of the drains around it;
 - affected-only against full, time and results (run three times: a run of a few seconds is at
   the mercy of whatever else the host does in them, where the full run spans minutes);
+- the CPU seconds of each process role (worker pool, SeaweedFS, API, ...) over the first live
+  drain (uploads stored, then judged), the first full rejudge and each affected-only one;
 - live upload-to-result latency during a full rejudge against without one: the probes during
   the rejudge stop before it is expected to end (at most 85 % of the first full run's time),
   so each of them meets a rejudge under way.
@@ -38,8 +40,10 @@ from benchmarks.fixtures import (
 )
 from benchmarks.pipeline_bench import (
     against_around,
+    cpu_by_role,
     drain_rate,
     pct,
+    processes,
     seconds,
     upload_all,
     wait_judged,
@@ -148,17 +152,21 @@ def main() -> None:
             lexicon="old",
             teams=50,
         )
+        before = processes()
         live = drain_rate(http, stack, tokens, corpus)
         print(f"live judging (queue drain, 2 worker processes): {live:7.1f} submissions/s")
+        print(f"  CPU seconds, uploads stored, then drained: {cpu_by_role(before)}")
 
         probe = [b"0 0 1 0 at\n" + bytes(str(n), "ascii") + b"\n" for n in range(PROBES)]
         quiet = live_latencies(http, stack, tokens, probe, rate=PROBE_RATE)
+        before = processes()
         full_run, full_time = rejudge(http, stack, RejudgeMode.FULL)
         full_rate = full_run["total"] / full_time
         print(
             f"full rejudge: {full_run['total']} in {full_time:.1f} s = {full_rate:7.1f} "
             f"submissions/s; ratio to live {full_rate / live:.2f}"
         )
+        print(f"  CPU seconds: {cpu_by_role(before)}")
         full_changes = http.get(f"/v1/rejudges/{full_run['id']}", headers=stack.admin).json()
         forget_run(stack, full_run)
 
@@ -197,7 +205,9 @@ def main() -> None:
 
         times = []
         for _ in range(args.affected_runs):
+            before = processes()
             affected_run, affected_time = rejudge(http, stack, RejudgeMode.AFFECTED)
+            spent = cpu_by_role(before)
             affected_changes = http.get(
                 f"/v1/rejudges/{affected_run['id']}", headers=stack.admin
             ).json()
@@ -213,6 +223,7 @@ def main() -> None:
                 f"same changes and rank changes as full: {'yes' if same else 'NO'} "
                 f"({len(full_changes['changed'])} scores change)"
             )
+            print(f"  CPU seconds: {spent}")
             times.append(affected_time)
             forget_run(stack, affected_run)
         median = statistics.median(times)

@@ -14,6 +14,7 @@ question, asked once a submission a rejudge, does without.
 
 from __future__ import annotations
 
+import functools
 import sys
 import zlib
 from array import array
@@ -50,10 +51,36 @@ def _hashes(recorded: bytes) -> array[int]:
 
 def touches(recorded: bytes | None, changed: frozenset[int]) -> bool:
     """Whether a signature holds one of the `changed` hashes; no signature (never judged yet)
-    counts as touched: judge it rather than guess."""
+    counts as touched: judge it rather than guess.
+
+    A fix changes a few words, and the producer asks this of every submission of the contest:
+    each changed hash is then looked for as its four bytes in the signature (a byte search,
+    in C), a match counting only at a hash's own offset, rather than every hash of the
+    signature made a Python integer and looked up. Many changed words: the lookup."""
     if recorded is None:
         return True
-    return not changed.isdisjoint(_hashes(recorded))
+    if len(changed) > _FEW_CHANGED:
+        return not changed.isdisjoint(_hashes(recorded))
+    return any(_holds(recorded, pattern) for pattern in _patterns(changed))
+
+
+_FEW_CHANGED = 16  # a search of the signature each, against one pass over it with lookups
+
+
+@functools.lru_cache(maxsize=4)
+def _patterns(changed: frozenset[int]) -> tuple[bytes, ...]:
+    return tuple(hash_.to_bytes(4, "little") for hash_ in sorted(changed))
+
+
+def _holds(recorded: bytes, pattern: bytes) -> bool:
+    """Whether `pattern` is one of the signature's hashes: found at an offset that is a
+    multiple of four (elsewhere it spans two hashes)."""
+    at = recorded.find(pattern)
+    while at != -1:
+        if at % 4 == 0:
+            return True
+        at = recorded.find(pattern, at + 1)
+    return False
 
 
 def union(kept: bytes, new: bytes) -> bytes:

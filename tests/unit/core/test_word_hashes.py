@@ -38,3 +38,30 @@ def test_a_union_holds_both_and_is_the_kept_one_when_nothing_is_added(
     assert hashes_in(merged) == hashes_in(signature(kept | new))
     if new <= kept:
         assert merged == sorted_signature(kept)  # unchanged: nothing to write
+
+
+HASHES = st.lists(st.integers(0, 2**32 - 1), max_size=60)
+
+
+@given(HASHES, st.frozensets(st.integers(0, 2**32 - 1), max_size=40), st.data())
+def test_touches_answers_as_a_lookup_of_every_hash_whatever_the_number_changed(
+    held: list[int], changed: frozenset[int], data: st.DataObject
+) -> None:
+    # Some changed hashes held, and some whose bytes span two held hashes (not held).
+    if held:
+        changed |= frozenset(data.draw(st.lists(st.sampled_from(held), max_size=3)))
+    recorded = array("I", held).tobytes()
+    for offset in data.draw(st.lists(st.integers(1, max(1, len(recorded) - 5)), max_size=3)):
+        spanning = int.from_bytes(recorded[offset : offset + 4].ljust(4, b"\0"), "little")
+        changed |= frozenset([spanning])
+
+    assert touches(recorded, changed) == (not changed.isdisjoint(held))
+
+
+def test_a_changed_hash_whose_bytes_span_two_held_ones_does_not_touch() -> None:
+    recorded = array("I", [0x11223344, 0x55667788]).tobytes()  # 44 33 22 11 88 77 66 55
+    spanning = int.from_bytes(recorded[2:6], "little")
+
+    assert spanning not in (0x11223344, 0x55667788)
+    assert not touches(recorded, frozenset([spanning]))
+    assert touches(recorded, frozenset([spanning, 0x55667788]))
