@@ -49,6 +49,9 @@ def _hashes(recorded: bytes) -> array[int]:
     return hashes
 
 
+_FEW_CHANGED = 16  # a search of the signature each, against one pass over it with lookups
+
+
 def touches(recorded: bytes | None, changed: frozenset[int]) -> bool:
     """Whether a signature holds one of the `changed` hashes; no signature (never judged yet)
     counts as touched: judge it rather than guess.
@@ -62,9 +65,6 @@ def touches(recorded: bytes | None, changed: frozenset[int]) -> bool:
     if len(changed) > _FEW_CHANGED:
         return not changed.isdisjoint(_hashes(recorded))
     return any(_holds(recorded, pattern) for pattern in _patterns(changed))
-
-
-_FEW_CHANGED = 16  # a search of the signature each, against one pass over it with lookups
 
 
 @functools.lru_cache(maxsize=4)

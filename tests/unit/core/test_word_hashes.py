@@ -50,7 +50,7 @@ def test_touches_answers_as_a_lookup_of_every_hash_whatever_the_number_changed(
     # Some changed hashes held, and some whose bytes span two held hashes (not held).
     if held:
         changed |= frozenset(data.draw(st.lists(st.sampled_from(held), max_size=3)))
-    recorded = array("I", held).tobytes()
+    recorded = b"".join(hash_.to_bytes(4, "little") for hash_ in held)  # as stored
     for offset in data.draw(st.lists(st.integers(1, max(1, len(recorded) - 5)), max_size=3)):
         spanning = int.from_bytes(recorded[offset : offset + 4].ljust(4, b"\0"), "little")
         changed |= frozenset([spanning])
@@ -59,7 +59,7 @@ def test_touches_answers_as_a_lookup_of_every_hash_whatever_the_number_changed(
 
 
 def test_a_changed_hash_whose_bytes_span_two_held_ones_does_not_touch() -> None:
-    recorded = array("I", [0x11223344, 0x55667788]).tobytes()  # 44 33 22 11 88 77 66 55
+    recorded = bytes.fromhex("4433221188776655")  # 0x11223344, 0x55667788 as stored
     spanning = int.from_bytes(recorded[2:6], "little")
 
     assert spanning not in (0x11223344, 0x55667788)
