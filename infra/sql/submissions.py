@@ -49,16 +49,16 @@ _COVER_IN_OPEN_RUNS = (
         finished_at=None,
     )
 )
+# stored -> queued, of the ids given that are still stored.
+_STILL_STORED = and_(
+    _c.id.in_(bindparam("ids", expanding=True)), unindexed(_c.state) == SubmissionState.STORED
+)
 _MARK_QUEUED = (
     update(submissions)
-    .where(
-        and_(
-            _c.id.in_(bindparam("ids", expanding=True)),
-            unindexed(_c.state) == SubmissionState.STORED,
-        )
-    )
+    .where(_STILL_STORED)
     .values(state=SubmissionState.QUEUED, state_at=bindparam("stamp"))
 )
+_MARK_QUEUED_RETURNING = _MARK_QUEUED.returning(_c.id, _c.contest_id, _c.team_id)
 
 
 class SubmissionsMixin(StoreBase):
@@ -219,26 +219,14 @@ class SubmissionsMixin(StoreBase):
     def mark_queued_many(self, submission_ids: Sequence[str]) -> list[str]:
         """Several published submissions stored -> queued in one transaction (one commit, one
         fsync, however many a burst of uploads published); returns those that were marked."""
-        still_stored = and_(
-            submissions.c.id.in_(list(submission_ids)),
-            unindexed(submissions.c.state) == SubmissionState.STORED,
-        )
+        ids = list(submission_ids)
         with self.write() as (conn, pending):
             rows: list[tuple[str, str, str]]
             if self.engine.dialect.update_returning:  # one statement (SQLite 3.35+, PostgreSQL)
-                rows = [
-                    (row[0], row[1], row[2])
-                    for row in conn.execute(
-                        update(submissions)
-                        .where(still_stored)
-                        .values(state=SubmissionState.QUEUED, state_at=clock.now())
-                        .returning(
-                            submissions.c.id, submissions.c.contest_id, submissions.c.team_id
-                        )
-                    )
-                ]
+                marking = {"ids": ids, "stamp": clock.now()}
+                rows = [(r[0], r[1], r[2]) for r in conn.execute(_MARK_QUEUED_RETURNING, marking)]
             else:
-                rows = self._mark_queued_one_by_one(conn, still_stored)
+                rows = self._mark_queued_one_by_one(conn, ids)
             order = {sid: n for n, sid in enumerate(submission_ids)}
             marked = sorted(rows, key=lambda row: order[row[0]])
             pending.extend(
@@ -275,13 +263,9 @@ class SubmissionsMixin(StoreBase):
         pending.extend({"type": EventType.SUBMISSION_QUEUED, **_about(s)} for s in marked)
 
     @staticmethod
-    def _mark_queued_one_by_one(
-        conn: Connection, still_stored: ColumnElement[bool]
-    ) -> list[tuple[str, str, str]]:
+    def _mark_queued_one_by_one(conn: Connection, ids: list[str]) -> list[tuple[str, str, str]]:
         found = conn.execute(
-            select(submissions.c.id, submissions.c.contest_id, submissions.c.team_id).where(
-                still_stored
-            )
+            select(_c.id, _c.contest_id, _c.team_id).where(_STILL_STORED), {"ids": ids}
         ).all()
         marked = []
         for sid, contest_id, team_id in found:
