@@ -26,7 +26,11 @@ SCHEMA_LOCK = f"SELECT pg_advisory_xact_lock(:kind, {SCHEMA_KEY})"
 SCHEMA_TRY_LOCK = f"SELECT pg_try_advisory_xact_lock(:kind, {SCHEMA_KEY})"
 
 WRITE_LOCK_WAIT_S = 30.0  # as long as SQLite's own busy timeout; then SQLite decides
-IDLE_IN_TRANSACTION_MS = 30_000
+# A session idle this long inside a transaction is ended by the server (`make_engine`). Every
+# transaction of the store runs its statements back to back, so only a client that vanished
+# (its host cut off, stopped or frozen) idles that long; meanwhile the event log's lock it may
+# hold keeps every writer of every host waiting: intake, claims, results, the sweeper.
+IDLE_IN_TRANSACTION_MS = 5_000
 # A pooled connection given back this recently is handed out again without a ping.
 FRESH_S = 1.0
 
@@ -38,8 +42,7 @@ def make_engine(url: str, durable: bool = True) -> Engine:
         url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
     # A session idle inside a transaction (its host cut off between a statement and COMMIT) is
     # ended after IDLE_IN_TRANSACTION_MS, so the locks it holds (the event log's advisory lock
-    # among them) do not wait for TCP keepalive, which takes hours; every transaction of the
-    # store runs its statements back to back.
+    # among them) do not wait for TCP keepalive, which takes hours.
     # (Added to the URL's own `options`, which connect_args would otherwise replace.)
     given = make_url(url).query.get("options", "")
     given = given if isinstance(given, str) else " ".join(given)

@@ -18,7 +18,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+import redis
 
+from core import clock
 from devstack import http1
 from infra.api_client import Client
 from judge import Lexicon
@@ -28,6 +30,7 @@ from tests.cluster.netns import (
     TIMINGS,
     Cluster,
     Corpus,
+    NetnsError,
     Sent,
     Uploads,
     judged_by,
@@ -90,29 +93,93 @@ def send(hosts: Cluster, contest: str, tokens: list[str], corpus: Corpus) -> Upl
     return uploads
 
 
-def trails(hosts: Cluster, ids: list[str]) -> dict[str, list[str]]:
-    """Each submission's events, oldest first (judging with its attempt number)."""
+def trails(hosts: Cluster, ids: list[str], since: datetime) -> dict[str, list[str]]:
+    """Each submission's events, oldest first (judging with its attempt number), each with its
+    seconds from `since` (the cut, the kill)."""
     found: dict[str, list[str]] = {}
     rows = hosts.sql(
-        "SELECT submission_id, type, data FROM events WHERE submission_id = ANY(%s) ORDER BY id",
+        "SELECT submission_id, type, data, ts FROM events WHERE submission_id = ANY(%s) "
+        "ORDER BY id",
         ids,
     )
-    for sid, kind, data in rows:
+    for sid, kind, data, ts in rows:
         attempt = json.loads(data).get("attempt")
         short = kind.removeprefix("submission.")
-        found.setdefault(str(sid), []).append(f"{short}#{attempt}" if attempt else short)
+        named = f"{short}#{attempt}" if attempt else short
+        found.setdefault(str(sid), []).append(f"{named}@{seconds(since, ts):+.1f}s")
     return found
 
 
+def broker_state(hosts: Cluster) -> str:
+    """kombu's redelivery bookkeeping: the mutex a restore takes (its seconds left) and the
+    age of each unacknowledged message."""
+    try:
+        with hosts.redis_client() as client:
+            mutex_ttl = client.pttl("unacked_mutex")
+            ages = [
+                time.time() - score
+                for _, score in client.zrange("unacked_index", 0, -1, withscores=True)
+            ]
+    except redis.RedisError as exc:
+        return f"broker state unknown: {exc}"
+    return f"unacked_mutex ttl {mutex_ttl} ms; unacked ages {sorted(round(a, 1) for a in ages)} s"
+
+
+def handed_on_by(trail: dict[str, list[str]]) -> str:
+    requeued = any(event.startswith("requeued") for events in trail.values() for event in events)
+    return "sweeper" if requeued else "redelivery"
+
+
+def seconds(since: datetime, stamp: str) -> float:
+    return (clock.parse_time(stamp) - since).total_seconds()
+
+
 def wait_judged_elsewhere(hosts: Cluster, ids: list[str], since: datetime) -> float:
-    """Seconds from `since` until the last of `ids` was judged (by the SQL row's judged_at)."""
-    wait_for(
-        lambda: len(hosts.judged_at(ids)) == len(ids),
-        FAILOVER_BOUND_S + 30,
-        f"{ids} judged by another host",
-        interval=0.25,
-    )
+    """Seconds from `since` until the last of `ids` was judged (by the SQL row's judged_at).
+    Past the bound, the error tells what held them up: their rows and events, the queue, the
+    sweeper's holder and what the other hosts logged about them."""
+    try:
+        wait_for(
+            lambda: len(hosts.judged_at(ids)) == len(ids),
+            FAILOVER_BOUND_S + 30,
+            f"{ids} judged by another host",
+            interval=0.25,
+        )
+    except NetnsError as exc:
+        raise NetnsError(f"{exc}\n{held_up(hosts, ids, since)}") from exc
     return max((at - since).total_seconds() for at in hosts.judged_at(ids).values())
+
+
+NOTEWORTHY = ("sweeper", "election", '"level": "warning"', '"level": "error"', "Traceback")
+
+
+def held_up(hosts: Cluster, ids: list[str], since: datetime) -> str:
+    """What a failover that took too long left to read: each submission's row and event trail,
+    the live backlog, the unacknowledged messages, the sweeper's holder, and the lines of every
+    other host's logs that name one of `ids` or the sweeper."""
+    rows = hosts.sql(
+        "SELECT id, state, state_at, attempts FROM submissions WHERE id = ANY(%s)", ids
+    )
+    lines = [f"cut at {since.isoformat()}"]
+    lines += [
+        f"row {sid}: {state} since {seconds(since, at):+.1f} s, attempts {n}"
+        for sid, state, at, n in rows
+    ]
+    lines += [f"events {sid}: {trail}" for sid, trail in trails(hosts, ids, since).items()]
+    lines.append(
+        f"live backlog {hosts.live_backlog()}, unacked {hosts.unacked()}, "
+        f"sweeper held by {hosts.sweeper_holder()}"
+    )
+    lines.append(broker_state(hosts))
+    for name, host in [*hosts.apis.items(), *hosts.workers.items()]:
+        for label in host.processes:
+            said = [
+                line
+                for line in host.log(label).splitlines()
+                if any(mark in line for mark in NOTEWORTHY) or any(sid in line for sid in ids)
+            ]
+            lines += [f"{name}/{label}: {line[:400]}" for line in said[-15:]]
+    return "\n".join(lines)
 
 
 def resent_elsewhere(
@@ -185,7 +252,8 @@ def test_a_worker_host_cut_off_mid_batch_has_its_work_judged_elsewhere_and_never
         in_flight, cut_at = hosts.cut_mid_task("worker1", victim.link_down, victim.link_up)
     try:
         elsewhere_s = wait_judged_elsewhere(hosts, in_flight, cut_at)
-        trail = trails(hosts, in_flight)
+        trail = trails(hosts, in_flight, cut_at)
+        broker = broker_state(hosts)
     finally:
         victim.link_up()
     back = time.monotonic()
@@ -204,10 +272,11 @@ def test_a_worker_host_cut_off_mid_batch_has_its_work_judged_elsewhere_and_never
         "worker host cut off mid-batch",
         in_flight=len(in_flight),
         judged_elsewhere_s=elsewhere_s,
-        handed_on_by="sweeper" if any("requeued" in t for t in trail.values()) else "redelivery",
+        handed_on_by=handed_on_by(trail),
         back_and_idle_s=settled_s,
         its_late_attempts_found_done=found_done,
         trail=trail[in_flight[0]],
+        broker=broker,
     )
     assert elsewhere_s <= FAILOVER_BOUND_S, (
         f"the cut-off host's claims were judged elsewhere {elsewhere_s:.1f} s after the cut, "
@@ -234,7 +303,7 @@ def test_a_worker_host_killed_whole_mid_batch_has_its_work_judged_elsewhere_and_
             uploads = send(hosts, "kill", tokens, corpus)
         in_flight, killed_at = hosts.cut_mid_task("worker2", kill, restart)
     elsewhere_s = wait_judged_elsewhere(hosts, in_flight, killed_at)
-    trail = trails(hosts, in_flight)
+    trail = trails(hosts, in_flight, killed_at)
     began = time.monotonic()
     restart()  # its messages may come back to it now: they must find the work done
     restart_s = time.monotonic() - began
@@ -245,7 +314,7 @@ def test_a_worker_host_killed_whole_mid_batch_has_its_work_judged_elsewhere_and_
         processes_killed=len(killed),
         in_flight=len(in_flight),
         judged_elsewhere_s=elsewhere_s,
-        handed_on_by="sweeper" if any("requeued" in t for t in trail.values()) else "redelivery",
+        handed_on_by=handed_on_by(trail),
         worker_restart_s=restart_s,
         trail=trail[in_flight[0]],
     )
