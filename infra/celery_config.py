@@ -25,8 +25,14 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         # kombu looks for messages past their visibility timeout every interval times throttle
         # seconds (by default 10 times 10): a quarter of the timeout, so a message whose worker
         # died is handed on within 1.25 timeouts rather than up to 100 s after it expired.
-        "unacked_restore_interval": max(1, settings.visibility_timeout // 4),
+        "unacked_restore_interval": restore_interval(settings),
         "unacked_restore_throttle": 1,
+        # A restore holds a Redis lock for its few milliseconds. A host that vanishes holding it
+        # (cut off between taking and giving it back) kept every other worker from restoring
+        # anything for kombu's 300 s; now for one restore interval. Two restores overlapping
+        # after an early expiry are safe: each message is restored in a transaction that
+        # watches the unacked hash.
+        "unacked_mutex_expire": restore_interval(settings),
         # The message body (Celery's JSON) goes into kombu's JSON envelope as text rather than
         # base64 (a message's inline uploads are base64 already): a quarter fewer bytes for
         # the broker, the worker parent that receives each message and copies it to the
@@ -77,3 +83,8 @@ def celery_config(settings: Settings) -> dict[str, Any]:
     if (patched := transport_for(url)) is not None:
         config["broker_transport"] = patched
     return config
+
+
+def restore_interval(settings: Settings) -> int:
+    """Seconds between kombu's looks for messages past their visibility timeout."""
+    return max(1, settings.visibility_timeout // 4)

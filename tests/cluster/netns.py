@@ -795,7 +795,9 @@ class Cluster:
     def active(self, name: str) -> list[dict[str, Any]]:
         """The tasks the worker host is running now."""
         node = self.node(name)
-        found = self.control.control.inspect(destination=[node], timeout=1.0).active() or {}
+        # One host asked: its answer ends the wait (the timeout is for a host that is down).
+        asked = self.control.control.inspect(destination=[node], timeout=1.0, limit=1)
+        found = asked.active() or {}
         return list(found.get(node, []))
 
     @contextmanager
@@ -812,22 +814,27 @@ class Cluster:
     def cut_mid_task(
         self, name: str, cut: Callable[[], None], undo: Callable[[], None], tries: int = 5
     ) -> tuple[list[str], datetime]:
-        """Wait until worker host `name` is judging, `cut` it off, and return the submissions it
-        had claimed and can no longer record (still judging a second after the cut), with the
-        cut's time. A task that ended between the look and the cut leaves nothing in flight:
-        `undo` and try again while the backlog lasts."""
-        running: list[dict[str, Any]] = []
+        """Wait until worker host `name` runs a task whose claims are taken (its uploads are
+        judging in the store), `cut` it off at once, and return the submissions it still holds
+        a second after the cut, with the cut's time. A task that recorded its results before
+        the cut leaves nothing in flight: `undo` and try again while the backlog lasts.
 
-        def judging() -> bool:
-            running[:] = [t for t in self.active(name) if task_ids(t)]
-            return bool(running)
+        The claims are waited for, not only the task: a cut inside the claim's transaction,
+        undone a second later, leaves that transaction to TCP's retransmissions, and the next
+        tries would cut it again before it commits, until the server ends it (5 s idle)."""
+        claimed: list[str] = []
+
+        def claiming() -> bool:
+            running = [sid for task in self.active(name) for sid in task_ids(task)]
+            claimed[:] = self.still_judging(running) if running else []
+            return bool(claimed)
 
         for _ in range(tries):
-            wait_for(judging, 30, f"{name} judging an upload", interval=0.02)
+            wait_for(claiming, 30, f"{name} holding a claim", interval=0.0)
             cut()
             at = datetime.now(UTC)
             time.sleep(1.0)
-            held = self.still_judging([sid for task in running for sid in task_ids(task)])
+            held = self.still_judging(claimed)
             if held:
                 return held, at
             undo()
