@@ -3,8 +3,10 @@
 judging with one process each, or --concurrency), in one run:
 
 - worker efficiency: judged/s of a queue drained by the worker hosts, against the offline
-  judge's rate on as many processes (the same cores), same corpus, same run, the mean of a run
-  just before the drain and one right after; goal >= 0.8;
+  judge's rate on as many processes as worker hosts (the same cores), same corpus, same run,
+  the mean of a run just before the drain and one right after; goal >= 0.8. With more than
+  one judging process a host, also against the offline judge on as many processes as the
+  pool, which shows what sharing the cores among more processes costs the judging itself;
 - a worker host cut off the network (link down) mid-batch -> its claims judged by another host;
 - the API host whose sweeper holds the lock killed whole -> another API host's sweeper holds it;
 - a third worker host started during a backlog -> its first task.
@@ -117,19 +119,25 @@ class MachineTrace(Sampler):
 
 
 def efficiency(
-    run: Run, uploads: int, moves: int, round_: int
-) -> tuple[float, tuple[float, float], str]:
-    """Judged/s of a queue drained by the worker hosts; the offline judge's rate on as many
-    processes on the same corpus just before the drain (the queue stored, the worker hosts
-    still frozen) and right after it, since this VM's speed drifts within minutes; and where
-    the machine's CPU went during the drain. Each round is a contest of its own with the same
-    games (generated once)."""
+    run: Run, uploads: int, moves: int, round_: int, pool: int
+) -> tuple[float, dict[int, tuple[float, float]], str]:
+    """Judged/s of a queue drained by the worker hosts; the offline judge's rate on the same
+    corpus just before the drain (the queue stored, the worker hosts still frozen) and right
+    after it, since this VM's speed drifts within minutes, on as many processes as worker hosts
+    (one a core) and, when the pool is larger, on as many as the pool's `pool` processes; and
+    where the machine's CPU went during the drain. Each round is a contest of its own with the
+    same games (generated once)."""
     made = run.cluster
     before: dict[str, dict[int, tuple[str, float]]] = {}
-    offline: list[float] = []
+    counts = sorted({len(WORKER_HOSTS), pool})
+    offline: dict[int, list[float]] = {n: [] for n in counts}
+
+    def judged_offline(corpus: Corpus) -> None:
+        for n in counts:
+            offline[n].append(judge_only(corpus.data, run.lexicon, processes=n))
 
     def snapshot(corpus: Corpus) -> None:
-        offline.append(judge_only(corpus.data, run.lexicon, processes=len(WORKER_HOSTS)))
+        judged_offline(corpus)
         before.update({name: host.cpu_seconds() for name, host in made.network.hosts.items()})
 
     def messages() -> int:
@@ -150,9 +158,8 @@ def efficiency(
     )
     spent += f"; {len(ids)} uploads in {messages() - earlier} messages"
     drained = len(ids) / (last - thawed).total_seconds()
-    corpus = run.contests[-1][2]
-    offline.append(judge_only(corpus.data, run.lexicon, processes=len(WORKER_HOSTS)))
-    return drained, (offline[0], offline[1]), spent
+    judged_offline(run.contests[-1][2])
+    return drained, {n: (rates[0], rates[1]) for n, rates in offline.items()}, spent
 
 
 def cpu_spent(made: Cluster, before: dict[str, dict[int, tuple[str, float]]]) -> str:
@@ -284,24 +291,36 @@ def main() -> int:
             print(f"cluster up in {time.monotonic() - began:.1f} s on {made.network.subnet}: "
                   f"{', '.join(made.network.hosts)}", flush=True)  # fmt: skip
             run = Run(made, lexicon)
-            ratios = []
+            pool = len(WORKER_HOSTS) * args.concurrency
+            ratios: dict[int, list[float]] = {}
             for round_ in range(args.rounds):
-                drained, offline, spent = efficiency(run, args.uploads, args.moves, round_)
-                ratios.append(against_around(drained, *offline))
+                drained, offline, spent = efficiency(run, args.uploads, args.moves, round_, pool)
+                for n, around in offline.items():
+                    ratios.setdefault(n, []).append(against_around(drained, *around))
+                cores = len(WORKER_HOSTS)
                 print(
                     f"worker efficiency, round {round_ + 1}: drain {drained:.1f} submissions/s "
-                    f"on {len(WORKER_HOSTS)} worker hosts ({args.concurrency} judging "
-                    f"process(es) each), offline judge {offline[0]:.1f} / {offline[1]:.1f}/s on "
-                    f"{len(WORKER_HOSTS)} processes just before / right after, {args.uploads} "
-                    f"uploads of {args.moves} moves: ratio {ratios[-1]:.2f} (against the mean)",
+                    f"on {cores} worker hosts ({args.concurrency} judging process(es) each), "
+                    f"offline judge {offline[cores][0]:.1f} / {offline[cores][1]:.1f}/s on "
+                    f"{cores} processes just before / right after, {args.uploads} uploads of "
+                    f"{args.moves} moves: ratio {ratios[cores][-1]:.2f} (against the mean)",
                     flush=True,
                 )
+                if pool != cores:
+                    print(
+                        f"  against the offline judge on {pool} processes, as many as the pool "
+                        f"({offline[pool][0]:.1f} / {offline[pool][1]:.1f}/s): ratio "
+                        f"{ratios[pool][-1]:.2f}",
+                        flush=True,
+                    )
                 print(f"  CPU seconds during the drain: {spent}", flush=True)
-            print(
-                f"worker efficiency: median ratio {statistics.median(ratios):.2f} of "
-                f"{len(ratios)} rounds (goal >= {GOAL})",
-                flush=True,
-            )
+            for n, found in ratios.items():
+                print(
+                    f"worker efficiency against the offline judge on {n} processes: median "
+                    f"ratio {statistics.median(found):.2f} of {len(found)} rounds"
+                    + (f" (goal >= {GOAL})" if n == len(WORKER_HOSTS) else ""),
+                    flush=True,
+                )
             if not args.efficiency_only:
                 failovers(run, args.repeats)
             problems = run.problems()
