@@ -830,7 +830,7 @@ class Cluster:
             return bool(claimed)
 
         for _ in range(tries):
-            wait_for(claiming, 30, f"{name} holding a claim", interval=0.0)
+            wait_for(claiming, 30, f"{name} holding a claim", interval=0.01)
             cut()
             at = datetime.now(UTC)
             time.sleep(1.0)

@@ -111,8 +111,8 @@ def trails(hosts: Cluster, ids: list[str], since: datetime) -> dict[str, list[st
 
 
 def broker_state(hosts: Cluster) -> str:
-    """kombu's redelivery bookkeeping: the mutex a restore takes (its seconds left) and the
-    age of each unacknowledged message."""
+    """kombu's redelivery bookkeeping: the lock a restore takes (its milliseconds left, -2
+    while no one holds it) and the age of each unacknowledged message, in seconds."""
     try:
         with hosts.redis_client() as client:
             mutex_ttl = client.pttl("unacked_mutex")
@@ -155,12 +155,13 @@ NOTEWORTHY = ("sweeper", "election", '"level": "warning"', '"level": "error"', "
 
 def held_up(hosts: Cluster, ids: list[str], since: datetime) -> str:
     """What a failover that took too long left to read: each submission's row and event trail,
-    the live backlog, the unacknowledged messages, the sweeper's holder, and the lines of every
-    other host's logs that name one of `ids` or the sweeper."""
+    the live backlog, the unacknowledged messages, the sweeper's holder, kombu's restore lock,
+    and the last lines of each host's logs that name one of `ids`, the sweeper or its election,
+    or are warnings and errors."""
     rows = hosts.sql(
         "SELECT id, state, state_at, attempts FROM submissions WHERE id = ANY(%s)", ids
     )
-    lines = [f"cut at {since.isoformat()}"]
+    lines = [f"cut off (or killed) at {since.isoformat()}"]
     lines += [
         f"row {sid}: {state} since {seconds(since, at):+.1f} s, attempts {n}"
         for sid, state, at, n in rows
