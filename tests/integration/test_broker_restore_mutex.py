@@ -43,5 +43,7 @@ def test_a_restore_lock_left_by_a_vanished_host_frees_within_one_restore_interva
                 with Mutex(asking.client, key, asking.unacked_mutex_expire):
                     break
             except MutexHeld:
-                assert time.monotonic() - began < interval + 1, "the lock outlived one restore interval"
+                assert time.monotonic() - began < interval + 1, (
+                    "the lock outlived one restore interval"
+                )
                 time.sleep(0.05)
