@@ -7,17 +7,23 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
 import httpx
 
 from devstack.ports import free_port
 from devstack.redis_server import redis_password, redis_url
 from devstack.seaweedfs import S3Credentials, s3_credentials
+
+# What `signal.signal` returns: the handler it replaced.
+Handler = Callable[[int, FrameType | None], Any] | int | signal.Handlers | None
 
 
 @dataclass
@@ -94,6 +100,7 @@ def running_stack(
         start_new_session=True,
     )
     url = f"http://127.0.0.1:{port}"
+    sigterm = _raise_on_sigterm()
     try:
         _wait_ready(url, process, home, timeout)
         admin_token = child_env["TILEJUDGE_ADMIN_TOKEN"] or (home / "admin-token").read_text()
@@ -107,6 +114,22 @@ def running_stack(
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait(10)
         out.close()
+        if sigterm is not None:
+            signal.signal(signal.SIGTERM, sigterm)
+
+
+def _raise_on_sigterm() -> Handler | None:
+    """While a stack runs, SIGTERM raises SystemExit in the main thread, so that the stack is
+    stopped on the way out: by default the process would end at once, and `tilejudge up`, in a
+    session of its own, would go on restarting its children. The handler it replaces (None off
+    the main thread, which may not set one)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _exit_on_sigterm)
+
+
+def _exit_on_sigterm(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
 
 
 def _wait_ready(url: str, process: subprocess.Popen[bytes], home: Path, timeout: float) -> None:

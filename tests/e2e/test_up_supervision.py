@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import signal
 import stat
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -123,3 +125,44 @@ def test_up_starts_a_killed_worker_and_redis_again_and_a_ctrl_c_stops_users_befo
     stopping = "".join(stack.log(name)[start:] for name, start in before.items())
     for warning in ("worker_watch_failed", "release_failed", "Connection refused", "Traceback"):
         assert warning not in stopping, stopping[-3000:]
+
+
+# A program that holds a stack until it is stopped: a benchmark, or a test run, in miniature.
+HOLDER = """
+import sys, time
+from pathlib import Path
+from tests.stack_process import children_of, running_stack
+with running_stack(Path(sys.argv[1]), workers=1) as stack:
+    print(stack.process.pid, *children_of(stack.process.pid), flush=True)
+    time.sleep(600)
+"""
+
+
+def test_a_program_stopped_with_sigterm_stops_the_stack_it_started(tmp_path: Path) -> None:
+    with subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(tmp_path / "home")],
+        cwd=Path(__file__).resolve().parents[2],
+        stdout=subprocess.PIPE,
+        text=True,
+    ) as holder:
+        try:
+            assert holder.stdout is not None
+            up, *parts = (int(pid) for pid in holder.stdout.readline().split())
+            assert parts, "`up` had started nothing"
+            holder.send_signal(signal.SIGTERM)
+            holder.wait(90)
+        finally:
+            if holder.poll() is None:
+                holder.kill()
+                holder.wait(10)
+    left = [pid for pid in (up, *parts) if _alive(pid)]
+    assert not left, [_cmdline(pid) for pid in left]
+
+
+def _alive(pid: int) -> bool:
+    """Running, or exited and not yet reaped (a zombie is gone for this purpose)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
