@@ -150,6 +150,20 @@ def _wait_ready(url: str, process: subprocess.Popen[bytes], home: Path, timeout:
     )
 
 
+def process_state(pid: int) -> str | None:
+    """The process's state letter in /proc (R running, S sleeping, Z exited and not yet
+    reaped, ...); None once it is gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return None
+
+
+def running(pid: int) -> bool:
+    """Alive: there and not a zombie (an exited process its parent has not reaped yet)."""
+    return process_state(pid) not in (None, "Z")
+
+
 def children_of(parent: int) -> list[int]:
     """The pids whose parent is `parent` (zombies included), read from /proc."""
     found = []

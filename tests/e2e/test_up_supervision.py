@@ -19,7 +19,7 @@ import pytest
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
-from tests.stack_process import RunningStack, children_of, running_stack
+from tests.stack_process import RunningStack, children_of, running, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -155,14 +155,5 @@ def test_a_program_stopped_with_sigterm_stops_the_stack_it_started(tmp_path: Pat
             if holder.poll() is None:
                 holder.kill()
                 holder.wait(10)
-    left = [pid for pid in (up, *parts) if _alive(pid)]
+    left = [pid for pid in (up, *parts) if running(pid)]
     assert not left, [_cmdline(pid) for pid in left]
-
-
-def _alive(pid: int) -> bool:
-    """Running, or exited and not yet reaped (a zombie is gone for this purpose)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"

@@ -44,7 +44,7 @@ from infra import lexicon_files
 from infra.settings import ClientSettings, Settings
 from judge import Lexicon
 from tests.log_checks import entry_problems
-from tests.stack_process import children_of
+from tests.stack_process import children_of, process_state, running
 
 ADMIN_TOKEN = "fault-admin-token"
 # Short deadlines so that recovery fits a test run; the relations between them are the ones
@@ -123,7 +123,7 @@ class FaultStack:
     def worker_children(self) -> list[int]:
         """The pool's live children (a killed one stays a zombie until the parent reaps it)."""
         assert self.worker is not None
-        return [pid for pid in children_of(self.worker.pid) if _running(pid)]
+        return [pid for pid in children_of(self.worker.pid) if running(pid)]
 
     def kill_worker_parent(self) -> list[int]:
         """SIGKILL the parent only, as the OOM killer would; returns its orphaned children."""
@@ -202,7 +202,7 @@ class FaultStack:
 
     def live_orphans(self) -> int:
         """Children of a killed parent still running (they finish their task, then exit)."""
-        return sum(_running(pid) for pid in self.orphans)
+        return sum(running(pid) for pid in self.orphans)
 
     def stop_worker(self) -> None:
         if self.worker is not None and self.worker.poll() is None:
@@ -422,17 +422,7 @@ def _waiting_in(pid: int) -> str:
 
 def _on_cpu(pid: int) -> bool:
     """Running or runnable (state R), not sleeping."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "R"
-    except OSError:
-        return False
-
-
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    return process_state(pid) == "R"
 
 
 def _kill_group(process: subprocess.Popen[bytes]) -> None:
