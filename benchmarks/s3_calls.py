@@ -3,7 +3,7 @@
 
 Times `S3BlobStore.put` and `S3BlobStore.get` of N objects of `--size` bytes (text, as an
 upload), first through the boto3 client's own calls, then as URLs the client presigns, sent
-with urllib3, then as URLs `infra.blobstore.Presigner` signs (what `S3BlobStore.from_settings`
+with `infra.blobstore.PresignedHttp`, then as URLs `infra.blobstore.Presigner` signs (what `S3BlobStore.from_settings`
 builds), in turns for R rounds. Prints, a call, the calling
 process's CPU (user + system, this thread's network stack included) and SeaweedFS's, the median
 of the rounds. Prints figures and asserts nothing."""

@@ -104,7 +104,7 @@ def test_from_settings_builds_a_working_client_with_path_style_addressing(
 ) -> None:
     settings = Settings.from_env({"TILEJUDGE_S3_BUCKET": BUCKET})
     built = S3BlobStore.from_settings(settings, "https://s3.us-east-1.amazonaws.com")
-    # Its GETs and PUTs go out as presigned URLs over urllib3, which moto does not intercept:
+    # Its GETs and PUTs go out as presigned URLs over http.client, which moto does not intercept:
     # the client's own calls are tried here, the URLs only looked at.
     store = S3BlobStore(built._client, BUCKET)
     try:
