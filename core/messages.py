@@ -56,19 +56,33 @@ def group_args(uploads: Sequence[Upload]) -> tuple[list[str], list[str | None]]:
     return [sid for sid, _ in uploads], inline
 
 
-# Printable ASCII and the line breaks and tabs a text file has: JSON carries them as they are
-# (a line break as two characters), where base64 makes every three bytes four.
-_PLAIN = re.compile(rb"[\t\n\r\x20-\x7e]*")
+# Text: printable characters and the line breaks and tabs a text file has, no other control
+# character. JSON carries ASCII as it is (a line break as two characters), where base64 makes
+# every three bytes four; a character beyond ASCII goes as a \uXXXX escape (six characters for
+# its two to four bytes), so text goes as text while at most one byte in TEXT_EXTRA_MOST is
+# part of one (a word list's accented words), and in base64 otherwise.
+_TEXT = re.compile(r"[\t\n\r\x20-\x7e\u00a0-\U0010ffff]*")
+TEXT_EXTRA_MOST = 16
 TEXT_MARK = "~"  # not in base64's alphabet
 
 
 def carried(data: bytes) -> str:
-    """An upload's bytes as a message carries them: plain text after TEXT_MARK, anything else
-    in base64. (A worker of a version before TEXT_MARK fails such a message during a rolling
-    upgrade; its uploads stay queued and the sweeper publishes them again after
-    TILEJUDGE_REQUEUE_AFTER, so one is late, never lost or judged wrong.)"""
-    if _PLAIN.fullmatch(data):
-        return TEXT_MARK + data.decode("ascii")
+    """An upload's bytes as a message carries them: text (valid UTF-8, see `_TEXT`) after
+    TEXT_MARK, anything else in base64. UTF-8 text decodes and encodes back to the same
+    bytes, and the worker checks each upload's SHA-256 all the same. (A worker of a version
+    before TEXT_MARK, or before text beyond ASCII was carried as text, fails such a message
+    during a rolling upgrade; its uploads stay queued and the sweeper publishes them again
+    after TILEJUDGE_REQUEUE_AFTER, so one is late, never lost or judged wrong.)"""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if (
+        text is not None
+        and (len(data) - len(text)) * TEXT_EXTRA_MOST <= len(data)
+        and _TEXT.fullmatch(text)
+    ):
+        return TEXT_MARK + text
     return base64.b64encode(data).decode("ascii")
 
 
@@ -83,5 +97,5 @@ def unpack_group(submission_ids: Sequence[str], inline: Sequence[str | None]) ->
 
 def _bytes(data: str) -> bytes:
     if data.startswith(TEXT_MARK):
-        return data[len(TEXT_MARK) :].encode("ascii")
+        return data[len(TEXT_MARK) :].encode("utf-8")
     return base64.b64decode(data)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -18,13 +19,41 @@ def test_a_text_upload_rides_as_its_own_text_and_a_binary_one_in_base64() -> Non
     assert carried(binary) == base64.b64encode(binary).decode("ascii")
 
 
+def test_text_with_a_few_letters_beyond_ascii_rides_as_text() -> None:
+    text = ("0 0 2 0 caf\u00e9\n" + "0 1 2 0 cat\n" * 20).encode()
+
+    assert carried(text) == TEXT_MARK + text.decode("utf-8")
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        pytest.param("\u00e9t\u00e9\n".encode() * 50, id="mostly beyond ascii"),
+        pytest.param(b"0 0 2 0 caf\xe9\n", id="not utf-8 (latin-1)"),
+        pytest.param("0 0 2 0 a\u0085b\n".encode(), id="a C1 control character"),
+        pytest.param(b"0 0 2 0 ab\x7f\n", id="DEL"),
+        pytest.param(b"\xed\xa0\x80", id="an encoded surrogate"),
+    ],
+)
+def test_other_bytes_ride_in_base64(data: bytes) -> None:
+    assert carried(data) == base64.b64encode(data).decode("ascii")
+
+
 def test_a_message_from_before_text_was_carried_as_text_still_reads() -> None:
     older = [base64.b64encode(b"0 0 2 0 cat\n").decode("ascii"), None]
 
     assert unpack_group(["a", "b"], older) == {"a": b"0 0 2 0 cat\n"}
 
 
-@given(st.lists(st.binary(max_size=64) | st.sampled_from([b"", b"~", b"~~x\n", b"0 0 2 0 cat\n"])))
+@given(
+    st.lists(
+        st.binary(max_size=64)
+        | st.text(max_size=64).map(str.encode)
+        | st.sampled_from(
+            [b"", b"~", b"~~x\n", b"0 0 2 0 cat\n", "0 0 2 0 \u00e9t\u00e9 ".encode()]
+        )
+    )
+)
 def test_every_upload_comes_out_of_its_message_byte_for_byte(uploads: list[bytes]) -> None:
     ids = [f"s{n}" for n in range(len(uploads))]
 
