@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -47,6 +48,16 @@ ROUTERS = (
 )
 
 
+def settle_heap() -> None:
+    """Take what the process built to serve (its modules, the services, their clients, about
+    180,000 objects) out of the cyclic collector's sight: a full collection then walks only
+    what serving made since, about 20 ms instead of 100 with the GIL held, which every request
+    in the process waits out. Only in a process that serves (not in a test's, where it would
+    keep every earlier test's garbage for good)."""
+    gc.collect()
+    gc.freeze()
+
+
 def build_services(settings: Settings) -> Services:
     return Services(**vars(compose.api_parts(settings)))
 
@@ -63,6 +74,8 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
         sequencer = compose.log_sequencer(svc) if services is None else None
         if sequencer is not None:
             sequencer.start()
+        if services is None:
+            settle_heap()
         yield
         if sequencer is not None:
             sequencer.stop()
