@@ -19,8 +19,9 @@ def test_a_text_upload_rides_as_its_own_text_and_a_binary_one_in_base64() -> Non
     assert carried(binary) == base64.b64encode(binary).decode("ascii")
 
 
-def test_text_with_a_few_letters_beyond_ascii_rides_as_text() -> None:
-    text = ("0 0 2 0 caf\u00e9\n" + "0 1 2 0 cat\n" * 20).encode()
+@pytest.mark.parametrize("letter", ["\u00e9", "\u00a9", "\u00a0", "\U0001f600"])
+def test_text_with_a_few_letters_beyond_ascii_rides_as_text(letter: str) -> None:
+    text = (f"0 0 2 0 caf{letter}\n" + "0 1 2 0 cat\n" * 20).encode()
 
     assert carried(text) == TEXT_MARK + text.decode("utf-8")
 
@@ -32,6 +33,7 @@ def test_text_with_a_few_letters_beyond_ascii_rides_as_text() -> None:
         pytest.param(b"0 0 2 0 caf\xe9\n", id="not utf-8 (latin-1)"),
         pytest.param("0 0 2 0 a\u0085b\n".encode(), id="a C1 control character"),
         pytest.param(b"0 0 2 0 ab\x7f\n", id="DEL"),
+        pytest.param(b"0 0 2 0 ab\x0b\n", id="a C0 control character"),
         pytest.param(b"\xed\xa0\x80", id="an encoded surrogate"),
     ],
 )
