@@ -322,7 +322,8 @@ class PresignedHttp:
     read timeouts, a kept-alive connection the endpoint has closed found before it is used
     (one `poll`) or, closed on the way, sent again on a new one, and one retry of a
     connection refused or dropped, or of a 5xx answer. GET and PUT of a whole object are both
-    idempotent, so sending one again is safe. No proxy, as before."""
+    idempotent, so sending one again is safe. Straight to the endpoint, through no proxy; over
+    https, checked against the system's certificate authorities."""
 
     def __init__(
         self,
@@ -335,6 +336,7 @@ class PresignedHttp:
         self._most = connections
         self._idle: dict[tuple[str, str], list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
+        self._tls: ssl.SSLContext | None = None  # made once, on the first https connection
         # Its idle connections closed when it is dropped, as urllib3 closes a pool's.
         weakref.finalize(self, _close_idle, self._idle, self._lock)
 
@@ -354,6 +356,8 @@ class PresignedHttp:
         while True:
             conn, reused = self._take(endpoint)
             try:
+                if not reused:
+                    self._open(conn)
                 conn.request(method, target, body=body, headers=dict(headers or {}))
                 response = conn.getresponse()
                 data = response.read()
@@ -377,32 +381,39 @@ class PresignedHttp:
         _close_idle(self._idle, self._lock)
 
     def _take(self, endpoint: tuple[str, str]) -> tuple[http.client.HTTPConnection, bool]:
-        """A kept-alive connection to `endpoint` still open (and True), else a new one."""
+        """A kept-alive connection to `endpoint` still open (and True), else a new one, not
+        yet open (and False)."""
         while True:
             with self._lock:
                 idle = self._idle.get(endpoint)
                 conn = idle.pop() if idle else None
             if conn is None:
-                return self._connect(endpoint), False
+                return self._new(endpoint), False
             if conn.sock is not None and not _readable(conn.sock):
                 return conn, True
             conn.close()  # closed by the endpoint (readable: its end of file) while idle
 
-    def _connect(self, endpoint: tuple[str, str]) -> http.client.HTTPConnection:
+    def _new(self, endpoint: tuple[str, str]) -> http.client.HTTPConnection:
         scheme, netloc = endpoint
         conn: http.client.HTTPConnection
         if scheme == "https":
+            if self._tls is None:
+                self._tls = ssl.create_default_context()
             conn = http.client.HTTPSConnection(
-                netloc, timeout=self._connect_timeout, context=ssl.create_default_context()
+                netloc, timeout=self._connect_timeout, context=self._tls
             )
         elif scheme == "http":
             conn = http.client.HTTPConnection(netloc, timeout=self._connect_timeout)
         else:
             raise ValueError(f"not an http(s) URL: {scheme}://{netloc}")
+        return conn
+
+    def _open(self, conn: http.client.HTTPConnection) -> None:
+        """Connect within the connect timeout (and, over https, shake hands), then wait for
+        answers up to the read timeout."""
         conn.connect()
         assert conn.sock is not None
         conn.sock.settimeout(self._read_timeout)
-        return conn
 
     def _give_back(self, endpoint: tuple[str, str], conn: http.client.HTTPConnection) -> None:
         with self._lock:

@@ -212,3 +212,18 @@ def test_idle_connections_beyond_the_limit_are_closed_not_kept(
 
     assert kept == 1
     assert http._idle == {}
+
+
+def test_an_https_endpoint_is_reached_over_tls(serving: Callable[..., Server]) -> None:
+    # A plain-HTTP server behind an https URL never completes the TLS handshake the client
+    # starts: the call fails (after its one retry) rather than going out in the clear.
+    server = serving(lambda n, on_this: OK)
+    http = PresignedHttp(read_timeout=0.3, connect_timeout=0.3)
+    try:
+        with pytest.raises(OSError):
+            http.request("GET", server.url.replace("http://", "https://"))
+    finally:
+        http.close()
+
+    assert server.connections == 2
+    assert server.requests == []
