@@ -193,7 +193,8 @@ def test_idle_connections_beyond_the_limit_are_closed_not_kept(
     serving: Callable[..., Server],
 ) -> None:
     gate = threading.Barrier(3)
-    server = serving(lambda n, on_this: OK)
+    # Answers held a moment, so the three calls are under way at once, each on a connection.
+    server = serving(lambda n, on_this: time.sleep(0.3) or OK)
     http = PresignedHttp(connections=1)
     try:
 
@@ -210,6 +211,7 @@ def test_idle_connections_beyond_the_limit_are_closed_not_kept(
     finally:
         http.close()
 
+    assert server.connections == 3
     assert kept == 1
     assert http._idle == {}
 
