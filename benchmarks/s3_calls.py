@@ -25,7 +25,7 @@ import psutil
 from benchmarks.machine import cpu_model
 from devstack.process import Service
 from devstack.seaweedfs import s3_credentials, start_seaweedfs
-from infra.blobstore import S3BlobStore, presigned_http
+from infra.blobstore import PresignedHttp, S3BlobStore
 
 BUCKET = "bench"
 
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
             )
             ways = {
                 "boto3 client calls": S3BlobStore(store._client, BUCKET),
-                "client presigns": S3BlobStore(store._client, BUCKET, http=presigned_http()),
+                "client presigns": S3BlobStore(store._client, BUCKET, http=PresignedHttp()),
                 "Presigner signs": store,
             }
             figures: dict[tuple[str, str], list[tuple[float, float]]] = {}

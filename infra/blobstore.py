@@ -128,7 +128,7 @@ class S3BlobStore:
         return cls(
             client,
             bucket,
-            http=presigned_http(read_timeout, connections),
+            http=PresignedHttp(read_timeout=read_timeout, connections=connections),
             credentials=session.get_credentials(),
         )
 
@@ -293,14 +293,6 @@ _PROBE_KEY = "tilejudge-presign-probe"
 _PLAIN_KEY = re.compile(
     r"(?!\.{1,2}(?:/|$))[A-Za-z0-9_.~-]+(?:/(?!\.{1,2}(?:/|$))[A-Za-z0-9_.~-]+)*"
 )
-
-
-def presigned_http(
-    read_timeout: float = READ_TIMEOUT_S, connections: int = CONNECTIONS
-) -> PresignedHttp:
-    """The connections presigned GETs and PUTs go over (`PresignedHttp`): the timeouts of
-    `client_config`, and its one retry of a connection refused or dropped, or a 5xx answer."""
-    return PresignedHttp(read_timeout=read_timeout, connections=connections)
 
 
 @dataclass(frozen=True)

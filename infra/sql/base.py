@@ -128,6 +128,17 @@ def translated() -> Iterator[None]:
         raise StoreUnavailable(f"the results store failed: {exc.orig}") from exc
 
 
+def insert_all(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:
+    """Rows into a table: on SQLite in multi-row INSERTs (`insert_rows` says why), elsewhere
+    in the driver's executemany."""
+    if not rows:
+        return
+    if conn.dialect.name == "sqlite":
+        insert_rows(conn, table, rows)
+    else:
+        conn.execute(insert(table), rows)
+
+
 def insert_rows(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> list[int]:
     """Rows into a SQLite table in multi-row INSERTs (500 rows a statement), and their rowids
     in order.

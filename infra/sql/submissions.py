@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, insert, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
@@ -17,7 +17,7 @@ from core.events import EventType
 from core.intake import closed, conflict, no_log_right
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
-from infra.sql.base import RowsAmong, StoreBase, insert_rows, unindexed
+from infra.sql.base import RowsAmong, StoreBase, insert_all, unindexed
 from infra.sql.copies import keep_copies
 from infra.sql.results import keep_words, put_results
 from infra.sql.schema import contests, rejudge_runs, submission_copies, submissions, teams
@@ -188,10 +188,7 @@ class SubmissionsMixin(StoreBase):
             keep_copies(conn, pending, copies)
             return answers
         rows = [{k: v for k, v in s.__dict__.items() if k != "log_leaf"} for s in fresh]
-        if self._sqlite:
-            insert_rows(conn, submissions, rows)
-        else:
-            conn.execute(insert(submissions), rows)
+        insert_all(conn, submissions, rows)
         # An open rejudge run covers uploads that arrive while it runs, too. Only a run still
         # open: on PostgreSQL this waits for an `apply` holding the run's row (FOR UPDATE) and
         # then, under read committed, checks the state again, so an applied run is left alone;

@@ -26,7 +26,7 @@ from core.log_signing import Sign
 from core.records import Contest
 from core.tlog import merkle
 from core.transparency import LogHead
-from infra.sql.base import StoreBase, insert_rows
+from infra.sql.base import StoreBase, insert_all
 from infra.sql.engine import SCHEMA_TRY_LOCK, SEQUENCER_LOCK
 from infra.sql.games import rows_of
 from infra.sql.schema import (
@@ -54,7 +54,6 @@ LOGGED = {
 
 # Statements of every logged transaction, built once: each call binds its values.
 _CONTESTS = select(contests).where(contests.c.id.in_(bindparam("ids", expanding=True)))
-_INSERT_ENTRIES = insert(log_entries)
 # A contest's next `count` leaves taken, its log marked closed too where the key is True.
 _TAKE_LEAVES = {
     closing: update(log_heads)
@@ -396,10 +395,7 @@ def _number(conn: Connection, entries: Sequence[Entry]) -> dict[int, int]:
                     "submission_id": entry.submission_id,
                 }
             )
-    if rows and conn.dialect.name == "sqlite":
-        insert_rows(conn, log_entries, rows)  # one statement, not a step a row
-    elif rows:
-        conn.execute(_INSERT_ENTRIES, rows)
+    insert_all(conn, log_entries, rows)
     return leaves
 
 

@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from infra.blobstore import (
     _HEADERS,
     PRESIGNED_S,
+    PresignedHttp,
     Presigner,
     S3BlobStore,
     client_config,
-    presigned_http,
 )
 
 BUCKET = "tilejudge-presign"
@@ -125,6 +125,6 @@ def test_a_client_whose_urls_are_not_sigv4_keeps_its_own_presigning() -> None:
     with pytest.raises(ValueError, match="not a SigV4 presigned URL"):
         Presigner(sigv2, BUCKET, credentials)
 
-    store = S3BlobStore(sigv2, BUCKET, http=presigned_http(), credentials=credentials)
+    store = S3BlobStore(sigv2, BUCKET, http=PresignedHttp(), credentials=credentials)
 
     assert store._presigner is None
