@@ -102,11 +102,19 @@ def judge_only(corpus: list[bytes], lexicon: Lexicon, processes: int) -> float:
     """Submissions per second, judged by `processes` forked processes sharing the lexicon."""
     global _LEXICON
     _LEXICON = lexicon
-    with multiprocessing.get_context("fork").Pool(processes) as pool:
+    pool = multiprocessing.get_context("fork").Pool(processes)
+    try:
         pool.map(_judge_total, corpus[:processes])  # warm up the children
         start = time.perf_counter()
         pool.map(_judge_total, corpus, chunksize=1)
         return len(corpus) / (time.perf_counter() - start)
+    finally:
+        # Closed and joined, not terminated (what `with` does): the children inherit the
+        # SIGTERM handler `running_stack` sets (SystemExit), and a child that terminate()
+        # interrupted while another held the task queue's lock was seen waiting on that lock
+        # for ever, and join() with it.
+        pool.close()
+        pool.join()
 
 
 def upload_all(
