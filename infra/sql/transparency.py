@@ -484,8 +484,7 @@ def _grow(
         for offset, value in enumerate(added):
             cache[start + offset] = value
             new_rows.append({"contest_id": contest_id, "n": start + offset, "hash": value})
-    if new_rows:
-        conn.execute(insert(log_hashes), new_rows)
+    insert_all(conn, log_hashes, new_rows)
     grown = size + len(leaves)
     root = merkle.tree_hash(grown, read)
     head = {
