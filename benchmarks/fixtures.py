@@ -82,7 +82,7 @@ UNLIMITED = UNLIMITED_RATE | {"TILEJUDGE_TEAM_BYTES_PER_DAY": "0"}
 @contextmanager
 def intake_stack(prefix: str, api_workers: int) -> Iterator[RunningStack]:
     """A stack for intake's benchmarks: no rate limit, `api_workers` API processes, 2 workers."""
-    env = UNLIMITED | {"TILEJUDGE_API_WORKERS": str(api_workers)}
+    env = UNLIMITED | api_workers_env(api_workers)
     with bench_stack(prefix, workers=2, env=env) as stack:
         yield stack
 
@@ -110,10 +110,12 @@ def burst_plan(
     )
 
 
-def api_workers_option(parser: argparse.ArgumentParser) -> None:
-    """--api-workers for a benchmark that runs the stack as `tilejudge up` starts it unless told."""
+def api_workers_option(parser: argparse.ArgumentParser, default: int | None = None) -> None:
+    """--api-workers: how many API processes the stack runs; by default `default`, or as many
+    as `tilejudge up` starts (None)."""
+    shown = "as `tilejudge up` starts" if default is None else str(default)
     parser.add_argument(
-        "--api-workers", type=int, help="API processes (default: as `tilejudge up` starts)"
+        "--api-workers", type=int, default=default, help=f"API processes (default: {shown})"
     )
 
 
@@ -127,4 +129,4 @@ def burst_arguments(parser: argparse.ArgumentParser, uploads: int) -> None:
     many API processes take them."""
     parser.add_argument("--uploads", type=int, default=uploads)
     parser.add_argument("--concurrency", type=int, default=200)
-    parser.add_argument("--api-workers", type=int, default=2, help="API processes")
+    api_workers_option(parser, default=2)
