@@ -109,10 +109,11 @@ def judge_only(corpus: list[bytes], lexicon: Lexicon, processes: int) -> float:
         pool.map(_judge_total, corpus, chunksize=1)
         return len(corpus) / (time.perf_counter() - start)
     finally:
-        # Closed and joined, not terminated (what `with` does): the children inherit the
-        # SIGTERM handler `running_stack` sets (SystemExit), and a child that terminate()
-        # interrupted while another held the task queue's lock was seen waiting on that lock
-        # for ever, and join() with it.
+        # Closed and joined, not terminated (what `with` does): terminate() takes the task
+        # queue's lock in this process and then signals the children, which run the SIGTERM
+        # handler `running_stack` set (SystemExit) instead of dying; one was seen still
+        # waiting on that lock, and join() waiting on it, for ever. Closed, each child takes
+        # its end-of-work marker off the queue and exits.
         pool.close()
         pool.join()
 
