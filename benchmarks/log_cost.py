@@ -19,13 +19,12 @@ import sys
 from pathlib import Path
 
 WITHOUT = Path(__file__).resolve().parent / "without_log"
+# pipeline_bench's round lines: "  1     253.9 /  256.7/s      137.7/s (261.3/s)   0.54  ...",
+# judge only before / after, end to end (accepted); a run's figure is the median of its rounds.
+_ROUND = r"^\s*\d+\s+[\d.]+ /\s*[\d.]+/s\s+"
 FIGURES = {
-    "pipeline intake (accepted/s)": re.compile(
-        r"^uploads: \d+ accepted in [\d.]+ s \(([\d.]+)/s\)", re.M
-    ),
-    "pipeline end to end (judged/s)": re.compile(
-        r"^end to end, 2 worker processes:\s+([\d.]+)", re.M
-    ),
+    "pipeline intake (accepted/s)": re.compile(_ROUND + r"[\d.]+/s \(\s*([\d.]+)/s\)", re.M),
+    "pipeline end to end (judged/s)": re.compile(_ROUND + r"([\d.]+)/s \(", re.M),
     "pipeline drain (judged/s)": re.compile(r"^queue drain, 2 worker processes:\s+([\d.]+)", re.M),
     "spike intake (accepted/s)": re.compile(r"^\s+intake\s+([\d.]+) accepted/s", re.M),
 }
@@ -60,9 +59,9 @@ def main() -> None:
             )
             out += run("benchmarks.spike_bench", ["--uploads", str(args.spike_uploads)], with_log)
             for name, pattern in FIGURES.items():
-                match = pattern.search(out)
-                if match:
-                    found.setdefault((name, with_log), []).append(float(match.group(1)))
+                values = [float(value) for value in pattern.findall(out)]
+                if values:
+                    found.setdefault((name, with_log), []).append(statistics.median(values))
             print(
                 f"round {round_ + 1}, {'with' if with_log else 'without'} the log: done", flush=True
             )
@@ -70,6 +69,7 @@ def main() -> None:
     for name in FIGURES:
         without, with_ = found.get((name, False), []), found.get((name, True), [])
         if not without or not with_:
+            print(f"{name:34} not found in the benchmarks' output")
             continue
         a, b = statistics.median(without), statistics.median(with_)
         print(
