@@ -23,6 +23,7 @@ from pathlib import Path
 import psutil
 
 from benchmarks.machine import cpu_model
+from core.intake import UPLOAD_CONTENT_TYPE
 from devstack.process import Service
 from devstack.seaweedfs import s3_credentials, start_seaweedfs
 from infra.blobstore import PresignedHttp, S3BlobStore
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _put(store: S3BlobStore, data: bytes, key: str) -> None:
-    store.put(key, data, "text/plain")
+    store.put(key, data, UPLOAD_CONTENT_TYPE)
 
 
 def _per_call(

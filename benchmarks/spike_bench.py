@@ -18,6 +18,7 @@ from typing import Any
 import httpx
 
 from benchmarks.fixtures import burst_arguments, burst_plan, intake_stack, shared_lexicon
+from core.intake import UPLOAD_CONTENT_TYPE
 from devstack.burst import Burst, run_burst
 from devstack.load import percentile, prepare
 from devstack.plan import Plan, build_corpus
@@ -41,7 +42,7 @@ def raw_s3_rate(stack: RunningStack, corpus: list[bytes], concurrency: int, pref
     )
 
     def put(n: int) -> None:
-        s3.put(f"raw-s3-bench/{prefix}/{n}", corpus[n], "text/plain")
+        s3.put(f"raw-s3-bench/{prefix}/{n}", corpus[n], UPLOAD_CONTENT_TYPE)
 
     put(0)  # connect once before the clock starts, as the API's client has
     began = time.monotonic()

@@ -31,6 +31,7 @@ class InMemoryBlobStore:
 
     def __init__(self) -> None:
         self.objects: dict[str, bytes] = {}
+        self.content_types: dict[str, str] = {}  # what each object was stored as
         self.down = False
         self._lock = threading.Lock()
 
@@ -48,6 +49,7 @@ class InMemoryBlobStore:
         self._check()
         with self._lock:
             self.objects[key] = bytes(data)
+            self.content_types[key] = content_type
 
     def get(self, key: str) -> bytes:
         self._check()
@@ -64,6 +66,7 @@ class InMemoryBlobStore:
         self._check()
         with self._lock:
             self.objects.pop(key, None)
+            self.content_types.pop(key, None)
 
     def ping(self) -> None:
         self._check()
