@@ -11,11 +11,13 @@ import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
 
 from core.errors import BlobNotFound, BlobStoreUnavailable
+from core.intake import UPLOAD_CONTENT_TYPE
 from devstack.ports import free_port
 from devstack.process import Service
 from infra.blobstore import S3BlobStore
@@ -46,6 +48,24 @@ def test_gzip_bytes_come_back_as_stored_not_unpacked_on_the_way(blobs: S3BlobSto
     blobs.put(key, data, "application/json", content_encoding="gzip")
 
     assert blobs.get(key) == data
+
+
+def test_an_upload_is_stored_as_sent_and_not_gzipped_by_seaweedfs(
+    blobs: S3BlobStore, services_dir: Path
+) -> None:
+    # SeaweedFS gzips what it takes for text on every PUT and unpacks it on every GET (CPU at
+    # the deadline); stored under intake's type, a move list's bytes go to the volume as sent.
+    data = b"0 0 H cat\n" * 20_000  # 200 KB that gzip would pack to about 1 KB
+    before = _volume_bytes(services_dir)
+
+    blobs.put(a_key(), data, UPLOAD_CONTENT_TYPE)
+
+    assert _volume_bytes(services_dir) - before >= len(data)
+
+
+def _volume_bytes(services_dir: Path) -> int:
+    """The size of SeaweedFS's volume files, which grow by what each PUT stores."""
+    return sum(path.stat().st_size for path in (services_dir / "seaweedfs").rglob("*.dat"))
 
 
 def test_a_second_put_under_the_same_key_replaces_the_object(blobs: S3BlobStore) -> None:

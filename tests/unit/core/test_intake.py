@@ -119,7 +119,7 @@ def test_an_upload_is_stored_with_a_receipt_then_published_and_marked_queued(
 
     assert created
     assert blobs.objects[submission.blob_key] == data
-    assert blobs.content_types[submission.blob_key] == "application/octet-stream"  # not gzipped
+    assert blobs.content_types[submission.blob_key] == "application/vnd.tilejudge.upload"
     assert queued(store, submission.id).attempts == 0
     assert publisher.published == [submission.id]
     assert publisher.inline == {submission.id: data}  # small: carried in its message
