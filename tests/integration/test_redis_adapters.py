@@ -258,9 +258,7 @@ def test_a_published_submission_lands_in_the_live_queue_with_its_bytes_inline(
     [message] = live_messages(client)
     assert message["headers"]["task"] == JUDGE_GROUP_TASK
     assert message["content-type"] == "application/json"
-    # Text as text, its line breaks as a character it lacks, which JSON need not escape.
-    assert task_args(message) == [["sub-1"], ["!|0 0 2 0 cat|"]]
-    assert b"\\n" not in client.lindex(LIVE_QUEUE, 0)  # no escaped line break anywhere
+    assert task_args(message) == [["sub-1"], ["~0 0 2 0 cat\n"]]  # text as text
 
 
 def test_uploads_up_to_the_inline_limit_ride_along_and_larger_ones_or_none_do_not(
