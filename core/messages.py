@@ -63,16 +63,6 @@ def group_args(uploads: Sequence[Upload]) -> tuple[list[str], list[str | None]]:
 # part of one (a word list's accented words), and in base64 otherwise.
 TEXT_EXTRA_MOST = 16
 TEXT_MARK = "~"  # not in base64's alphabet
-# Text whose line breaks ride as a stand-in: LINES_MARK, the stand-in, then the text with its
-# line breaks and that character swapped. A line break is escaped in Celery's JSON body and
-# again in kombu's JSON envelope around it, and each escape takes both encoder and decoder
-# off their fast path: a 56 KB move list of 3,000 lines cost 320 µs to encode and 210 µs to
-# decode as TEXT_MARK text, against 180 and 70 µs with its line breaks swapped.
-LINES_MARK = "!"  # in neither base64's alphabet nor TEXT_MARK
-# Printable characters JSON carries as they are, which move lists and game logs seldom hold:
-# the first one the upload lacks stands in for its line breaks (none lacked: TEXT_MARK text).
-_STAND_INS = b"|`^{}@$"
-_SWAPS = {c: bytes.maketrans(bytes([10, c]), bytes([c, 10])) for c in _STAND_INS}
 # The bytes text may hold: deleting them leaves an upload's control bytes (C0 ones and DEL),
 # found in C at a few µs for 40 KB, where a regular expression over it takes tens.
 _TEXT_BYTES = bytes(c for c in range(256) if c in b"\t\n\r" or 0x20 <= c <= 0x7E or c >= 0x80)
@@ -81,26 +71,19 @@ _C1_CONTROL = re.compile("[\x80-\x9f]")  # in UTF-8, a 0xC2 byte and one of 0x80
 
 def carried(data: bytes) -> str:
     """An upload's bytes as a message carries them: text (valid UTF-8, see `_TEXT_BYTES`)
-    after LINES_MARK and its line breaks' stand-in (or after TEXT_MARK, where it holds every
-    stand-in), anything else in base64. UTF-8 text decodes and encodes back to the same bytes,
-    swapping two ASCII bytes keeps it UTF-8, and the worker checks each upload's SHA-256 all
-    the same. (A worker of a version before TEXT_MARK or LINES_MARK, or before text beyond
-    ASCII was carried as text, fails such a message during a rolling upgrade, or reads its
-    uploads from S3 when the bytes it finds do not match; failed, its uploads stay queued and
-    the sweeper publishes them again after TILEJUDGE_REQUEUE_AFTER, so one is late, never lost
-    or judged wrong.)"""
+    after TEXT_MARK, anything else in base64. UTF-8 text decodes and encodes back to the same
+    bytes, and the worker checks each upload's SHA-256 all the same. (A worker of a version
+    before TEXT_MARK, or before text beyond ASCII was carried as text, fails such a message
+    during a rolling upgrade; its uploads stay queued and the sweeper publishes them again
+    after TILEJUDGE_REQUEUE_AFTER, so one is late, never lost or judged wrong.)"""
     if not data.translate(None, _TEXT_BYTES):
-        stand_in = next((c for c in _STAND_INS if c not in data), None)
-        swapped = data if stand_in is None else data.translate(_SWAPS[stand_in])
-        text = _utf8(swapped)
+        text = _utf8(data)
         if (
             text is not None
             and (len(data) - len(text)) * TEXT_EXTRA_MOST <= len(data)
             and (b"\xc2" not in data or _C1_CONTROL.search(text) is None)
         ):
-            if stand_in is None:
-                return TEXT_MARK + text
-            return LINES_MARK + chr(stand_in) + text
+            return TEXT_MARK + text
     return base64.b64encode(data).decode("ascii")
 
 
@@ -121,11 +104,6 @@ def unpack_group(submission_ids: Sequence[str], inline: Sequence[str | None]) ->
 
 
 def _bytes(data: str) -> bytes:
-    if data.startswith(LINES_MARK):
-        swap = _SWAPS.get(ord(data[1:2] or "\0"))
-        if swap is None:
-            raise ValueError(f"no line breaks stand in as {data[1:2]!r} in a carried upload")
-        return data[2:].encode("utf-8").translate(swap)
     if data.startswith(TEXT_MARK):
         return data[len(TEXT_MARK) :].encode("utf-8")
     return base64.b64decode(data)
