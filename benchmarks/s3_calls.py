@@ -1,8 +1,8 @@
 """CPU of one S3 object call, as the project makes it, against a local `weed mini`:
 `python -m benchmarks.s3_calls [--objects N] [--size BYTES] [--rounds R] [--content-type T]`.
 
-Times `S3BlobStore.put` and `S3BlobStore.get` of N objects of `--size` bytes (text, as an
-upload), first through the boto3 client's own calls, then as URLs the client presigns, sent
+Times `S3BlobStore.put` and `S3BlobStore.get` of N objects of `--size` bytes (text like a
+move list), first through the boto3 client's own calls, then as URLs the client presigns, sent
 with `infra.blobstore.PresignedHttp`, then as URLs `infra.blobstore.Presigner` signs (what `S3BlobStore.from_settings`
 builds), in turns for R rounds, each object stored as `--content-type` (intake's media type for
 an upload unless given: SeaweedFS gzips what it takes for text). Prints, a call, the calling
@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import platform
+import random
 import statistics
+import string
 import sys
 import tempfile
 import time
@@ -45,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m benchmarks.s3_calls {shown}".rstrip())
     print(f"python {platform.python_version()} on {cpu_model()}")
-    data = (b"0 0 0 4 word\n" * (args.size // 13 + 1))[: args.size]
+    data = move_list_text(args.size)
     with tempfile.TemporaryDirectory(prefix="s3-calls-") as scratch:
         service = start_seaweedfs(Path(scratch), BUCKET)
         try:
@@ -79,6 +81,21 @@ def main(argv: list[str] | None = None) -> int:
         weed = statistics.median(r[1] for r in runs)
         print(f"  {way:20} {call:5} {caller:10.2f} {weed:14.2f}")
     return 0
+
+
+def move_list_text(size: int) -> bytes:
+    """`size` bytes of text like a move list's lines (a position, a direction, a word of random
+    letters): as much work to gzip as an upload, where a line repeated would pack for nothing
+    and hide what SeaweedFS spends packing text."""
+    rng = random.Random(0)
+    lines: list[bytes] = []
+    total = 0
+    while total < size:
+        word = "".join(rng.choices(string.ascii_lowercase, k=rng.randint(2, 9)))
+        line = f"{rng.randint(-60, 60)} {rng.randint(-60, 60)} {rng.choice('HV')} {word}\n"
+        lines.append(line.encode())
+        total += len(line)
+    return b"".join(lines)[:size]
 
 
 def _put(store: S3BlobStore, data: bytes, content_type: str, key: str) -> None:
