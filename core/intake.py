@@ -31,8 +31,9 @@ T = TypeVar("T")
 
 # What an upload is stored as in S3: the bytes its team sent, as they were sent. Not a text/*
 # type, nor application/octet-stream (whose bytes SeaweedFS sniffs, and finds text): SeaweedFS
-# gzips what it takes for text, on every PUT (and unpacks it on every GET), which cost it about
-# 0.95 ms of CPU a 56 KB upload stored and 0.45 ms a read, at the deadline, to save disk space.
+# gzips what it takes for text, on every PUT (and unpacks it on every GET): about 0.75 ms of its
+# CPU a 51 KB upload stored and 0.4 ms a read, at the deadline, to save disk space
+# (`python -m benchmarks.s3_calls --size 51000 --content-type text/plain`, then without).
 UPLOAD_CONTENT_TYPE = "application/vnd.tilejudge.upload"
 
 # Runs a blocking call off the event loop (the API passes Starlette's thread pool).
