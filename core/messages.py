@@ -12,7 +12,7 @@ from core import tuning
 
 LIVE_QUEUE = "live"  # uploads: always taken first
 BULK_QUEUE = "bulk"  # rejudge work
-JUDGE_GROUP_TASK = "tilejudge.judge_group"  # args: submission ids, each one's bytes or None
+JUDGE_GROUP_TASK = "tilejudge.judge_group"  # args: submission ids; bytes, KEPT_MARK or None
 REJUDGE_PRODUCE_TASK = "tilejudge.rejudge_produce"  # args: run id
 REJUDGE_BATCH_TASK = "tilejudge.rejudge_batch"  # args: run id, submission ids
 PRELOAD_COMMAND = "tilejudge_preload"  # a broadcast: word list ids every worker host loads
@@ -43,17 +43,25 @@ def split_group(uploads: Sequence[Upload], spread: int = 1) -> list[list[Upload]
     return [list(uploads[start : start + size]) for start in range(0, len(uploads), size)]
 
 
-def group_args(uploads: Sequence[Upload]) -> tuple[list[str], list[str | None]]:
-    """A group message's arguments: the ids, and each upload's bytes (`carried`) or None."""
+def group_args(
+    uploads: Sequence[Upload], beside: bool = False
+) -> tuple[list[str], list[str | None]]:
+    """A group message's arguments: the ids, and each upload's bytes (`carried`), or
+    KEPT_MARK where `beside` (the publisher keeps the bytes beside the message), or None."""
     room = tuning.GROUP_INLINE
     inline: list[str | None] = []
     for _, data in uploads:
         if data is not None and len(data) <= min(room, tuning.INLINE_LIMIT):
-            inline.append(carried(data))
+            inline.append(KEPT_MARK if beside else carried(data))
             room -= len(data)
         else:
             inline.append(None)
     return [sid for sid, _ in uploads], inline
+
+
+def kept_beside(submission_ids: Sequence[str], inline: Sequence[str | None]) -> list[str]:
+    """The uploads of a group message whose bytes wait beside it (KEPT_MARK)."""
+    return [sid for sid, data in zip(submission_ids, inline, strict=False) if data == KEPT_MARK]
 
 
 # Text: printable characters and the line breaks and tabs a text file has, no other control
@@ -63,6 +71,11 @@ def group_args(uploads: Sequence[Upload]) -> tuple[list[str], list[str | None]]:
 # part of one (a word list's accented words), and in base64 otherwise.
 TEXT_EXTRA_MOST = 16
 TEXT_MARK = "~"  # not in base64's alphabet
+# In place of the bytes: they wait beside the message, in the broker under a key of their own
+# (`infra.broker_copies`), where JSON never escapes them and the worker's parent never copies
+# them. Not in base64's alphabet either: a worker of a version before it decodes it as no
+# bytes, which fail the upload's digest, and reads S3.
+KEPT_MARK = "^"
 # The bytes text may hold: deleting them leaves an upload's control bytes (C0 ones and DEL),
 # found in C at a few µs for 40 KB, where a regular expression over it takes tens.
 _TEXT_BYTES = bytes(c for c in range(256) if c in b"\t\n\r" or 0x20 <= c <= 0x7E or c >= 0x80)
@@ -99,7 +112,7 @@ def unpack_group(submission_ids: Sequence[str], inline: Sequence[str | None]) ->
     return {
         sid: _bytes(data)
         for sid, data in zip(submission_ids, inline, strict=False)
-        if data is not None
+        if data is not None and data != KEPT_MARK
     }
 
 

@@ -106,11 +106,13 @@ class ResultLine:
 
 @dataclass(frozen=True)
 class TeamDeleted:
-    """A team's deletion: the blob keys to remove (its uploads, copies and reports), and the
-    shared submissions it sent first that pass to another uploader, to be judged again."""
+    """A team's deletion: the blob keys to remove (its uploads, copies and reports), the
+    shared submissions it sent first that pass to another uploader, to be judged again, and
+    every submission it sent (whose bytes the broker may still keep)."""
 
     keys: list[str]
     handed_on: list[str]
+    submissions: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,10 @@ HEAVY_TEAMS_KEPT = 10_000
 # its efficiency up ~0.03 (`benchmarks.cluster_failover --efficiency-only`).
 GROUP_MOST = 16
 GROUP_INLINE = 1024 * 1024
+# Where the broker is Redis, a message's bytes wait beside it under keys of their own
+# (`infra.broker_copies`) until judged, and at most this long: a worker finding them gone reads
+# S3, so this bounds what a lost message leaves in Redis's memory, never what is judged.
+KEPT_UPLOAD_TTL_S = 3600
 
 # -- intake -------------------------------------------------------------------------------
 # Uploads stored in one transaction at most: one commit (one fsync) for a burst, while a

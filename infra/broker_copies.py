@@ -1,29 +1,88 @@
-"""Copies of uploads the broker keeps after their team is deleted, and how they are dropped.
+"""Copies of uploads the broker keeps, and how they are dropped.
 
-A queued message carries the bytes of a small upload (`core.messages.group_args`). Redis holds
-the message until a worker takes it; a worker that finds the submission gone drops it unread.
-Redis's append-only file, where persistence is on, keeps the history of every message until
-the file is rewritten. So a deletion, and a worker dropping a deleted team's message, ask for a
-rewrite (`forget_soon`); the elected sweeper does it at its next pass once the request is due
-(`forget_if_due`): a few seconds after the last message is acknowledged, so that the rewrite
-does not copy the message's unacknowledged entry into the new file.
+A judging message names its small uploads (`core.messages.group_args`), whose bytes wait beside
+it in Redis under keys of their own (`keep`) until a worker has judged them (`drop`), or at
+most KEPT_UPLOAD_TTL_S. Beside the message, not in it: in the message, Celery's JSON body and
+kombu's envelope around it would escape every line break of a move list twice over, the
+worker's parent would decode the envelope and encode it again into Redis's hash of messages
+not yet acknowledged, and the process judging it would decode the body: about 0.7 ms of CPU
+a 56 KB upload in all, where a key costs Redis a copy (`benchmarks.pipeline_bench`).
+
+A team's deletion drops the copies of its uploads (`forget`). Redis's append-only file, where
+persistence is on, keeps the history of every write until the file is rewritten. So a deletion,
+and a worker dropping a deleted team's message, ask for a rewrite (`forget_soon`); the elected
+sweeper does it at its next pass once the request is due (`forget_if_due`): a few seconds after
+the last message is acknowledged, so that the rewrite does not copy the message's
+unacknowledged entry into the new file.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Sequence
 
 import redis
 import structlog
 
+from core import tuning
+
 log = structlog.get_logger("tilejudge.broker")
 
 KEY = "tilejudge:forget-copies-at"  # when the append-only file is due for a rewrite
+UPLOAD_KEY = "tilejudge:upload:"  # and a submission id: the bytes its message left beside it
 ACK_MARGIN_S = 5.0  # a dropped message is acknowledged within this of the request
 # Delete the request only if no newer one came meanwhile.
 _DONE = (
     "if redis.call('get', KEYS[1]) == ARGV[1] then return redis.call('del', KEYS[1]) end return 0"
 )
+
+
+def keep(
+    client: redis.Redis, uploads: Iterable[tuple[str, bytes]], ttl: int = tuning.KEPT_UPLOAD_TTL_S
+) -> None:
+    """The uploads' bytes beside their messages, in one round trip, for `ttl` seconds at most;
+    before the messages go out, so a worker never looks for bytes not yet there."""
+    pipe = client.pipeline(transaction=False)
+    for submission_id, data in uploads:
+        pipe.set(UPLOAD_KEY + submission_id, data, ex=ttl)
+    pipe.execute()
+
+
+def kept(client: redis.Redis, submission_ids: Sequence[str]) -> dict[str, bytes]:
+    """The bytes kept beside a message for these uploads, by submission id; those gone
+    (expired, dropped, or Redis unreachable) are missing, and the worker reads them from S3."""
+    if not submission_ids:
+        return {}
+    try:
+        found = client.mget([UPLOAD_KEY + sid for sid in submission_ids])
+    except redis.RedisError as exc:
+        log.warning("broker.kept_uploads_unread", count=len(submission_ids), error=str(exc))
+        return {}
+    return {
+        sid: data
+        for sid, data in zip(submission_ids, found, strict=True)
+        if isinstance(data, bytes)  # None where gone
+    }
+
+
+def drop(client: redis.Redis, submission_ids: Sequence[str]) -> None:
+    """Drop the bytes kept for these uploads (judged, or their team deleted). Best effort: a
+    copy left behind expires after KEPT_UPLOAD_TTL_S."""
+    if not submission_ids:
+        return
+    try:
+        client.unlink(*(UPLOAD_KEY + sid for sid in submission_ids))
+    except redis.RedisError as exc:
+        log.warning("broker.kept_uploads_left", count=len(submission_ids), error=str(exc))
+
+
+def forget(client: redis.Redis | None, submission_ids: Sequence[str]) -> None:
+    """A deleted team's uploads: their kept bytes dropped now, and the append-only file's
+    history of them and of messages already taken rewritten soon (`forget_soon`)."""
+    if client is None:
+        return
+    drop(client, submission_ids)
+    forget_soon(client, delay=0)
 
 
 def forget_soon(client: redis.Redis | None, delay: float = ACK_MARGIN_S) -> None:

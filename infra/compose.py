@@ -5,7 +5,7 @@ importing a module connects nothing."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING
@@ -109,8 +109,8 @@ class ApiParts:
     admin_token: str
     reports: Reports  # stored, or made when first read (`core.reports`)
     backlog: QueueProbe = field(default=lambda: None)
-    # Asks the broker to forget its copies of messages a deleted team's uploads rode in.
-    forget_copies: Callable[[], None] = field(default=lambda: None)
+    # Asks the broker to forget its copies of a deleted team's uploads (by submission id).
+    forget_copies: Callable[[Sequence[str]], None] = field(default=lambda _: None)
     # Signs the contests' transparency logs (None: a process that serves them unsigned).
     log_signer: LogSigner | None = None
     # The Contest API's reads (None: a process that does not serve it).
@@ -132,8 +132,8 @@ def api_parts(
     store = store or make_store(settings)
     # A hung S3 answers an upload with 503 in seconds rather than holding it.
     blobs = blobs or make_blobs(settings, read_timeout=5.0)
-    publisher = publisher or CeleryPublisher(make_celery(settings, publisher_only=True))
     client = make_redis(settings) if with_redis else None
+    publisher = publisher or CeleryPublisher(make_celery(settings, publisher_only=True), client)
     nothing_waits: QueueProbe = lambda: None  # noqa: E731  (no broker to ask)
     commits = GroupCommit(
         store,
@@ -170,7 +170,7 @@ def api_parts(
             report_blobs.max_report_bytes(settings.max_upload_bytes),
         ),
         backlog=partial(live_backlog, client) if client else nothing_waits,
-        forget_copies=partial(broker_copies.forget_soon, client, delay=0),
+        forget_copies=partial(broker_copies.forget, client),
         log_signer=LogSigner(settings.log_key_value()),
         clics=ClicsReader(store),
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import redis
+
 from core.errors import PublishFailed
 from core.messages import (
     BULK_QUEUE,
@@ -15,30 +17,43 @@ from core.messages import (
     REJUDGE_PRODUCE_TASK,
     Upload,
     group_args,
+    kept_beside,
     split_group,
 )
+from infra import broker_copies
 
 
 class CeleryPublisher:
-    """Sends by task name, so the API process never imports the worker code."""
+    """Sends by task name, so the API process never imports the worker code. Given the
+    broker's Redis (`copies`), it keeps small uploads' bytes beside their messages
+    (`infra.broker_copies`); without, it carries them in the messages."""
 
-    def __init__(self, app: object) -> None:
+    def __init__(self, app: object, copies: redis.Redis | None = None) -> None:
         self._app = app
+        self._copies = copies
 
     def publish(self, submission_id: str, data: bytes | None = None) -> None:
         self.publish_group([(submission_id, data)])
 
     def publish_group(self, uploads: Sequence[Upload], spread: int = 1, priority: int = 0) -> None:
         """Uploads to judge, a few to a message (see `split_group`), all the messages in one
-        round trip to the broker (kombu's publish batch: one Redis pipeline). A priority above
-        0 marks heavy uploads (the task's `heavy` argument: judged only in a heavy slot)."""
+        round trip to the broker (kombu's publish batch: one Redis pipeline), after the bytes
+        kept beside them in another. A priority above 0 marks heavy uploads (the task's `heavy`
+        argument: judged only in a heavy slot)."""
         app: Any = self._app
+        beside = self._copies is not None
+        messages = [group_args(part, beside) for part in split_group(uploads, spread)]
         try:
+            if self._copies is not None:
+                data = {sid: upload for sid, upload in uploads if upload is not None}
+                kept = [sid for ids, inline in messages for sid in kept_beside(ids, inline)]
+                if kept:
+                    broker_copies.keep(self._copies, [(sid, data[sid]) for sid in kept])
             with app.producer_or_acquire() as producer, producer.batch():
-                for part in split_group(uploads, spread):
+                for args in messages:
                     app.send_task(
                         JUDGE_GROUP_TASK,
-                        args=list(group_args(part)),
+                        args=list(args),
                         kwargs={"heavy": priority} if priority else None,
                         priority=priority,
                         queue=LIVE_QUEUE,

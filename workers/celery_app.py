@@ -32,10 +32,11 @@ from core.messages import (
     PRELOAD_COMMAND,
     REJUDGE_BATCH_TASK,
     REJUDGE_PRODUCE_TASK,
+    kept_beside,
     unpack_group,
 )
 from core.rejudging import judge_batch, produce
-from infra import compose
+from infra import broker_copies, compose
 from infra.celery_config import celery_config
 from infra.logging import configure_logging
 from infra.settings import Settings
@@ -162,20 +163,28 @@ def _judge(
     judging: Callable[[Callable[[], Any]], Any] = lambda work: work(),
 ) -> dict[str, str]:
     carried = unpack_group(submission_ids, inline)
+    beside = kept_beside(submission_ids, inline)
+    carried |= broker_copies.kept(host().redis, beside)
     # A redelivered message means the attempt that held it died (its child was killed, or the
     # broker connection went): take its claims over at once instead of waiting for them to go
     # stale.
     redelivered = bool((task.request.delivery_info or {}).get("redelivered"))
+    retried: set[str] = set()
     try:
         outcomes = judge_group(
             deps(), submission_ids, carried, take_over=redelivered, judging=judging
         )
     except RetryLater as exc:
         # Only the ones released for a retry go again, with their bytes.
+        retried = set(exc.submission_ids)
         by_id = dict(zip(submission_ids, inline, strict=False))
         carry = [by_id.get(sid) for sid in exc.submission_ids]
         args = [exc.submission_ids, carry]
         raise _retry(task, exc, args=args, countdown=_backoff(task.request.retries)) from exc
+    finally:
+        # Kept for a retry of this message, and for its redelivery should this process die
+        # first; otherwise done with (judged, failed for good, or skipped as judged already).
+        broker_copies.drop(host().redis, [sid for sid in beside if sid not in retried])
     for sid, outcome in outcomes.items():
         if outcome is not Outcome.JUDGED:
             log.info("worker.outcome", submission=sid, outcome=outcome.value)

@@ -180,7 +180,7 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     svc.public.forget(*standings.views(team.contest_id))
     for key in deleted.keys:
         svc.blobs.delete(key)
-    svc.forget_copies()  # the broker's copies of messages it had already taken
+    svc.forget_copies(deleted.submissions)  # the bytes the broker keeps or kept
     for submission_id in deleted.handed_on:  # else the sweeper publishes it soon
         with contextlib.suppress(PublishFailed):
             svc.intake.publisher.publish(submission_id)

@@ -265,7 +265,8 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, T
     def delete_team(self, team_id: str, by: str) -> TeamDeleted:
         """Delete a team, its submissions, results and copies of shared ones; a shared
         submission another team sent too passes to the earliest of them instead (`hand_on`).
-        Returns the blob keys to remove and what was handed on, to be judged again."""
+        Returns the blob keys to remove, what was handed on, to be judged again, and the ids
+        of every submission the team sent (the handed-on ones too)."""
         with self.write() as (conn, pending):
             team = conn.execute(select(teams).where(teams.c.id == team_id)).mappings().first()
             if team is None:
@@ -286,7 +287,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, T
                     select(results.c.report_key).where(results.c.submission_id.in_(own))
                 )
             ]
-            count = len(conn.execute(own).all())
+            own_ids = list(conn.execute(own).scalars())
             judged = select(results.c.id).where(results.c.submission_id.in_(own))
             drop_details(conn, judged)
             conn.execute(results.delete().where(results.c.submission_id.in_(own)))
@@ -300,12 +301,13 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, T
                     "type": EventType.TEAM_DELETED,
                     "contest": team["contest_id"],
                     "team": team_id,
-                    "submissions_deleted": count,
+                    "submissions_deleted": len(own_ids),
                     "submissions_handed_on": len(handed),
                     "by": by,
                 }
             )
-            return TeamDeleted(keys, [h.submission_id for h in handed])
+            handed_ids = [h.submission_id for h in handed]
+            return TeamDeleted(keys, handed_ids, own_ids + handed_ids)
 
 
 def _locked_contest(conn: Connection, contest_id: str) -> RowMapping | None:

@@ -1,5 +1,6 @@
-"""A deleted team's uploads leave no copy in Redis's append-only file: the rewrite a deletion
-asks for drops the history of messages already taken."""
+"""A deleted team's uploads leave no copy in Redis, nor in its append-only file: their kept
+bytes are dropped, and the rewrite a deletion asks for drops the history of messages already
+taken and of bytes dropped."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ def _files_holding(directory: Path, marker: bytes) -> list[str]:
 
 
 def _wait(condition: object, what: str, within: float = 15.0) -> None:
+    """Until `condition()`; a rewrite asked for waits for one still running (another test's)."""
     deadline = time.monotonic() + within
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, what
@@ -39,7 +41,7 @@ def test_a_message_taken_before_the_rewrite_is_gone_from_the_append_only_file(
     _wait(lambda: _files_holding(aof, marker), "the message never reached the append-only file")
 
     broker_copies.forget_soon(client, delay=0)
-    assert broker_copies.forget_if_due(client)
+    _wait(lambda: broker_copies.forget_if_due(client), "the due request was never done")
 
     _wait(lambda: not _files_holding(aof, marker), f"still in {_files_holding(aof, marker)}")
     assert client.get(broker_copies.KEY) is None
@@ -58,4 +60,21 @@ def test_a_request_not_yet_due_waits(redis_url: str) -> None:
         "the due request was never done",
     )
     assert client.get(broker_copies.KEY) is None
+    client.close()
+
+
+def test_a_deleted_teams_kept_bytes_are_dropped_and_gone_from_the_append_only_file(
+    redis_service: Service, redis_url: str, services_dir: Path
+) -> None:
+    client = redis.Redis.from_url(redis_url)
+    aof = services_dir / "redis"
+    marker = f"deleted-team-upload-{uuid.uuid4().hex}".encode()
+    broker_copies.keep(client, [("doomed", b"0 0 2 0 " + marker), ("other", b"0 0 2 0 cat\n")])
+    _wait(lambda: _files_holding(aof, marker), "the bytes never reached the append-only file")
+
+    broker_copies.forget(client, ["doomed"])
+
+    assert broker_copies.kept(client, ["doomed", "other"]) == {"other": b"0 0 2 0 cat\n"}
+    _wait(lambda: broker_copies.forget_if_due(client), "the due request was never done")
+    _wait(lambda: not _files_holding(aof, marker), f"still in {_files_holding(aof, marker)}")
     client.close()

@@ -16,11 +16,12 @@ from celery import Celery
 from kombu.utils import json as kombu_json
 
 from core.errors import PublishFailed, Throttled
-from core.messages import JUDGE_GROUP_TASK, LIVE_QUEUE, carried, unpack_group
+from core.messages import JUDGE_GROUP_TASK, KEPT_MARK, LIVE_QUEUE, carried, unpack_group
 from core.quota import Charge
-from core.tuning import GROUP_INLINE, GROUP_MOST, INLINE_LIMIT
+from core.tuning import GROUP_INLINE, GROUP_MOST, INLINE_LIMIT, KEPT_UPLOAD_TTL_S
 from devstack.process import Service
 from devstack.redis_server import start_redis
+from infra import broker_copies
 from infra.compose import make_celery, make_redis
 from infra.publisher import CeleryPublisher
 from infra.quota import KEEP_COUNT_S, RedisDailyBytes, daily_key
@@ -312,11 +313,42 @@ def test_a_group_goes_out_a_few_uploads_to_a_message_in_one_round_trip_with_byte
     assert second[-1] is None
 
 
-def test_with_redis_stopped_publishing_fails_quickly_every_time(own_redis: Service) -> None:
+def test_with_the_brokers_redis_at_hand_bytes_wait_beside_their_messages_for_a_while(
+    celery_app: Celery, client: redis.Redis
+) -> None:
+    data, other = b"0 0 2 0 cat\n", b"0 0 2 0 dog\n"
+    group = [("k1", data), ("too-big", b"a" * (INLINE_LIMIT + 1)), ("from-s3", None), ("k2", other)]
+    publisher = CeleryPublisher(celery_app, client)
+    publisher.publish("warm-up")  # the connection's setup and the queue's declaration
+    client.delete(LIVE_QUEUE)
+    commands_before = client.info("stats")["total_commands_processed"]
+
+    publisher.publish_group(group, spread=2)
+
+    commands = client.info("stats")["total_commands_processed"] - commands_before
+    assert commands == 2 + 2 + 1  # a SET an upload kept, an LPUSH a message (and the INFO)
+    assert [task_args(m) for m in live_messages(client)] == [
+        [["k1", "too-big"], [KEPT_MARK, None]],
+        [["from-s3", "k2"], [None, KEPT_MARK]],
+    ]
+    assert broker_copies.kept(client, ["k1", "too-big", "from-s3", "k2"]) == {
+        "k1": data,
+        "k2": other,
+    }
+    assert 0 < client.ttl(broker_copies.UPLOAD_KEY + "k1") <= KEPT_UPLOAD_TTL_S
+    broker_copies.drop(client, ["k1"])
+    assert broker_copies.kept(client, ["k1", "k2"]) == {"k2": other}
+
+
+@pytest.mark.parametrize("beside", [False, True], ids=["bytes in the message", "kept beside"])
+def test_with_redis_stopped_publishing_fails_quickly_every_time(
+    own_redis: Service, beside: bool
+) -> None:
     app = make_celery(settings_for(own_redis.url))
     try:
-        publisher = CeleryPublisher(app)
-        publisher.publish("before-the-outage")
+        copies = make_redis(settings_for(own_redis.url)) if beside else None
+        publisher = CeleryPublisher(app, copies)
+        publisher.publish("before-the-outage", b"data")
         own_redis.stop()
 
         # The first call finds its pooled connection dead; later ones must connect afresh.

@@ -964,10 +964,11 @@ def test_deleting_a_team_removes_its_rows_and_returns_every_blob_key_it_owned(
     done = judged(store, team, score=8, received_at=at(-30))
     kept = judged(store, kept_team, score=2, received_at=at(-30))
 
-    keys = store.delete_team(team.id, by="admin").keys
+    deleted = store.delete_team(team.id, by="admin")
 
     result_keys = [f"reports/{done.id}/{LEXICON}.json"]
-    assert sorted(keys) == sorted([pending.blob_key, done.blob_key, *result_keys])
+    assert sorted(deleted.keys) == sorted([pending.blob_key, done.blob_key, *result_keys])
+    assert sorted(deleted.submissions) == sorted([pending.id, done.id])  # their kept bytes
     assert store.get_team(team.id) is None
     assert store.get_submission(pending.id) is None and store.get_submission(done.id) is None
     assert store.current_result(done.id) is None
@@ -1595,6 +1596,7 @@ def test_deleting_a_games_first_uploader_hands_it_to_the_next_and_keeps_its_stan
     deleted = store.delete_team(first.id, by="admin")
 
     assert deleted.handed_on == [shared.id]
+    assert sorted(deleted.submissions) == sorted([shared.id, alone.id])  # the team's bytes
     assert sorted(deleted.keys) == sorted(
         [shared.blob_key, alone.blob_key, result.report_key, rejudged.report_key]
     )

@@ -22,13 +22,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from celery import Celery
 
 from core import clock, report_blobs
+from core.intake import UPLOAD_CONTENT_TYPE
 from core.records import Contest, Submission, Team
 from core.registry import register_lexicon
 from core.reports import Reports
 from core.states import SubmissionState
+from infra import broker_copies
 from infra.blobstore import S3BlobStore
 from infra.compose import make_celery
 from infra.publisher import CeleryPublisher
@@ -135,7 +138,7 @@ def store_upload(store: SqlStore, blobs: S3BlobStore, team: Team, data: bytes) -
     """What intake does before it publishes: bytes to S3, then the row and its event."""
     submission_id = uuid.uuid4().hex
     key = f"uploads/{team.contest_id}/{team.id}/{submission_id}"
-    blobs.put(key, data, "text/plain")
+    blobs.put(key, data, UPLOAD_CONTENT_TYPE)
     now = clock.now()
     return store.store_submission(
         Submission(
@@ -205,6 +208,41 @@ def test_a_real_worker_judges_every_kind_of_message_as_the_offline_judge_does(
     claimed = [("submission.judging", sid) for sid in group]
     judged = [("submission.judged", sid) for sid in group]
     assert about_group == stored + claimed + judged  # claimed together, recorded together
+
+
+def test_a_real_worker_judges_the_bytes_kept_beside_its_message_then_drops_them(
+    store: SqlStore,
+    blobs: S3BlobStore,
+    celery_app: Celery,
+    worker: Worker,
+    words: list[str],
+    redis_url: str,
+) -> None:
+    lexicon, layout = Lexicon.from_words(words), default_layout()
+    index = WordIndex.build(words)
+    team = prepare_contest(store, blobs, lexicon)
+    client = redis.Redis.from_url(redis_url)
+    uploads = {
+        store_upload(store, blobs, team, data).id: data
+        for data in (generate(index, layout, seed=s, moves=30, illegal_share=0.2) for s in range(3))
+    }
+    # Gone from S3 until judged: only the copies beside the message can be judged.
+    stored = {sid: store.get_submission(sid) for sid in uploads}
+    for submission in stored.values():
+        assert submission is not None
+        blobs.delete(submission.blob_key)
+
+    CeleryPublisher(celery_app, client).publish_group(list(uploads.items()), spread=1)
+    assert broker_copies.kept(client, list(uploads)) == uploads
+
+    settled = wait_until_settled(store, list(uploads), worker)
+
+    assert broker_copies.kept(client, list(uploads)) == {}  # dropped once judged
+    for sid, submission in stored.items():
+        assert submission is not None
+        blobs.put(submission.blob_key, uploads[sid], UPLOAD_CONTENT_TYPE)  # for the reports
+    assert_judged_as_offline(store, blobs, settled, uploads, lexicon)
+    client.close()
 
 
 def assert_judged_as_offline(

@@ -151,6 +151,23 @@ def test_a_rejudge_report_written_while_its_team_is_deleted_is_not_left_behind(
     assert [key for key in pipe.blobs.objects if key.startswith(f"reports/{survivor}/")]
 
 
+def test_deleting_a_team_asks_the_broker_to_forget_the_bytes_of_every_upload_it_sent(
+    pipe: Pipeline,
+) -> None:
+    gone, kept = pipe.add_team("gone"), pipe.add_team("kept")
+    judged = pipe.accepted(gone, b"0 0 2 0 cat\n")["id"]
+    drain(pipe.services)
+    waiting = pipe.accepted(gone, b"0 0 1 0 at\n")["id"]  # still queued, its bytes kept
+    other = pipe.accepted(kept, b"0 0 2 0 dog\n")["id"]
+    forgotten: list[list[str]] = []
+    pipe.services.forget_copies = lambda ids: forgotten.append(sorted(ids))
+
+    assert pipe.client.delete(f"/v1/teams/{gone.id}", headers=ADMIN).status_code == 200
+
+    assert forgotten == [sorted([judged, waiting])]
+    assert other not in forgotten[0]
+
+
 def test_a_worker_drops_a_deleted_teams_carried_upload_and_asks_the_broker_to_forget(
     pipe: Pipeline,
 ) -> None:

@@ -1,4 +1,5 @@
-"""How a message carries an upload's bytes: text as text, anything else in base64."""
+"""How a message carries an upload's bytes: text as text, anything else in base64, or a mark
+where they wait beside it."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from core.messages import TEXT_MARK, carried, group_args, unpack_group
+from core.messages import KEPT_MARK, TEXT_MARK, carried, group_args, kept_beside, unpack_group
+from core.tuning import GROUP_INLINE, INLINE_LIMIT
 
 
 def test_a_text_upload_rides_as_its_own_text_and_a_binary_one_in_base64() -> None:
@@ -62,3 +64,28 @@ def test_every_upload_comes_out_of_its_message_byte_for_byte(uploads: list[bytes
     sent, inline = group_args(list(zip(ids, uploads, strict=True)))
 
     assert unpack_group(sent, inline) == dict(zip(ids, uploads, strict=True))
+
+
+def test_bytes_kept_beside_a_message_leave_a_mark_within_the_same_bounds() -> None:
+    big = b"m" * INLINE_LIMIT  # four of them fill one message's budget
+    assert 4 * INLINE_LIMIT == GROUP_INLINE
+    uploads: list[tuple[str, bytes | None]] = [
+        ("small", b"0 0 2 0 cat\n"),
+        ("from-s3", None),
+        ("too-big", big + b"m"),
+        *[(f"big{n}", big) for n in range(4)],
+    ]
+
+    ids, inline = group_args(uploads, beside=True)
+
+    assert ids == [sid for sid, _ in uploads]
+    assert inline == [KEPT_MARK, None, None, KEPT_MARK, KEPT_MARK, KEPT_MARK, None]
+    assert kept_beside(ids, inline) == ["small", "big0", "big1", "big2"]
+    assert unpack_group(ids, inline) == {}  # no bytes in the message itself
+
+
+def test_a_worker_of_an_older_version_finds_no_bytes_in_the_mark() -> None:
+    """Its decoding (base64, skipping what is not in the alphabet) gives no bytes, which fail
+    the upload's digest: it reads S3."""
+    assert base64.b64decode(KEPT_MARK) == b""
+    assert carried(b"") != KEPT_MARK and not KEPT_MARK.startswith(TEXT_MARK)
