@@ -20,7 +20,6 @@ Needs root (ip netns). Prints the figures; exits 1 if an upload was lost or judg
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -30,6 +29,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks.fixtures import shared_lexicon
+from benchmarks.machine import machine_busy
 from benchmarks.pipeline_bench import against_around, judge_only
 from benchmarks.sampling import Sampler
 from judge import Lexicon
@@ -89,14 +89,6 @@ class Run:
                 for p in judged_once_problems(self.cluster, contest, sent.sent, corpus)
             ]
         return found
-
-
-def machine_busy() -> tuple[float, float]:
-    """The machine's CPU seconds busy and idle so far (all cores, from /proc/stat)."""
-    fields = [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
-    ticks = os.sysconf("SC_CLK_TCK")
-    idle = fields[3] + fields[4]  # idle, iowait
-    return (sum(fields[:8]) - idle) / ticks, idle / ticks
 
 
 class MachineTrace(Sampler):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import platform
 from pathlib import Path
 
@@ -15,3 +16,11 @@ def cpu_model() -> str:
     except OSError:
         pass
     return platform.machine()
+
+
+def machine_busy() -> tuple[float, float]:
+    """The machine's CPU seconds busy and idle so far (all cores, from /proc/stat)."""
+    fields = [float(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    ticks = os.sysconf("SC_CLK_TCK")
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / ticks, idle / ticks

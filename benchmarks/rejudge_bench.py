@@ -38,6 +38,7 @@ from benchmarks.fixtures import (
     api_workers_option,
     open_contest,
 )
+from benchmarks.machine import machine_busy
 from benchmarks.pipeline_bench import (
     against_around,
     cpu_by_role,
@@ -159,14 +160,18 @@ def main() -> None:
 
         probe = [b"0 0 1 0 at\n" + bytes(str(n), "ascii") + b"\n" for n in range(PROBES)]
         quiet = live_latencies(http, stack, tokens, probe, rate=PROBE_RATE)
-        before = processes()
+        before, machine = processes(), machine_busy()
         full_run, full_time = rejudge(http, stack, RejudgeMode.FULL)
+        busy, idle = (after - start for after, start in zip(machine_busy(), machine, strict=True))
         full_rate = full_run["total"] / full_time
         print(
             f"full rejudge: {full_run['total']} in {full_time:.1f} s = {full_rate:7.1f} "
             f"submissions/s; ratio to live {full_rate / live:.2f}"
         )
-        print(f"  CPU seconds: {cpu_by_role(before)}")
+        print(
+            f"  CPU seconds: {cpu_by_role(before)}; the whole machine busy {busy:.2f}, "
+            f"idle {idle:.2f}"
+        )
         full_changes = http.get(f"/v1/rejudges/{full_run['id']}", headers=stack.admin).json()
         forget_run(stack, full_run)
 
