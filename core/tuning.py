@@ -52,9 +52,15 @@ UPLOADERS_KEPT = 100_000
 # -- rejudging ----------------------------------------------------------------------------
 # The producer pages through a contest this many submissions at a time (one query each).
 REJUDGE_PAGE = 500
-# Submissions per bulk message: large enough to pay for its transaction, small enough that a
-# live upload never waits long behind one (judge_batch hands the rest back for it anyway).
-REJUDGE_BATCH = 16
+# Submissions per bulk message. Each message costs its process a wait: the parent's hand-over,
+# the first upload's S3 read, the recording transaction's commit. 48 rather than 16 took a
+# full rejudge against live judging from 0.93 to 0.97 (`benchmarks.rejudge_bench`); a live
+# upload does not wait behind a batch either way (a standby process takes it, or judge_batch
+# hands the rest of the batch back).
+REJUDGE_BATCH = 48
+# A batch's S3 reads run this many uploads ahead of its judging, so that its bytes in memory
+# stay bounded whatever the batch's size (a few MiB each at most).
+REJUDGE_READ_AHEAD = 16
 # CPU niceness of bulk judging, so live uploads on the same cores go first.
 BULK_NICENESS = 10
 # A bulk batch waits this long for a bulk slot, then goes back to the queue rather than hold
