@@ -53,10 +53,11 @@ UPLOADERS_KEPT = 100_000
 # The producer pages through a contest this many submissions at a time (one query each).
 REJUDGE_PAGE = 500
 # Submissions per bulk message. Each message costs its process a wait: the parent's hand-over,
-# the first upload's S3 read, the recording transaction's commit. 48 rather than 16 took a
-# full rejudge against live judging from 0.93 to 0.97 (`benchmarks.rejudge_bench`); a live
-# upload does not wait behind a batch either way (a standby process takes it, or judge_batch
-# hands the rest of the batch back).
+# the first upload's S3 read, the recording transaction's commit. 48 rather than 16: a full
+# rejudge against live judging 0.94 and 0.97 against 0.93 (medians of three, the machine idle
+# 2.85 s against 3.31 s of a full rejudge's 48; `benchmarks.rejudge_bench`). A live upload
+# does not wait behind a batch either way (a standby process takes it, or judge_batch hands
+# the rest of the batch back).
 REJUDGE_BATCH = 48
 # A batch's S3 reads run this many uploads ahead of its judging, so that its bytes in memory
 # stay bounded whatever the batch's size (a few MiB each at most).
