@@ -5,7 +5,6 @@ transaction. Everything is idempotent, so redelivered or republished work never 
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -130,23 +129,17 @@ def judge_batch(
     def judge_all() -> list[tuple[str, JudgedResult]]:
         judged: dict[str, JudgedResult] = {}
         with ThreadPoolExecutor(max_workers=4) as io:
-            # Read ahead of the judging by at most REJUDGE_READ_AHEAD uploads: a batch's bytes
-            # are never all held at once.
-            ahead = tuning.REJUDGE_READ_AHEAD
-            reads = deque(io.submit(upload_bytes, deps, sub) for sub in todo[:ahead])
+            uploads = [io.submit(upload_bytes, deps, sub) for sub in todo]
             writes: list[tuple[str, Future[None]]] = []
             for n, sub in enumerate(todo):
                 if n and hand_back is not None and live_waiting():
-                    for pending in reads:
+                    for pending in uploads[n:]:
                         pending.cancel()
                     hand_back(run.id, [later.id for later in todo[n:]])
                     break
-                if n + ahead < len(todo):
-                    reads.append(io.submit(upload_bytes, deps, todo[n + ahead]))
-                reading = reads.popleft()
                 try:
                     one = judge_only(
-                        deps, sub, reading.result(), contest.game, run.lexicon_id, run.layout_id
+                        deps, sub, uploads[n].result(), contest.game, run.lexicon_id, run.layout_id
                     )
                 except for_good as exc:
                     fail(sub.id, exc)

@@ -52,16 +52,12 @@ UPLOADERS_KEPT = 100_000
 # -- rejudging ----------------------------------------------------------------------------
 # The producer pages through a contest this many submissions at a time (one query each).
 REJUDGE_PAGE = 500
-# Submissions per bulk message. Each message costs its process a wait: the parent's hand-over,
-# the first upload's S3 read, the recording transaction's commit. 48 rather than 16: a full
-# rejudge against live judging 0.94 and 0.97 against 0.93 (medians of three, the machine idle
-# 2.85 s against 3.31 s of a full rejudge's 48; `benchmarks.rejudge_bench`). A live upload
-# does not wait behind a batch either way (a standby process takes it, or judge_batch hands
-# the rest of the batch back).
-REJUDGE_BATCH = 48
-# A batch's S3 reads run this many uploads ahead of its judging, so that its bytes in memory
-# stay bounded whatever the batch's size (a few MiB each at most).
-REJUDGE_READ_AHEAD = 16
+# Submissions per bulk message: large enough to pay for its transaction, small enough that a
+# small contest's rejudge still spreads over every process (a live upload never waits behind
+# one: a standby process takes it, or judge_batch hands the rest of the batch back). 48 was
+# tried: a full rejudge against live judging 0.94 and 0.97 against 0.93 (medians of three,
+# `benchmarks.rejudge_bench`), within the runs' noise, for a third as many batches to share.
+REJUDGE_BATCH = 16
 # CPU niceness of bulk judging, so live uploads on the same cores go first.
 BULK_NICENESS = 10
 # A bulk batch waits this long for a bulk slot, then goes back to the queue rather than hold

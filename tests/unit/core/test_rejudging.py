@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from core import rejudging, tuning
 from core.events import EventType
 from core.fakes import (
     InMemoryBlobStore,
@@ -148,40 +147,3 @@ def test_a_producer_started_again_pages_from_the_start_and_counts_nothing_twice(
 
     assert publisher.batches == [(run.id, [judged["bat"].id])] * 2
     assert (ended.state, ended.done, ended.carried) == (RejudgeState.READY, 3, 2)
-
-
-def test_a_batch_reads_its_uploads_a_bounded_way_ahead_of_its_judging(
-    deps: WorkerDeps,
-    store: InMemorySubmissionStore,
-    rejudges: InMemoryRejudgeStore,
-    blobs: InMemoryBlobStore,
-    rulesets: InMemoryRulesets,
-    publisher: InMemoryPublisher,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    rulesets.lexicons[WITHOUT_BAT.id] = WITHOUT_BAT
-    subs = [stored(store, blobs, b"0 0 2 0 cat\n" + b"\n" * n) for n in range(9)]
-    judge_group(deps, [s.id for s in subs])
-    monkeypatch.setattr(tuning, "REJUDGE_READ_AHEAD", 2)
-    reads: list[str] = []
-    ahead_when_judged: list[int] = []
-    real_get, real_judge = blobs.get, rejudging.judge_only
-
-    def get(key: str) -> bytes:
-        reads.append(key)
-        return real_get(key)
-
-    def judge_only(*args: object, **kwargs: object) -> object:
-        ahead_when_judged.append(len(reads) - len(ahead_when_judged))
-        return real_judge(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(blobs, "get", get)
-    monkeypatch.setattr(rejudging, "judge_only", judge_only)
-    run, _ = rejudges.start("wt", WITHOUT_BAT.id, LAYOUT.id, RejudgeMode.FULL)
-
-    ended = run_all(deps, publisher, run)
-
-    assert (ended.state, ended.done) == (RejudgeState.READY, len(subs))
-    assert sorted(reads) == sorted(s.blob_key for s in subs)  # each read once
-    assert len(ahead_when_judged) == len(subs)
-    assert max(ahead_when_judged) <= 2 + 1  # the one judged and at most two ahead of it
