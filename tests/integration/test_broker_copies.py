@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -30,20 +31,34 @@ def _wait(condition: object, what: str, within: float = 15.0) -> None:
         time.sleep(0.1)
 
 
+def _marker() -> bytes:
+    """Bytes no other write to this Redis holds."""
+    return f"deleted-team-upload-{uuid.uuid4().hex}".encode()
+
+
+def _in_the_file_then_rewritten_away(
+    client: redis.Redis, aof: Path, marker: bytes, forget: Callable[[], None]
+) -> None:
+    """`marker`, written already, reaches the append-only file; after `forget` (which asks for
+    a rewrite) the sweeper's rewrite leaves it out."""
+    _wait(lambda: _files_holding(aof, marker), "the write never reached the append-only file")
+    forget()
+    _wait(lambda: broker_copies.forget_if_due(client), "the due request was never done")
+    _wait(lambda: not _files_holding(aof, marker), f"still in {_files_holding(aof, marker)}")
+
+
 def test_a_message_taken_before_the_rewrite_is_gone_from_the_append_only_file(
     redis_service: Service, redis_url: str, services_dir: Path
 ) -> None:
     client = redis.Redis.from_url(redis_url)
-    aof = services_dir / "redis"
-    marker = f"deleted-team-upload-{uuid.uuid4().hex}".encode()
+    marker = _marker()
     client.lpush("probe", b"a message carrying " + marker)
     assert client.rpop("probe") is not None  # a worker took it
-    _wait(lambda: _files_holding(aof, marker), "the message never reached the append-only file")
 
-    broker_copies.forget_soon(client, delay=0)
-    _wait(lambda: broker_copies.forget_if_due(client), "the due request was never done")
+    _in_the_file_then_rewritten_away(
+        client, services_dir / "redis", marker, lambda: broker_copies.forget_soon(client, delay=0)
+    )
 
-    _wait(lambda: not _files_holding(aof, marker), f"still in {_files_holding(aof, marker)}")
     assert client.get(broker_copies.KEY) is None
     client.close()
 
@@ -67,14 +82,12 @@ def test_a_deleted_teams_kept_bytes_are_dropped_and_gone_from_the_append_only_fi
     redis_service: Service, redis_url: str, services_dir: Path
 ) -> None:
     client = redis.Redis.from_url(redis_url)
-    aof = services_dir / "redis"
-    marker = f"deleted-team-upload-{uuid.uuid4().hex}".encode()
+    marker = _marker()
     broker_copies.keep(client, [("doomed", b"0 0 2 0 " + marker), ("other", b"0 0 2 0 cat\n")])
-    _wait(lambda: _files_holding(aof, marker), "the bytes never reached the append-only file")
 
-    broker_copies.forget(client, ["doomed"])
+    _in_the_file_then_rewritten_away(
+        client, services_dir / "redis", marker, lambda: broker_copies.forget(client, ["doomed"])
+    )
 
     assert broker_copies.kept(client, ["doomed", "other"]) == {"other": b"0 0 2 0 cat\n"}
-    _wait(lambda: broker_copies.forget_if_due(client), "the due request was never done")
-    _wait(lambda: not _files_holding(aof, marker), f"still in {_files_holding(aof, marker)}")
     client.close()
