@@ -20,6 +20,14 @@ from infra.sql.store import SqlStore
 from judge import Lexicon
 
 
+def worth_preloading(store: SqlStore) -> list[str]:
+    """The word lists a worker host keeps loaded: every contest's, and the two newest
+    registered (a contest about to be created, or a fix about to be rejudged, uses one)."""
+    live = {contest.lexicon_id for contest in store.list_contests()}
+    newest = [row.id for row in store.all_lexicons()[-2:]]
+    return sorted(live | set(newest))
+
+
 class RulesetCache:
     def __init__(
         self, store: SqlStore, blobs: BlobStore, directory: Path, capacity: int = 4
@@ -49,6 +57,20 @@ class RulesetCache:
                 break
             self._pinned.discard(lexicon_id)
         self._evict()
+
+    def preload_more(self, lexicon_ids: list[str]) -> list[str]:
+        """`preload` those not loaded yet, then work out each one's diff with every other
+        pinned list, which is what an affected-only rejudge between them asks first (the
+        worker parent does this before it reforks its pool, so the children find both here).
+        The ids newly loaded."""
+        new = [lexicon_id for lexicon_id in lexicon_ids if lexicon_id not in self._lexicons]
+        if not new:
+            return []
+        self.preload(new)
+        for newer in (lexicon_id for lexicon_id in new if lexicon_id in self._pinned):
+            for older in sorted(self._pinned - {newer}):
+                self.diff(older, newer)
+        return new
 
     def release_connections(self) -> None:
         """Close the parent's SQL connections before it forks again."""

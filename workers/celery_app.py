@@ -20,7 +20,7 @@ from typing import Any
 
 import structlog
 from celery import Celery
-from celery.signals import worker_init, worker_process_init
+from celery.signals import worker_init, worker_process_init, worker_ready
 from celery.worker.control import control_command
 
 from core import tuning
@@ -39,6 +39,7 @@ from core.rejudging import judge_batch, produce
 from infra import broker_copies, compose
 from infra.celery_config import celery_config
 from infra.logging import configure_logging
+from infra.rulesets import worth_preloading
 from infra.settings import Settings
 from workers.bulk_slots import BulkSlots
 from workers.scheduling import run_niced
@@ -78,23 +79,42 @@ def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     settings = parts.settings
     _lower_priority(settings.worker_nice)
     parts.pool_size = int(getattr(sender, "concurrency", 0) or 0)  # the children inherit it
-    rulesets = parts.rulesets
-    store = compose.make_store(settings)
-    # The live lexicons, and the newest registered ones (a contest about to be created uses one).
-    live = {contest.lexicon_id for contest in store.list_contests()}
-    newest = [row.id for row in store.all_lexicons()[-2:]]
-    ids = sorted(live | set(newest))
-    store.engine.dispose()
     if settings.preload:
-        rulesets.preload(ids)
-        # What a rejudge of a live contest with a newer list will ask first.
-        for older in sorted(live):
-            for newer in newest:
-                if newer != older:
-                    rulesets.diff(older, newer)
+        _preload_wanted(parts)
     gc.collect()
     gc.freeze()  # keep the collector from touching (and so un-sharing) the preloaded pages
-    log.info("worker.lexicons_preloaded", lexicons=rulesets.loaded(), pid=os.getpid())
+    log.info("worker.lexicons_preloaded", lexicons=parts.rulesets.loaded(), pid=os.getpid())
+
+
+@worker_ready.connect
+def _preload_what_came_meanwhile(sender: Any = None, **_: Any) -> None:
+    """A word list registered, or a contest created, after `worker_init` looked and before
+    this worker listened for broadcasts asked for a preload this host never heard (a stack
+    starting up, or a host joining): look again now that it listens, and refork the pool if
+    that loads anything, so its processes share it."""
+    parts = host()
+    try:
+        if not parts.settings.preload or not _preload_wanted(parts):
+            return
+    except Exception as exc:  # best effort: a process loads what it lacks on its own
+        log.warning("worker.preload_failed", error=f"{type(exc).__name__}: {exc}")
+        return
+    parts.rulesets.release_connections()
+    gc.collect()
+    gc.freeze()
+    sender.controller.pool.restart()
+    log.info("worker.lexicons_preloaded", lexicons=parts.rulesets.loaded(), pid=os.getpid())
+
+
+def _preload_wanted(parts: compose.WorkerHost) -> list[str]:
+    """Load the lists worth keeping that are not loaded yet, with their diffs (what a rejudge
+    of a live contest with a newer list asks first); the ids it loaded."""
+    store = compose.make_store(parts.settings)
+    try:
+        wanted = worth_preloading(store)
+    finally:
+        store.engine.dispose()
+    return parts.rulesets.preload_more(wanted)
 
 
 def _lower_priority(nice: int) -> None:
@@ -114,16 +134,13 @@ def _open_connections(**_: Any) -> None:
 
 @control_command(args=[("lexicon_ids", list)], signature="<lexicon_ids>")
 def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[str, str]:
-    """Runs in the worker parent: load these word lists, then refork the pool (each child
-    exits after its current task) so the new children share them copy-on-write."""
+    """Runs in the worker parent: load these word lists and their diffs with the lists
+    already pinned, then refork the pool (each child exits after its current task) so the new
+    children share them copy-on-write."""
     rulesets = host().rulesets
-    ids = lexicon_ids or []
-    new = [i for i in ids if i not in rulesets.loaded()]
+    new = rulesets.preload_more(lexicon_ids or [])
     if not new:
         return {"ok": "already loaded"}
-    rulesets.preload(new)
-    if len(ids) == 2:  # a rejudge run's pair: its producer asks for the diff first
-        rulesets.diff(ids[0], ids[1])
     rulesets.release_connections()
     gc.collect()
     gc.freeze()

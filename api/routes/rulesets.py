@@ -3,6 +3,7 @@ compare two word lists."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -12,7 +13,7 @@ from fastapi.concurrency import run_in_threadpool
 from api import schemas
 from api.body import read_body
 from api.services import Admin, Services, Svc
-from core.errors import Invalid, NotFound
+from core.errors import Invalid, NotFound, PublishFailed
 from core.game import Game
 from core.games import game, names
 from core.records import RulesData
@@ -39,6 +40,10 @@ async def add_lexicon(
     row = await run_in_threadpool(
         lambda: register_lexicon(svc.store, svc.blobs, lexicon, name=name, source="api", by="admin")
     )
+    # A new list is most often a fix about to be rejudged: the workers load it now, with its
+    # diffs against the lists they hold, so the rejudge starts judging at once.
+    with contextlib.suppress(PublishFailed):  # best effort: workers load it on demand anyway
+        await run_in_threadpool(svc.intake.publisher.preload, [row.id])
     return schemas.LexiconOut(id=row.id, name=row.name, words=row.words)
 
 

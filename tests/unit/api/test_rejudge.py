@@ -14,7 +14,7 @@ from core.fakes import InMemoryPublisher
 from core.judging import WorkerDeps
 from core.rejudging import judge_batch, produce
 from core.word_hashes import changed_hashes, signature, touches
-from infra.rulesets import RulesetCache
+from infra.rulesets import RulesetCache, worth_preloading
 from infra.sql.rejudges import RejudgeStore
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
@@ -393,3 +393,65 @@ def test_a_rejudge_fails_a_missing_a_corrupt_and_an_oversized_upload_alone_and_c
             assert (seen["state"], seen["reason"], seen["score"]) == ("failed", reason, None)
             assert seen["failure"] and keys[name] not in seen["failure"]
         assert show(pipe, run["id"])["failed"] == 3  # still listed once applied
+
+
+def test_a_registered_list_is_loaded_by_the_workers_at_once(pipes, word_lists, corpus) -> None:
+    pipe, _ = pipes
+    contest_judged_with_old_list(pipe, word_lists, corpus)
+    old, fixed = (Lexicon.from_bytes(words).id for words in word_lists)
+    # Each registration asks the workers to load the list, before any rejudge needs it.
+    assert pipe.publisher.preloaded[:2] == [old, fixed]
+
+    pipe.publisher.down = True
+    response = pipe.client.post(
+        "/v1/lexicons",
+        params={"name": "tiny-2"},
+        content="".join(word + "\n" for word in TINY_WORDS).encode(),
+        headers={**ADMIN, "Content-Type": "text/plain"},
+    )
+    assert response.status_code == 201, response.text  # registered with the broker down
+
+
+def test_the_worker_parent_preloads_a_new_list_with_its_diffs(
+    pipes, word_lists, corpus, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pipe, _ = pipes
+    contest_judged_with_old_list(pipe, word_lists, corpus)
+    old, fixed = (Lexicon.from_bytes(words).id for words in word_lists)
+    rulesets = deps_for(pipe).rulesets
+    diffs = []
+    real_diff = Lexicon.diff
+    monkeypatch.setattr(
+        Lexicon, "diff", lambda self, other: diffs.append(1) or real_diff(self, other)
+    )
+
+    assert rulesets.preload_more([old]) == [old]
+    assert diffs == []  # nothing pinned yet to set it against
+    assert rulesets.preload_more([old, fixed]) == [fixed]  # only what is not loaded yet
+    assert rulesets.shares(old, fixed) and len(diffs) == 1
+    assert rulesets.preload_more([fixed]) == []
+
+    forward = rulesets.diff(old, fixed)
+    assert forward == (frozenset({"abled", "cyber", "nerdy"}), frozenset({"unneccessary"}))
+    assert rulesets.diff(fixed, old) == forward[::-1]
+    assert len(diffs) == 1  # both ways found, worked out when the list was loaded
+
+
+def test_a_worker_keeps_every_contests_list_and_the_two_newest(pipes, word_lists, corpus) -> None:
+    pipe, _ = pipes
+    contest_judged_with_old_list(pipe, word_lists, corpus)
+    old, fixed = (Lexicon.from_bytes(words).id for words in word_lists)
+    assert worth_preloading(pipe.store) == sorted([old, fixed])
+    newer = []
+    for extra in ("bet", "tie"):
+        words = "".join(word + "\n" for word in (*TINY_WORDS, extra)).encode()
+        response = pipe.client.post(
+            "/v1/lexicons",
+            params={"name": f"with-{extra}"},
+            content=words,
+            headers={**ADMIN, "Content-Type": "text/plain"},
+        )
+        assert response.status_code == 201, response.text
+        newer.append(response.json()["id"])
+    # The contest's list stays; of the registered ones, only the two newest.
+    assert worth_preloading(pipe.store) == sorted([old, *newer])
