@@ -3,7 +3,8 @@
 The pool has more processes than there are bulk slots: `tilejudge up` starts
 `TILEJUDGE_WORKERS + TILEJUDGE_STANDBY_WORKERS`, the slots being `TILEJUDGE_WORKERS`. A bulk
 batch judges only while it holds a slot (an exclusive `flock` on one of the slot files, per
-machine; the kernel drops it when its process dies). A process left without one waits, polling
+machine; the kernel drops it when its process dies), and lets it go before its recording
+transaction, which needs the database more than a core. A process left without one waits, polling
 the live queue, and on the first live upload hands its batch back and returns, so Celery gives
 the upload that process at once, instead of after whatever submission a bulk process is
 halfway through.
@@ -39,18 +40,35 @@ class BulkSlots:
         return None
 
     @contextmanager
-    def held(self, live_waiting: Callable[[], bool], give_up_after: float) -> Iterator[bool]:
-        """Wait for a slot; yields True holding it, or False (holding none) as soon as a live
-        upload waits, or after `give_up_after` seconds (the batch is then handed back too)."""
+    def held(self, live_waiting: Callable[[], bool], give_up_after: float) -> Iterator[Slot | None]:
+        """Wait for a slot; yields it, held until the block ends or it is released, or None
+        (holding none) as soon as a live upload waits, or after `give_up_after` seconds (the
+        batch is then handed back too)."""
         deadline = time.monotonic() + give_up_after
         fd = self.try_take()
         while fd is None:
             if live_waiting() or time.monotonic() > deadline:
-                yield False
+                yield None
                 return
             time.sleep(POLL_S)
             fd = self.try_take()
+        slot = Slot(fd)
         try:
-            yield True
+            yield slot
         finally:
-            os.close(fd)  # closing the descriptor releases the lock
+            slot.release()
+
+
+class Slot:
+    """A slot held by this process. A batch lets it go once its judging is done, so another
+    process judges while this one records."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd: int | None = fd
+
+    def release(self) -> None:
+        """Let the slot go (closing the descriptor releases the lock); once only, so a number
+        the kernel has since given to another file is never closed."""
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            os.close(fd)

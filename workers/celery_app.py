@@ -16,7 +16,7 @@ import contextlib
 import gc
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import structlog
 from celery import Celery
@@ -48,6 +48,7 @@ app = Celery("tilejudge")
 # Read when Celery first reads the app's configuration (the worker starting), not at import.
 app.add_defaults(lambda: celery_config(Settings.from_env()))
 log = structlog.get_logger("tilejudge.worker")
+T = TypeVar("T")
 MAX_BACKOFF_S = 300  # the longest a retry waits, where the visibility timeout leaves room
 
 
@@ -163,8 +164,8 @@ def judge_group_task(
     if not heavy:
         return _judge(self, submission_ids, carried)
     slots = BulkSlots(host().settings.home / "heavy-slots", _heavy_slots())
-    with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as holding:
-        if holding:
+    with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot:
+        if slot is not None:
             return _judge(self, submission_ids, carried, judging=run_niced)
     try:
         host().publisher.hand_back(submission_ids, carried, heavy)
@@ -241,17 +242,24 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
     # hands the rest back between submissions when a live upload waits.
     standby = parts.pool_size > settings.workers
     try:
-        with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as holding:
-            if not holding:
+        with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot:
+            if slot is None:
                 publisher.publish_batch(run_id, submission_ids)
                 return 0
+
+            def judging(work: Callable[[], T]) -> T:
+                try:
+                    return run_niced(work)
+                finally:
+                    slot.release()  # the batch's recording transaction needs none
+
             return judge_batch(
                 deps(),
                 run_id,
                 submission_ids,
                 (lambda: False) if standby else _live_waiting,
                 publisher.publish_batch,
-                heavy=run_niced,
+                heavy=judging,
             )
     except TRANSIENT as exc:
         raise _retry(self, exc, countdown=_backoff(self.request.retries)) from exc
