@@ -79,6 +79,7 @@ def build_corpus(count: int, distinct: int) -> list[bytes]:
 
 
 LISTS = {"old": BEFORE_FIX, "fixed": JUDGE_LIST}
+POLL_S = 0.25  # between looks at a running rejudge
 LIVE_AGAIN = 0.5  # the second live drain's uploads, a share of the contest's (2,500 of 5,000)
 
 
@@ -90,7 +91,9 @@ def more_variants(corpus: list[bytes], distinct: int, count: int) -> list[bytes]
 
 
 def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, float]:
-    started = time.monotonic()
+    """The run once it is no longer running, and its time from the moment it was created to
+    the one it was ready, both as the server recorded them: exact however seldom this polls
+    (a poll costs the API a few ms, which a run at 20 a second paid in a tenth of a core)."""
     run = http.post(
         "/v1/contests/bench/rejudges", json={"lexicon": "fixed", "mode": mode}, headers=stack.admin
     )
@@ -98,8 +101,8 @@ def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, f
     while True:
         shown = http.get(f"/v1/rejudges/{run.json()['id']}", headers=stack.admin).json()
         if shown["state"] != RejudgeState.RUNNING:
-            return shown, time.monotonic() - started
-        time.sleep(0.05)  # a poll costs the API ~2 ms; coarser polls blur a 5 s run
+            return shown, seconds(shown["created_at"], shown["finished_at"])
+        time.sleep(POLL_S)
 
 
 def live_latencies(
@@ -109,10 +112,13 @@ def live_latencies(
     corpus: list[bytes],
     rate: float,
     until: float | None = None,
-) -> list[float]:
-    """Upload-to-result latencies (ms) of `corpus` sent at `rate`, none sent after `until`."""
+) -> tuple[list[float], str]:
+    """Upload-to-result latencies (ms) of `corpus` sent at `rate`, none sent after `until`,
+    and when the last of them was judged."""
     ids = upload_all(stack.url, tokens, corpus, concurrency=4, rate=rate, until=until)
-    return [seconds(d["received_at"], d["judged_at"]) * 1000 for d in wait_judged(http, stack, ids)]
+    docs = wait_judged(http, stack, ids)
+    latencies = [seconds(d["received_at"], d["judged_at"]) * 1000 for d in docs]
+    return latencies, max(d["judged_at"] for d in docs)
 
 
 def forget_run(stack: RunningStack, run: dict) -> None:
@@ -159,7 +165,7 @@ def main() -> None:
         print(f"  CPU seconds, uploads stored, then drained: {cpu_by_role(before)}")
 
         probe = [b"0 0 1 0 at\n" + bytes(str(n), "ascii") + b"\n" for n in range(PROBES)]
-        quiet = live_latencies(http, stack, tokens, probe, rate=PROBE_RATE)
+        quiet, _ = live_latencies(http, stack, tokens, probe, rate=PROBE_RATE)
         before, machine = processes(), machine_busy()
         full_run, full_time = rejudge(http, stack, RejudgeMode.FULL)
         busy, idle = (after - start for after, start in zip(machine_busy(), machine, strict=True))
@@ -175,21 +181,19 @@ def main() -> None:
         full_changes = http.get(f"/v1/rejudges/{full_run['id']}", headers=stack.admin).json()
         forget_run(stack, full_run)
 
-        ended: list[float] = []
+        ended: list[str] = []
 
         def full_rejudge() -> None:
-            rejudge(http, stack, RejudgeMode.FULL)
-            ended.append(time.monotonic())
+            ended.append(rejudge(http, stack, RejudgeMode.FULL)[0]["finished_at"])
 
         second_full = threading.Thread(target=full_rejudge)
         began = time.monotonic()
         second_full.start()
         time.sleep(PROBES_AFTER_S)
-        busy = live_latencies(
+        busy, last_judged = live_latencies(
             http, stack, tokens, [p + b"\n" for p in probe], PROBE_RATE,
             until=began + PROBES_UNTIL * full_time,
         )  # fmt: skip
-        probes_judged = time.monotonic()
         second_full.join()
         print(
             f"live upload-to-result without a rejudge: p50 {statistics.median(quiet):.0f} ms, "
@@ -201,7 +205,7 @@ def main() -> None:
             f"({len(busy)} uploads at {PROBE_RATE:.0f}/s"
             + (
                 ", each judged before the rejudge ended)"
-                if ended[0] > probes_judged
+                if seconds(last_judged, ended[0]) > 0
                 else "; NB: the rejudge ended before the last of them was judged)"
             )
         )
