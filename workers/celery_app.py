@@ -39,7 +39,7 @@ from core.rejudging import judge_batch, produce
 from infra import broker_copies, compose
 from infra.celery_config import celery_config
 from infra.logging import configure_logging
-from infra.rulesets import worth_preloading
+from infra.rulesets import RulesetCache, worth_preloading
 from infra.settings import Settings
 from workers.bulk_slots import BulkSlots
 from workers.scheduling import run_niced
@@ -100,11 +100,7 @@ def _preload_what_came_meanwhile(sender: Any = None, **_: Any) -> None:
     except Exception as exc:  # best effort: a process loads what it lacks on its own
         log.warning("worker.preload_failed", error=f"{type(exc).__name__}: {exc}")
         return
-    parts.rulesets.release_connections()
-    gc.collect()
-    gc.freeze()
-    sender.controller.pool.restart()
-    log.info("worker.lexicons_preloaded", lexicons=parts.rulesets.loaded(), pid=os.getpid())
+    _refork_sharing(parts.rulesets, sender.controller.pool)
 
 
 def _preload_wanted(parts: compose.WorkerHost) -> list[str]:
@@ -116,6 +112,16 @@ def _preload_wanted(parts: compose.WorkerHost) -> list[str]:
     finally:
         store.engine.dispose()
     return parts.rulesets.preload_more(wanted)
+
+
+def _refork_sharing(rulesets: RulesetCache, pool: Any) -> None:
+    """After the parent loaded word lists: refork the pool (each child exits after its current
+    task) so the new children share them copy-on-write."""
+    rulesets.release_connections()
+    gc.collect()
+    gc.freeze()
+    pool.restart()
+    log.info("worker.lexicons_preloaded", lexicons=rulesets.loaded(), pid=os.getpid())
 
 
 def _lower_priority(nice: int) -> None:
@@ -142,11 +148,7 @@ def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[
     new = rulesets.preload_more(lexicon_ids or [])
     if not new:
         return {"ok": "already loaded"}
-    rulesets.release_connections()
-    gc.collect()
-    gc.freeze()
-    state.consumer.controller.pool.restart()
-    log.info("worker.lexicons_preloaded", lexicons=rulesets.loaded(), pid=os.getpid())
+    _refork_sharing(rulesets, state.consumer.controller.pool)
     return {"ok": f"loaded {len(new)}"}
 
 
