@@ -7,7 +7,8 @@ with `infra.blobstore.PresignedHttp`, then as URLs `infra.blobstore.Presigner` s
 builds), in turns for R rounds, each object stored as `--content-type` (intake's media type for
 an upload unless given: SeaweedFS gzips what it takes for text). Prints, a call, the calling
 process's CPU (user + system, this thread's network stack included) and SeaweedFS's, the median
-of the rounds. Prints figures and asserts nothing."""
+of the rounds; then the CPU of signing one URL alone, the client's way and `Presigner`'s.
+Prints figures and asserts nothing."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from benchmarks.machine import cpu_model
 from core.intake import UPLOAD_CONTENT_TYPE
 from devstack.process import Service
 from devstack.seaweedfs import s3_credentials, start_seaweedfs
-from infra.blobstore import PresignedHttp, S3BlobStore
+from infra.blobstore import _HEADERS, PRESIGNED_S, PresignedHttp, S3BlobStore
 
 BUCKET = "bench"
 
@@ -60,6 +61,7 @@ def main(argv: list[str] | None = None) -> int:
                 "client presigns": S3BlobStore(store._client, BUCKET, http=PresignedHttp()),
                 "Presigner signs": store,
             }
+            signing = _signing_us(store)
             figures: dict[tuple[str, str], list[tuple[float, float]]] = {}
             for _ in range(args.rounds):
                 for way, store in ways.items():
@@ -80,7 +82,45 @@ def main(argv: list[str] | None = None) -> int:
         caller = statistics.median(r[0] for r in runs)
         weed = statistics.median(r[1] for r in runs)
         print(f"  {way:20} {call:5} {caller:10.2f} {weed:14.2f}")
+    print("\nsigning a URL alone, µs of CPU (the best of 3 rounds of 5,000):")
+    for (way, call), us in signing.items():
+        print(f"  {way:20} {call:5} {us:10.1f}")
     return 0
+
+
+def _signing_us(store: S3BlobStore) -> dict[tuple[str, str], float]:
+    """µs of CPU to sign one GET and one PUT URL (with intake's fields), the client's way and
+    `Presigner`'s."""
+    presigner = store._presigner
+    assert presigner is not None
+    key = "uploads/contest-1/team-1/0123456789abcdef0123456789abcdef"
+    fields = {"ContentType": UPLOAD_CONTENT_TYPE, "ContentMD5": "1B2M2Y8AsgTpgAmY7PhCfg=="}
+    headers = {_HEADERS[name]: value for name, value in fields.items()}
+    ways: dict[tuple[str, str], Callable[[], object]] = {
+        ("client presigns", "GET"): partial(
+            store._client.generate_presigned_url,
+            "get_object",
+            Params={"Bucket": BUCKET, "Key": key},
+            ExpiresIn=PRESIGNED_S,
+        ),
+        ("client presigns", "PUT"): partial(
+            store._client.generate_presigned_url,
+            "put_object",
+            Params={"Bucket": BUCKET, "Key": key, **fields},
+            ExpiresIn=PRESIGNED_S,
+        ),
+        ("Presigner signs", "GET"): partial(presigner.url, "GET", key, {}),
+        ("Presigner signs", "PUT"): partial(presigner.url, "PUT", key, headers),
+    }
+    best: dict[tuple[str, str], float] = {}
+    for _ in range(3):
+        for way, sign in ways.items():
+            started = time.process_time()
+            for _ in range(5000):
+                sign()
+            us = (time.process_time() - started) / 5000 * 1e6
+            best[way] = min(best.get(way, us), us)
+    return best
 
 
 def move_list_text(size: int) -> bytes:

@@ -128,3 +128,38 @@ def test_a_client_whose_urls_are_not_sigv4_keeps_its_own_presigning() -> None:
     store = S3BlobStore(sigv2, BUCKET, http=PresignedHttp(), credentials=credentials)
 
     assert store._presigner is None
+
+
+def test_temporary_credentials_sign_their_session_token_too() -> None:
+    session = boto3.Session(
+        region_name="eu-west-1",
+        aws_access_key_id="ASIAEXAMPLE",
+        aws_secret_access_key="secret/key+",
+        aws_session_token="token/with+signs=",
+    )
+    client = session.client("s3", config=client_config())
+    credentials = session.get_credentials()
+    assert credentials is not None
+    presigner = Presigner(client, BUCKET, credentials)
+    headers = {"Content-Type": "application/json"}
+    expected = client.generate_presigned_url(
+        "put_object",
+        Params={"Bucket": BUCKET, "Key": "a/b", "ContentType": "application/json"},
+        ExpiresIn=PRESIGNED_S,
+    )
+
+    assert "X-Amz-Security-Token=token%2Fwith%2Bsigns%3D" in expected
+    assert presigner.url("PUT", "a/b", headers) == expected
+
+
+def test_the_days_signing_key_is_made_again_the_next_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    client, presigner = CLIENTS[0]
+    presigner.url("GET", "a", {})  # the key of INSTANT's day kept
+    tomorrow = INSTANT + datetime.timedelta(days=1)
+    monkeypatch.setattr("botocore.auth.get_current_datetime", lambda: tomorrow)
+    expected = client.generate_presigned_url(  # type: ignore[attr-defined]
+        "get_object", Params={"Bucket": BUCKET, "Key": "a"}, ExpiresIn=PRESIGNED_S
+    )
+
+    assert "X-Amz-Date=20261205T" in expected
+    assert presigner.url("GET", "a", {}) == expected
