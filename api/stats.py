@@ -141,7 +141,7 @@ class StatsSnapshotter:
             # rejudge batch holds up to this many submissions.
             "task_sizes": {
                 "uploads_per_message": tuning.GROUP_MOST,
-                "submissions_per_rejudge_batch": tuning.REJUDGE_BATCH,
+                "submissions_per_rejudge_batch": tuning.REJUDGE_BATCH_MOST,
             },
             "totals": totals,
             "uploads_per_minute": totals["uploads_last_minute"],

@@ -52,7 +52,7 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
     changed = changed_words(deps, run)
     # Affected-only work is a few submissions spread thin: bigger pages (fewer transactions).
     page_size = tuning.REJUDGE_PAGE if changed is None else 4 * tuning.REJUDGE_PAGE
-    batch = tuning.REJUDGE_BATCH
+    done_before = run.done  # judged (or carried) before this producer started
     published = 0
     while True:
         last = None
@@ -62,9 +62,10 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
             last = sid
             if changed is None or touches(recorded, changed):
                 to_judge.append(sid)
-                if len(to_judge) == batch:
+                left = run.total - done_before - published
+                if len(to_judge) >= batch_size(left, every=changed is None):
                     publish_batch(run.id, to_judge)
-                    published, to_judge = published + batch, []
+                    published, to_judge = published + len(to_judge), []
             else:
                 to_carry.append(sid)
         if last is None:
@@ -76,6 +77,18 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
         if not rejudges.advance(run.id, last):
             return published  # cancelled meanwhile
         run = rejudges.get(run.id) or run
+
+
+def batch_size(left: int, every: bool) -> int:
+    """Submissions in the next batch of a run with about `left` more to publish. Where `every`
+    submission is judged (a full rejudge): REJUDGE_BATCH_MOST, halved while fewer than
+    REJUDGE_SPREAD batches of that size are left, down to REJUDGE_BATCH (see `core.tuning`).
+    Each size divides the larger ones and the page, so every page splits into whole batches.
+    Else (a few submissions, spread thin): REJUDGE_BATCH."""
+    size = tuning.REJUDGE_BATCH_MOST if every else tuning.REJUDGE_BATCH
+    while size > tuning.REJUDGE_BATCH and left < size * tuning.REJUDGE_SPREAD:
+        size //= 2
+    return size
 
 
 def judge_batch(

@@ -51,13 +51,20 @@ UPLOADERS_KEPT = 100_000
 
 # -- rejudging ----------------------------------------------------------------------------
 # The producer pages through a contest this many submissions at a time (one query each).
-REJUDGE_PAGE = 500
-# Submissions per bulk message: large enough to pay for its transaction, small enough that a
-# small contest's rejudge still spreads over every process (a live upload never waits behind
-# one: a standby process takes it, or judge_batch hands the rest of the batch back). 48 was
-# tried: a full rejudge against live judging 0.94 and 0.97 against 0.93 (medians of three,
-# `benchmarks.rejudge_bench`), within the runs' noise, for a third as many batches to share.
+REJUDGE_PAGE = 512  # whole batches of REJUDGE_BATCH_MOST: each page's last is full too
+# Submissions per bulk message. A full rejudge's first batches hold REJUDGE_BATCH_MOST, which
+# pays for a task, its look-ups and its recording transaction once per 64 submissions rather
+# than per 16. Towards the run's end the size halves whenever fewer than REJUDGE_SPREAD batches
+# of it are left to publish, down to REJUDGE_BATCH, so the last batches still spread over up to
+# REJUDGE_SPREAD processes and none finishes long after the others (guided self-scheduling).
+# Against batches of 16 throughout, alternating in one stack: a full rejudge against live
+# judging 0.99, 1.00 and 1.04 against 0.98, 0.94 and 0.94 (BENCHMARKS.md). An affected-only
+# run's few submissions go in batches of REJUDGE_BATCH, spread over every process. A live upload
+# never waits behind a batch: a standby process takes it, or judge_batch hands the rest of the
+# batch back. Each size is REJUDGE_BATCH times a power of two, and divides REJUDGE_PAGE.
 REJUDGE_BATCH = 16
+REJUDGE_BATCH_MOST = 64
+REJUDGE_SPREAD = 32
 # CPU niceness of bulk judging, so live uploads on the same cores go first.
 BULK_NICENESS = 10
 # A bulk batch waits this long for a bulk slot, then goes back to the queue rather than hold

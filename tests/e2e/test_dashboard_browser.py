@@ -96,7 +96,7 @@ def test_the_dashboard_follows_uploads_results_and_rejudges(
         assert page.text_content("#workers-online") == "1"
         sizes = page.text_content("#task-sizes") or ""
         assert f"up to {tuning.GROUP_MOST} uploads" in sizes
-        assert f"up to {tuning.REJUDGE_BATCH} submissions" in sizes
+        assert f"up to {tuning.REJUDGE_BATCH_MOST} submissions" in sizes
 
         print(f"rejudge: {_follow_a_rejudge(page, http, stack)}")
         # The pool size comes from one inspect() per worker, retried while it re-forks.

@@ -211,5 +211,5 @@ def test_stats_say_how_many_submissions_a_worker_task_holds(pipe: Pipeline) -> N
 
     assert stats["task_sizes"] == {
         "uploads_per_message": tuning.GROUP_MOST,
-        "submissions_per_rejudge_batch": tuning.REJUDGE_BATCH,
+        "submissions_per_rejudge_batch": tuning.REJUDGE_BATCH_MOST,
     }

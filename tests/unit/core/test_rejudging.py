@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from core import tuning
 from core.events import EventType
 from core.fakes import (
     InMemoryBlobStore,
@@ -16,7 +17,7 @@ from core.fakes import (
 )
 from core.judging import WorkerDeps, judge_group
 from core.records import Run, Submission
-from core.rejudging import judge_batch, produce
+from core.rejudging import batch_size, judge_batch, produce
 from core.states import RejudgeMode, RejudgeState
 from judge import Lexicon
 from tests.unit.core.conftest import LAYOUT, TINY, stored
@@ -70,6 +71,41 @@ def test_a_full_rejudge_judges_every_submission_again_and_the_run_becomes_ready(
     assert score_under(store, judged["bat"], WITHOUT_BAT) == 0
     assert score_under(store, judged["cat"], WITHOUT_BAT) == score_under(store, judged["cat"], TINY)
     assert [e["type"] for e in store.events][-1] == EventType.REJUDGE_READY
+
+
+def test_a_full_rejudges_batches_are_large_at_first_and_shrink_towards_its_end(
+    deps: WorkerDeps,
+    store: InMemorySubmissionStore,
+    blobs: InMemoryBlobStore,
+    rejudges: InMemoryRejudgeStore,
+    publisher: InMemoryPublisher,
+) -> None:
+    subs = [stored(store, blobs, f"0 0 2 0 cat\n{n}\n".encode()) for n in range(3000)]
+    run, _ = rejudges.start("wt", WITHOUT_BAT.id, LAYOUT.id, RejudgeMode.FULL)
+
+    produce(deps, run.id, publisher.publish_batch)
+
+    sizes = [len(ids) for _, ids in publisher.batches]
+    assert [sid for _, ids in publisher.batches for sid in ids] == sorted(s.id for s in subs)
+    assert sizes[0] == tuning.REJUDGE_BATCH_MOST
+    assert sizes == sorted(sizes, reverse=True)  # never larger again, a page's end included
+    assert set(sizes[:-1]) <= {64, 32, 16} and sizes[-1] <= 16  # the last: what is left
+    # The last REJUDGE_SPREAD batches or so are of the smallest size.
+    assert sizes[-tuning.REJUDGE_SPREAD :][:-1] == [tuning.REJUDGE_BATCH] * (
+        tuning.REJUDGE_SPREAD - 1
+    )
+
+
+def test_the_batch_size_follows_what_is_left_of_a_full_rejudge_only() -> None:
+    most, spread = tuning.REJUDGE_BATCH_MOST, tuning.REJUDGE_SPREAD
+    assert batch_size(most * spread, every=True) == most
+    assert batch_size(most * spread - 1, every=True) == most // 2
+    assert batch_size(tuning.REJUDGE_BATCH * spread, every=True) == tuning.REJUDGE_BATCH
+    assert batch_size(0, every=True) == tuning.REJUDGE_BATCH
+    assert batch_size(10 * most * spread, every=False) == tuning.REJUDGE_BATCH
+    # Every size divides the page and the larger sizes: a page splits into whole batches.
+    assert most % tuning.REJUDGE_BATCH == 0 and (most // tuning.REJUDGE_BATCH).bit_count() == 1
+    assert tuning.REJUDGE_PAGE % most == 0
 
 
 def test_an_affected_only_rejudge_judges_the_submissions_using_a_changed_word_and_carries_the_rest(
