@@ -95,8 +95,9 @@ class InMemoryRejudgeStore:
             ]
             return sorted(runs, key=lambda run: run.created_at)
 
-    def page(self, run: Run, limit: int) -> Iterator[tuple[str, bytes | None]]:
-        """The next submission ids after the run's cursor, each with its word signature."""
+    def page(self, run: Run, limit: int) -> Iterator[tuple[str, bytes | None, int]]:
+        """The next submission ids after the run's cursor, each with its word signature and
+        its upload's size."""
         store = self.store
         with store.read("page"):
             ids = sorted(
@@ -104,7 +105,7 @@ class InMemoryRejudgeStore:
                 for s in store.submissions.values()
                 if s.contest_id == run.contest_id and s.id > run.cursor
             )[:limit]
-            rows = [(sid, store.words.get(sid)) for sid in ids]
+            rows = [(sid, store.words.get(sid), store.submissions[sid].size) for sid in ids]
         yield from rows
 
     def advance(self, run_id: str, cursor: str) -> bool:

@@ -44,7 +44,8 @@ def changed_words(deps: WorkerDeps, run: Run) -> frozenset[int] | None:
 def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[str]], None]) -> int:
     """Page from the run's cursor to the end: publish what must be judged as the page streams
     in (the pool starts on the first batch while the rest is read), then carry what the fix
-    cannot touch and move the cursor past the page."""
+    cannot touch and move the cursor past the page. A batch ends at `batch_size` submissions,
+    or sooner once its uploads reach REJUDGE_BATCH_BYTES (large uploads: fewer a batch)."""
     rejudges = deps.rejudges
     run = rejudges.get(run_id)
     if run is None or not run.open:
@@ -58,14 +59,19 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
         last = None
         to_judge: list[str] = []
         to_carry: list[str] = []
-        for sid, recorded in rejudges.page(run, page_size):
+        size = 0  # bytes of the uploads in to_judge
+        for sid, recorded, upload_size in rejudges.page(run, page_size):
             last = sid
             if changed is None or touches(recorded, changed):
                 to_judge.append(sid)
+                size += upload_size
                 left = run.total - done_before - published
-                if len(to_judge) >= batch_size(left, every=changed is None):
+                if (
+                    len(to_judge) >= batch_size(left, every=changed is None)
+                    or size >= tuning.REJUDGE_BATCH_BYTES
+                ):
                     publish_batch(run.id, to_judge)
-                    published, to_judge = published + len(to_judge), []
+                    published, to_judge, size = published + len(to_judge), [], 0
             else:
                 to_carry.append(sid)
         if last is None:

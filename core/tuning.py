@@ -65,6 +65,10 @@ REJUDGE_PAGE = 512  # whole batches of REJUDGE_BATCH_MOST: each page's last is f
 REJUDGE_BATCH = 16
 REJUDGE_BATCH_MOST = 64
 REJUDGE_SPREAD = 32
+# A batch also ends once its uploads reach this many bytes: a batch of the largest uploads
+# (2 MiB of one-letter lines takes about 4 s, `benchmarks.hostile_bench`) then holds two or
+# three, about 10 s of judging, far inside the task's time limit (16 of them took a minute).
+REJUDGE_BATCH_BYTES = 4 * 1024 * 1024
 # CPU niceness of bulk judging, so live uploads on the same cores go first.
 BULK_NICENESS = 10
 # A bulk batch waits this long for a bulk slot, then goes back to the queue rather than hold

@@ -150,11 +150,11 @@ class RejudgeStore:
             ).mappings()
             return [Run(**row) for row in rows]
 
-    def page(self, run: Run, limit: int) -> Iterator[tuple[str, bytes | None]]:
+    def page(self, run: Run, limit: int) -> Iterator[tuple[str, bytes | None, int]]:
         """The run's next submission ids after its cursor, each with the signature of its words
-        (None if never judged), streamed as read."""
+        (None if never judged) and its upload's size, streamed as read."""
         query = (
-            select(submissions.c.id, word_hashes.c.hashes)
+            select(submissions.c.id, word_hashes.c.hashes, submissions.c.size)
             .outerjoin(word_hashes, word_hashes.c.submission_id == submissions.c.id)
             .where(and_(submissions.c.contest_id == run.contest_id, submissions.c.id > run.cursor))
             .order_by(submissions.c.id)
@@ -162,7 +162,7 @@ class RejudgeStore:
         )
         with self.store.read() as conn:
             for row in conn.execute(query):
-                yield row.id, row.hashes
+                yield row.id, row.hashes, row.size
 
     def advance(self, run_id: str, cursor: str) -> bool:
         """Record that everything up to `cursor` was published; False if the run was closed."""

@@ -96,6 +96,27 @@ def test_a_full_rejudges_batches_are_large_at_first_and_shrink_towards_its_end(
     )
 
 
+def test_a_batch_of_large_uploads_ends_at_its_byte_budget(
+    deps: WorkerDeps,
+    store: InMemorySubmissionStore,
+    blobs: InMemoryBlobStore,
+    rejudges: InMemoryRejudgeStore,
+    publisher: InMemoryPublisher,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    line = b"0 0 2 0 cat\n"
+    subs = [
+        stored(store, blobs, line + b"\n" * (1000 - len(line)) + str(n).encode()) for n in range(40)
+    ]
+    monkeypatch.setattr(tuning, "REJUDGE_BATCH_BYTES", 10_000)  # ten of these uploads
+    run, _ = rejudges.start("wt", WITHOUT_BAT.id, LAYOUT.id, RejudgeMode.FULL)
+
+    produce(deps, run.id, publisher.publish_batch)
+
+    assert [len(ids) for _, ids in publisher.batches] == [10, 10, 10, 10]
+    assert [sid for _, ids in publisher.batches for sid in ids] == sorted(s.id for s in subs)
+
+
 def test_the_batch_size_follows_what_is_left_of_a_full_rejudge_only() -> None:
     most, spread = tuning.REJUDGE_BATCH_MOST, tuning.REJUDGE_SPREAD
     assert batch_size(most * spread, every=True) == most
