@@ -3,11 +3,13 @@ could not judge, and rejudge progress counted in the same transaction as them.""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import Connection, and_, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
@@ -59,15 +61,8 @@ def keep_words(conn: Connection, signatures: dict[str, bytes]) -> None:
     if dialect is not None:  # one statement for the new
         signatures = dict(signatures)  # what is left to widen
         rows = [{"submission_id": sid, "hashes": hashes} for sid, hashes in signatures.items()]
-        for start in range(0, len(rows), _SIGNATURES_PER_STATEMENT):
-            statement = (
-                dialect.insert(word_hashes)
-                .values(rows[start : start + _SIGNATURES_PER_STATEMENT])
-                .on_conflict_do_nothing(index_elements=["submission_id"])
-                .returning(word_hashes.c.submission_id)
-            )
-            for sid in conn.execute(statement).scalars():
-                del signatures[sid]
+        for sid in conn.execute(_upserts(conn.dialect.name).signatures, rows).scalars():
+            del signatures[sid]
         if not signatures:
             return
     kept = dict(
@@ -94,9 +89,10 @@ def keep_words(conn: Connection, signatures: dict[str, bytes]) -> None:
 def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> int:
     """Insert the results that are new under their ruleset, skip the others; how many were new.
 
-    One `INSERT ... ON CONFLICT DO NOTHING` per chunk on SQLite and PostgreSQL, where
-    `put_result` would run two statements a result: a rejudge batch's transaction, which holds
-    SQLite's single write lock that live uploads queue behind, stays a few statements long."""
+    One `INSERT ... ON CONFLICT DO NOTHING` for the batch on SQLite and PostgreSQL (`_upserts`),
+    where `put_result` would run two statements a result: a rejudge batch's transaction, which
+    holds SQLite's single write lock that live uploads queue behind, stays a few statements
+    and a few milliseconds long."""
     return len(_insert_new(conn, batch, now))
 
 
@@ -116,23 +112,13 @@ def _insert_new(conn: Connection, batch: list[tuple[str, JudgedResult]], now: st
     dialect = _returning_upsert(conn)
     if dialect is None:  # SQLite before 3.35 too
         return [sid for sid, result in batch if put_result(conn, sid, result, now)]
-    new: list[str] = []
+    if not batch:
+        return []
     games = {sid: result.game for sid, result in batch}
-    for start in range(0, len(batch), _RESULTS_PER_STATEMENT):
-        rows = [
-            _result_row(sid, result, now)
-            for sid, result in batch[start : start + _RESULTS_PER_STATEMENT]
-        ]
-        statement = (
-            dialect.insert(results)
-            .values(rows)
-            .on_conflict_do_nothing(index_elements=["submission_id", "lexicon_id", "layout_id"])
-            .returning(results.c.id, results.c.submission_id)
-        )
-        inserted = conn.execute(statement).all()
-        put_details(conn, [(row.id, games[row.submission_id]) for row in inserted])
-        new.extend(row.submission_id for row in inserted)
-    return new
+    rows = [_result_row(sid, result, now) for sid, result in batch]
+    inserted = conn.execute(_upserts(conn.dialect.name).results, rows).all()
+    put_details(conn, [(row.id, games[row.submission_id]) for row in inserted])
+    return [row.submission_id for row in inserted]
 
 
 def _returning_upsert(conn: Connection) -> Any:
@@ -142,10 +128,27 @@ def _returning_upsert(conn: Connection) -> Any:
     return dialect if dialect is not None and conn.dialect.insert_returning else None
 
 
-# 2 values a row, under the same bound.
-_SIGNATURES_PER_STATEMENT = 400
-# 11 values a row: under the 999 bound variables a statement of SQLite before 3.32 allows.
-_RESULTS_PER_STATEMENT = 80
+class _Upserts(NamedTuple):
+    results: Insert
+    signatures: Insert
+
+
+@functools.cache
+def _upserts(dialect: str) -> _Upserts:
+    """The INSERT ... ON CONFLICT DO NOTHING ... RETURNING statements of results and word
+    signatures for `dialect` ("sqlite" or "postgresql"), built once. Each is executed with a
+    list of rows: SQLAlchemy then sends one multi-row statement a page of rows from a compiled
+    form it caches ("insertmanyvalues"), where building `.values(rows)` anew for each batch cost
+    about 0.12 ms a row in SQLAlchemy alone, against 0.015."""
+    module = {"sqlite": sqlite, "postgresql": postgresql}[dialect]
+    return _Upserts(
+        module.insert(results)
+        .on_conflict_do_nothing(index_elements=["submission_id", "lexicon_id", "layout_id"])
+        .returning(results.c.id, results.c.submission_id),
+        module.insert(word_hashes)
+        .on_conflict_do_nothing(index_elements=["submission_id"])
+        .returning(word_hashes.c.submission_id),
+    )
 
 
 def _result_row(
