@@ -47,9 +47,12 @@ def open_contest(
     lexicon: str = "words_alpha",
     teams: int = 1,
 ) -> list[str]:
-    """Register word lists by name (default: the judge's list as "words_alpha"), open a
-    contest on `lexicon` for a day, and add `teams` teams; their tokens."""
-    for name, words in (lists or {"words_alpha": shared_list(JUDGE_LIST).read_bytes()}).items():
+    """Register word lists by name (default: the judge's list as "words_alpha"; none for an
+    empty mapping, when they are registered already), open a contest on `lexicon` for a day,
+    and add `teams` teams; their tokens."""
+    if lists is None:
+        lists = {"words_alpha": shared_list(JUDGE_LIST).read_bytes()}
+    for name, words in lists.items():
         http.post(
             "/v1/lexicons",
             params={"name": name},

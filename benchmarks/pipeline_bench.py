@@ -125,12 +125,13 @@ def upload_all(
     concurrency: int,
     rate: float | None = None,
     until: float | None = None,
+    contest: str = "bench",
 ) -> list[str]:
-    """Upload every submission through the load generator (its lean client: httpx's own CPU
-    would be taken from the judges on these cores); the submission ids, in corpus order. With
-    `until` (monotonic), none is sent after it: the ids of those sent."""
+    """Upload every submission to `contest` through the load generator (its lean client:
+    httpx's own CPU would be taken from the judges on these cores); the submission ids, in
+    corpus order. With `until` (monotonic), none is sent after it: the ids of those sent."""
     plan = Plan(
-        url=url, contest="bench", uploads=len(corpus), concurrency=concurrency,
+        url=url, contest=contest, uploads=len(corpus), concurrency=concurrency,
         teams=len(tokens), admin_token="", rate=rate,
     )  # fmt: skip
     burst = send_all(plan, tokens, corpus, until or time.monotonic() + 900)
