@@ -57,11 +57,11 @@ def keep_words(conn: Connection, signatures: dict[str, bytes]) -> None:
     another list) adds them; one that adds none writes nothing."""
     if not signatures:
         return
-    dialect = _returning_upsert(conn)
-    if dialect is not None:  # one statement for the new
+    upserts = _upserts(conn)
+    if upserts is not None:  # one statement for the new
         signatures = dict(signatures)  # what is left to widen
         rows = [{"submission_id": sid, "hashes": hashes} for sid, hashes in signatures.items()]
-        for sid in conn.execute(_upserts(conn.dialect.name).signatures, rows).scalars():
+        for sid in conn.execute(upserts.signatures, rows).scalars():
             del signatures[sid]
         if not signatures:
             return
@@ -109,23 +109,20 @@ def put_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now: st
 def _insert_new(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> list[str]:
     """The results new under their ruleset inserted, with their games' details; the
     submissions of those inserted."""
-    dialect = _returning_upsert(conn)
-    if dialect is None:  # SQLite before 3.35 too
+    upserts = _upserts(conn)
+    if upserts is None:  # SQLite before 3.35 too
         return [sid for sid, result in batch if put_result(conn, sid, result, now)]
     if not batch:
         return []
     games = {sid: result.game for sid, result in batch}
     rows = [_result_row(sid, result, now) for sid, result in batch]
-    inserted = conn.execute(_upserts(conn.dialect.name).results, rows).all()
+    inserted = conn.execute(upserts.results, rows).all()
     put_details(conn, [(row.id, games[row.submission_id]) for row in inserted])
     return [row.submission_id for row in inserted]
 
 
-def _returning_upsert(conn: Connection) -> Any:
-    """The dialect module whose `insert` has `on_conflict_do_nothing`, where the database
-    also returns what an INSERT wrote; None elsewhere (SQLite before 3.35)."""
-    dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
-    return dialect if dialect is not None and conn.dialect.insert_returning else None
+# The dialects whose `insert` has `on_conflict_do_nothing`, by name.
+_UPSERTING = {"sqlite": sqlite, "postgresql": postgresql}
 
 
 class _Upserts(NamedTuple):
@@ -133,14 +130,21 @@ class _Upserts(NamedTuple):
     signatures: Insert
 
 
-@functools.cache
-def _upserts(dialect: str) -> _Upserts:
+def _upserts(conn: Connection) -> _Upserts | None:
     """The INSERT ... ON CONFLICT DO NOTHING ... RETURNING statements of results and word
-    signatures for `dialect` ("sqlite" or "postgresql"), built once. Each is executed with a
-    list of rows: SQLAlchemy then sends one multi-row statement a page of rows from a compiled
-    form it caches ("insertmanyvalues"), where building `.values(rows)` anew for each batch cost
-    about 0.12 ms a row in SQLAlchemy alone, against 0.015."""
-    module = {"sqlite": sqlite, "postgresql": postgresql}[dialect]
+    signatures for the connection's database; None where it has no such statement (SQLite
+    before 3.35 returns nothing from an INSERT)."""
+    name = conn.dialect.name
+    return _built_upserts(name) if name in _UPSERTING and conn.dialect.insert_returning else None
+
+
+@functools.cache
+def _built_upserts(dialect: str) -> _Upserts:
+    """`_upserts` for `dialect`, built once. Each statement is executed with a list of rows:
+    SQLAlchemy then sends one multi-row statement a page of rows from a compiled form it caches
+    ("insertmanyvalues"), where building `.values(rows)` anew for each batch cost about 0.12 ms
+    a row in SQLAlchemy alone, against 0.015."""
+    module = _UPSERTING[dialect]
     return _Upserts(
         module.insert(results)
         .on_conflict_do_nothing(index_elements=["submission_id", "lexicon_id", "layout_id"])
@@ -334,7 +338,7 @@ def put_failures(conn: Connection, run: Run, failed: Mapping[str, str], now: str
     ]
     if not rows:
         return 0
-    dialect = {"sqlite": sqlite, "postgresql": postgresql}.get(conn.dialect.name)
+    dialect = _UPSERTING.get(conn.dialect.name)
     if dialect is not None and conn.dialect.insert_returning:
         statement = (
             dialect.insert(rejudge_failures)
