@@ -176,7 +176,11 @@ def start_seaweedfs(
             wait_until(service, lambda: _bucket_exists(s3, bucket), deadline)
         return service
 
-    return start_with_retries(launch, ports_were_chosen=s3_port is None)
+    # Even with `s3_port` given, the other components' ports are chosen here, and another
+    # process (a listener, or an outgoing connection's ephemeral port) may take one between
+    # the choice and weed's bind; a new launch chooses again. A taken `s3_port` is refused by
+    # `require_free` on the next launch instead.
+    return start_with_retries(launch, ports_were_chosen=True)
 
 
 def _weed_ports(s3_port: int | None) -> dict[str, int]:

@@ -14,6 +14,7 @@ import pytest
 import redis
 from botocore.config import Config
 
+from devstack import seaweedfs
 from devstack.ports import GRPC_PORT_OFFSET, LOOPBACK, free_port
 from devstack.process import Service, ServiceStartError
 from devstack.redis_server import start_redis
@@ -26,6 +27,8 @@ from devstack.seaweedfs import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from mypy_boto3_s3 import S3Client
 
 pytestmark = pytest.mark.integration
@@ -120,6 +123,38 @@ def test_seaweedfs_keeps_objects_across_a_restart_on_the_same_directory(tmp_path
         with closing(body):
             assert body.read() == b'{"tiles": 15}'
     assert_fully_stopped(second)
+
+
+def test_a_restart_on_a_fixed_s3_port_chooses_again_when_a_chosen_port_was_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The S3 port is fixed on a restart, but weed's other ports are chosen anew; another process
+    # can take one before weed binds it. The first launch is handed a port that a listener holds.
+    s3_port = free_port(avoid_twin=True)
+    choices: list[list[int]] = []
+    real_reserve = seaweedfs.reserve_ports
+    with closing(socket.socket(socket.AF_INET, socket.SOCK_STREAM)) as squatter:
+        squatter.bind((LOOPBACK, free_port(avoid_twin=True)))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+
+        def reserve(count: int, *, avoid_twin: bool, exclude: Iterable[int] = ()) -> list[int]:
+            ports = real_reserve(count, avoid_twin=avoid_twin, exclude=exclude)
+            if not choices:
+                ports[0] = taken  # the master's HTTP port
+            choices.append(ports)
+            return ports
+
+        monkeypatch.setattr(seaweedfs, "reserve_ports", reserve)
+        with (
+            start_seaweedfs(tmp_path, BUCKET, s3_port=s3_port) as store,
+            closing(s3_client(store.url, tmp_path)) as s3,
+        ):
+            assert store.port == s3_port
+            s3.put_object(Bucket=BUCKET, Key="k", Body=b"v")
+            assert taken not in store.ports
+        assert_fully_stopped(store)
+    assert len(choices) == 2, f"expected one failed launch and one retry, got {choices}"
 
 
 def test_two_seaweedfs_instances_run_side_by_side_without_sharing_ports_or_data(
