@@ -42,6 +42,7 @@ from infra.logging import configure_logging
 from infra.rulesets import RulesetCache, worth_preloading
 from infra.settings import Settings
 from workers.bulk_slots import BulkSlots
+from workers.live_watch import LiveWatch
 from workers.scheduling import run_niced
 
 app = Celery("tilejudge")
@@ -59,6 +60,7 @@ class _Host:
 
     parts: compose.WorkerHost | None = None
     deps: WorkerDeps | None = None
+    live: LiveWatch | None = None
 
 
 def host() -> compose.WorkerHost:
@@ -71,6 +73,13 @@ def deps() -> WorkerDeps:
     if _Host.deps is None:
         _Host.deps = host().deps()
     return _Host.deps
+
+
+def live_watch() -> LiveWatch:
+    """This process's watch on the live queue (its thread starts with the first watch)."""
+    if _Host.live is None:
+        _Host.live = LiveWatch(host().redis, LIVE_QUEUE)
+    return _Host.live
 
 
 @worker_init.connect
@@ -136,6 +145,7 @@ def _lower_priority(nice: int) -> None:
 @worker_process_init.connect
 def _open_connections(**_: Any) -> None:
     _Host.deps = None
+    _Host.live = None  # its lock and thread are this process's own
     deps()
 
 
@@ -166,7 +176,10 @@ def judge_group_task(
     if not heavy:
         return _judge(self, submission_ids, carried)
     slots = BulkSlots(host().settings.home / "heavy-slots", _heavy_slots())
-    with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot:
+    with (
+        live_watch().watching() as live_queued,
+        slots.held(live_queued, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot,
+    ):
         if slot is not None:
             return _judge(self, submission_ids, carried, judging=run_niced)
     try:
@@ -244,7 +257,10 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
     # hands the rest back between submissions when a live upload waits.
     standby = parts.pool_size > settings.workers
     try:
-        with slots.held(_live_waiting, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot:
+        with (
+            live_watch().watching() as live_queued,
+            slots.held(live_queued, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot,
+        ):
             if slot is None:
                 publisher.publish_batch(run_id, submission_ids)
                 return 0
@@ -259,7 +275,7 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
                 deps(),
                 run_id,
                 submission_ids,
-                (lambda: False) if standby else _live_waiting,
+                (lambda: False) if standby else (lambda: live_queued(0)),
                 publisher.publish_batch,
                 heavy=judging,
             )
@@ -292,14 +308,6 @@ def _heavy_slots() -> int:
     settings = host().settings
     pool = host().pool_size or settings.workers + settings.standby_workers
     return max(1, pool - settings.standby_workers)
-
-
-def _live_waiting() -> bool:
-    """A live upload is queued (cheap: one LLEN on the broker)."""
-    try:
-        return bool(host().redis.llen(LIVE_QUEUE))
-    except Exception:
-        return False
 
 
 def _backoff(retries: int) -> int:

@@ -10,6 +10,11 @@ from pathlib import Path
 from workers.bulk_slots import BulkSlots
 
 
+def nothing_queued(timeout: float) -> bool:
+    time.sleep(timeout)
+    return False
+
+
 def test_no_more_slots_are_held_at_once_than_there_are(tmp_path: Path) -> None:
     slots = BulkSlots(tmp_path, 2)
     first, second = slots.try_take(), slots.try_take()
@@ -32,13 +37,13 @@ def test_a_process_waiting_for_a_slot_gives_way_as_soon_as_a_live_upload_waits(
     polls = iter([False, False, True])
     started = time.monotonic()
 
-    with slots.held(lambda: next(polls), give_up_after=30) as holding:
+    with slots.held(lambda _timeout: next(polls), give_up_after=30) as holding:
         assert holding is None
 
     assert time.monotonic() - started < 1
     assert busy is not None
     os.close(busy)
-    with slots.held(lambda: True, give_up_after=30) as holding:
+    with slots.held(lambda _timeout: True, give_up_after=30) as holding:
         assert holding is not None  # a free slot is taken whatever waits
 
 
@@ -46,7 +51,7 @@ def test_waiting_for_a_slot_ends_after_the_time_given(tmp_path: Path) -> None:
     slots = BulkSlots(tmp_path, 1)
     busy = slots.try_take()
 
-    with slots.held(lambda: False, give_up_after=0.05) as holding:
+    with slots.held(nothing_queued, give_up_after=0.05) as holding:
         assert holding is None
 
     assert busy is not None
@@ -69,7 +74,7 @@ def test_the_slot_of_a_process_that_died_is_free_again(tmp_path: Path) -> None:
 
 def test_a_slot_let_go_before_its_block_ends_is_free_to_another(tmp_path: Path) -> None:
     slots = BulkSlots(tmp_path, 1)
-    with slots.held(lambda: False, give_up_after=30) as slot:
+    with slots.held(nothing_queued, give_up_after=30) as slot:
         assert slot is not None and slots.try_take() is None
         slot.release()  # its judging done, the batch goes on to record
 
@@ -79,3 +84,20 @@ def test_a_slot_let_go_before_its_block_ends_is_free_to_another(tmp_path: Path) 
         os.fstat(other)  # still open
     os.fstat(other)  # and the block's end did not close it either
     os.close(other)
+
+
+def test_waiting_leaves_no_descriptor_open_but_the_slot_held(tmp_path: Path) -> None:
+    slots = BulkSlots(tmp_path, 3)
+    busy = [slots.try_take(), slots.try_take()]
+    before = len(os.listdir("/proc/self/fd"))
+
+    with slots.held(nothing_queued, give_up_after=0.03) as slot:
+        assert slot is not None  # the third
+        assert len(os.listdir("/proc/self/fd")) == before + 1
+    assert len(os.listdir("/proc/self/fd")) == before
+    for fd in busy:
+        assert fd is not None
+        os.close(fd)
+    with slots.held(nothing_queued, give_up_after=0.03) as slot:
+        assert slot is not None
+    assert len(os.listdir("/proc/self/fd")) == before - 2
