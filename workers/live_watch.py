@@ -94,18 +94,24 @@ class LiveWatch:
                 round_ = self._round
             try:
                 found = self._client.blmove(self._queue, self._queue, BLOCK_S, "RIGHT", "RIGHT")
-            except ResponseError as exc:
-                log.warning("worker.live_watch_polls", reason=str(exc))
-                with self._changed:
-                    self._blocking = False
-                    self._changed.notify_all()
+            except ResponseError as exc:  # no BLMOVE: the broker is older than 6.2
+                self._give_up(exc)
                 return
             except RedisError:
-                time.sleep(RETRY_S)
+                time.sleep(RETRY_S)  # an outage: the next try finds the broker back
                 continue
+            except Exception as exc:  # a bug here must not leave waiters deaf: they poll
+                self._give_up(exc)
+                return
             if found is not None:
                 with self._changed:
                     # An upload seen for a watch that has since ended counts for none: the
                     # loop looks again for the current one (at once, if it is still queued).
                     self._seen_in = round_
                     self._changed.notify_all()
+
+    def _give_up(self, exc: Exception) -> None:
+        log.warning("worker.live_watch_polls", error=f"{type(exc).__name__}: {exc}")
+        with self._changed:
+            self._blocking = False
+            self._changed.notify_all()

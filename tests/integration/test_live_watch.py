@@ -107,17 +107,26 @@ def test_a_consumer_blocked_after_the_watch_still_gets_the_upload(
 
 
 class NoBlmove(redis.Redis):
-    """A broker older than 6.2, as the client sees it."""
+    """A broker older than 6.2, as the client sees it; or, with `failure` set, a watch that
+    breaks for any other reason."""
+
+    failure: Exception = ResponseError("unknown command 'BLMOVE'")
 
     def blmove(self, *args: Any, **kwargs: Any) -> Any:
-        raise ResponseError("unknown command 'BLMOVE'")
+        raise self.failure
 
 
-def test_a_broker_without_blmove_is_polled_instead(redis_url: str) -> None:
+@pytest.mark.parametrize(
+    "failure",
+    [ResponseError("unknown command 'BLMOVE'"), RuntimeError("a bug in the watch")],
+    ids=["broker-without-blmove", "watch-broken"],
+)
+def test_a_watch_that_cannot_block_polls_instead(redis_url: str, failure: Exception) -> None:
     with NoBlmove.from_url(redis_url) as old:
+        old.failure = failure
         watch = LiveWatch(old, QUEUE)
         with watch.watching() as queued:
-            time.sleep(0.1)  # the thread finds BLMOVE refused
+            time.sleep(0.1)  # the thread finds BLMOVE failing
             assert not queued(0.05)
             old.lpush(QUEUE, "upload")
             assert queued(0.05)
