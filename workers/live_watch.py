@@ -67,15 +67,14 @@ class LiveWatch:
                 self._watching = False
 
     def _queued(self, timeout: float) -> bool:
-        if not self._blocking:
-            return self._poll(timeout)
-        with self._changed:
-            seen = self._changed.wait_for(
-                lambda: self._seen_in == self._round or not self._blocking, timeout
-            )
         if self._blocking:
-            return seen
-        return self._poll(timeout)
+            with self._changed:
+                seen = self._changed.wait_for(
+                    lambda: self._seen_in == self._round or not self._blocking, timeout
+                )
+            if self._blocking:
+                return seen
+        return self._poll(timeout)  # the broker refused BLMOVE, maybe during this wait
 
     def _poll(self, timeout: float) -> bool:
         try:
