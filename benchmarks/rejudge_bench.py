@@ -5,7 +5,10 @@
   judging is drained before the full rejudge and again at the end, and the ratio is also
   taken against both (the rate of one drain moves with whatever else the host runs then);
   then `--pairs` more full rejudges, each right between two live drains, and the median of
-  the ratios, each against the mean of the drains around it;
+  the ratios, each against the mean of the drains around it. Those rejudges read the uploads
+  from the worker host's upload cache (`infra.upload_cache`), since this host judged them live;
+  a last one, between two more drains, reads every upload from S3 as a host that judged none of
+  them would;
 - affected-only against full, time and results (run three times: a run of a few seconds is at
   the mercy of whatever else the host does in them, where the full run spans minutes);
 - the CPU seconds of each process role (worker pool, SeaweedFS, API, ...) over the first live
@@ -24,6 +27,7 @@
 from __future__ import annotations
 
 import argparse
+import shutil
 import sqlite3
 import statistics
 import tempfile
@@ -278,6 +282,25 @@ def main() -> None:
             f"full rejudge / live, each against the live drains around it, median of "
             f"{len(ratios)}: {statistics.median(ratios):.2f} ({', '.join(f'{r:.2f}' for r in ratios)})"
         )
+        # Every upload above was judged live on this host, so the rejudges read them from
+        # its upload cache; one more reads them all from S3, as a host that judged none would.
+        sent += again
+        shutil.rmtree(home / "upload-cache", ignore_errors=True)
+        before, busy_before = processes(), machine_busy()
+        run, spent = rejudge(http, stack, RejudgeMode.FULL)
+        busy, idle = (
+            after - start for after, start in zip(machine_busy(), busy_before, strict=True)
+        )
+        cpu = cpu_by_role(before)
+        forget_run(stack, run)
+        earlier, rate = later, run["total"] / spent
+        later = drain_rate(http, stack, tokens, more_variants(sent, args.distinct, len(again)))
+        print(
+            f"full rejudge reading every upload from S3 (the host's upload cache emptied): "
+            f"{run['total']} at {rate:7.1f} submissions/s between live drains at {earlier:.1f} "
+            f"and {later:.1f}/s: {against_around(rate, earlier, later):.2f}"
+        )
+        print(f"  CPU seconds: {cpu}; the whole machine busy {busy:.2f}, idle {idle:.2f}")
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ __all__ = [
     "InMemoryRejudgeStore",
     "InMemoryRulesets",
     "InMemorySubmissionStore",
+    "InMemoryUploadCache",
 ]
 
 
@@ -70,6 +71,21 @@ class InMemoryBlobStore:
 
     def ping(self) -> None:
         self._check()
+
+
+class InMemoryUploadCache:
+    """A fake of the host's upload cache: `reads` counts the gets, found or not."""
+
+    def __init__(self) -> None:
+        self.kept: dict[str, bytes] = {}
+        self.reads = 0
+
+    def get(self, sha256: str) -> bytes | None:
+        self.reads += 1
+        return self.kept.get(sha256)
+
+    def put(self, sha256: str, data: bytes) -> None:
+        self.kept[sha256] = bytes(data)
 
 
 class InMemoryPublisher:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from functools import partial
 from typing import Any
@@ -29,7 +29,7 @@ from core.errors import (
 )
 from core.game import Judged
 from core.games import game, names
-from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore
+from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore, UploadCache
 from core.records import Claim, Contest, JudgedResult, Run, Submission
 from core.word_hashes import signature
 
@@ -87,6 +87,16 @@ class Outcome(StrEnum):
     FAILED = "failed"
 
 
+class NoUploadCache:
+    """Keeps nothing: every read goes to the object store."""
+
+    def get(self, sha256: str) -> bytes | None:
+        return None
+
+    def put(self, sha256: str, data: bytes) -> None:
+        pass
+
+
 class RetryLater(Exception):
     """A transient failure: the attempts were released; `submission_ids` should be retried
     with backoff."""
@@ -111,6 +121,8 @@ class WorkerDeps:
     # Light uploads' reports left to be made when first read (`report_deferred`); off, every
     # report is stored as it is judged.
     defer_reports: bool = True
+    # Where the host keeps the uploads it judged or read, for a rejudge to read them again.
+    upload_cache: UploadCache = field(default_factory=NoUploadCache)
 
 
 def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
@@ -192,8 +204,21 @@ def judge_and_store_report(
 
 
 def upload_bytes(deps: WorkerDeps, sub: Submission, inline: bytes | None = None) -> bytes:
-    """`read_upload` from the worker's object store."""
-    return read_upload(deps.blobs, sub, inline)
+    """`read_upload` from the worker's object store; kept in the host's upload cache, where a
+    rejudge on this host finds it (`rejudged_bytes`)."""
+    data = read_upload(deps.blobs, sub, inline)
+    deps.upload_cache.put(sub.sha256, data)
+    return data
+
+
+def rejudged_bytes(deps: WorkerDeps, sub: Submission) -> bytes:
+    """The upload's bytes for a rejudge: the host's upload cache's when they match the digest,
+    else `upload_bytes`. Only a rejudge looks there, so a live upload whose object is gone
+    still fails as missing, and its organiser learns of it."""
+    kept = deps.upload_cache.get(sub.sha256)
+    if kept is not None and hashlib.sha256(kept).hexdigest() == sub.sha256:
+        return kept
+    return upload_bytes(deps, sub)
 
 
 def read_upload(blobs: BlobStore, sub: Submission, inline: bytes | None = None) -> bytes:

@@ -49,6 +49,16 @@ class BlobStore(Protocol):
     def ping(self) -> None: ...
 
 
+class UploadCache(Protocol):
+    """Uploads' bytes a worker host has judged or read, by their SHA-256 (on its disk:
+    `infra.upload_cache`), so a rejudge on that host need not read them from S3 again. Never
+    authoritative: what `get` gives is checked against the digest before it is judged, and
+    neither call raises (a failure is a miss)."""
+
+    def get(self, sha256: str) -> bytes | None: ...
+    def put(self, sha256: str, data: bytes) -> None: ...
+
+
 class Publisher(Protocol):
     """Work to the broker; PublishFailed when it does not take it."""
 

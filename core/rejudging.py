@@ -19,10 +19,10 @@ from core.judging import (
     drop_reports_of_deleted,
     judge_only,
     reason_for,
+    rejudged_bytes,
     report_deferred,
     ruleset_ready,
     store_report,
-    upload_bytes,
     upload_errors,
 )
 from core.records import JudgedResult, Run
@@ -148,7 +148,7 @@ def judge_batch(
     def judge_all() -> list[tuple[str, JudgedResult]]:
         judged: dict[str, JudgedResult] = {}
         with ThreadPoolExecutor(max_workers=4) as io:
-            uploads = [io.submit(upload_bytes, deps, sub) for sub in todo]
+            uploads = [io.submit(rejudged_bytes, deps, sub) for sub in todo]
             writes: list[tuple[str, Future[None]]] = []
             for n, sub in enumerate(todo):
                 if n and hand_back is not None and live_waiting():

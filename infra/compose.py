@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from core import report_blobs
 from core.group_commit import GroupCommit
 from core.intake import Intake
-from core.judging import WorkerDeps
+from core.judging import NoUploadCache, WorkerDeps
 from core.log_signing import LogSigner, SequencerThread
 from core.ports import (
     ApiStore,
@@ -46,6 +46,7 @@ from infra.sql.dashboard import DashboardReader
 from infra.sql.engine import make_engine
 from infra.sql.rejudges import RejudgeStore
 from infra.sql.store import SqlStore
+from infra.upload_cache import DiskUploadCache
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -301,6 +302,18 @@ def worker_deps(
         forget_copies=(
             partial(broker_copies.forget_soon, make_redis(settings)) if with_redis else _no_copies
         ),
+        upload_cache=upload_cache(settings),
+    )
+
+
+def upload_cache(settings: Settings) -> DiskUploadCache | NoUploadCache:
+    """The worker host's cache of the uploads it judged or read (`infra.upload_cache`)."""
+    if not settings.upload_cache_mb:
+        return NoUploadCache()
+    return DiskUploadCache(
+        settings.home / "upload-cache",
+        settings.upload_cache_mb << 20,
+        max_age=settings.upload_cache_hours * 3600.0,
     )
 
 

@@ -101,6 +101,12 @@ class Settings:
     # Bytes of uploads a team may store per UTC day (0: no quota): 128 uploads at the largest
     # size by default, where the upload rate limit alone would let a team store 170 GiB a day.
     team_bytes_per_day: int = 256 * 1024 * 1024
+    # MiB of uploads a worker host keeps on its disk under the home directory, so that a
+    # rejudge there reads them without S3 (`infra.upload_cache`); 0 keeps none.
+    upload_cache_mb: int = 1024
+    # ... each for at most this long after it was kept: a deleted team's bytes leave the worker
+    # hosts' disks within it (api/privacy.md).
+    upload_cache_hours: int = 24
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -170,6 +176,10 @@ class Settings:
             ),
             team_bytes_per_day=env.integer(
                 "TILEJUDGE_TEAM_BYTES_PER_DAY", cls.team_bytes_per_day, low=0
+            ),
+            upload_cache_mb=env.integer("TILEJUDGE_UPLOAD_CACHE_MB", cls.upload_cache_mb, low=0),
+            upload_cache_hours=env.integer(
+                "TILEJUDGE_UPLOAD_CACHE_HOURS", cls.upload_cache_hours, low=1, high=24 * 365
             ),
         )
 

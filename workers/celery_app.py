@@ -41,6 +41,7 @@ from infra.celery_config import celery_config
 from infra.logging import configure_logging
 from infra.rulesets import RulesetCache, worth_preloading
 from infra.settings import Settings
+from infra.upload_cache import DiskUploadCache
 from workers.bulk_slots import BulkSlots
 from workers.live_watch import LiveWatch
 from workers.scheduling import run_niced
@@ -146,7 +147,9 @@ def _lower_priority(nice: int) -> None:
 def _open_connections(**_: Any) -> None:
     _Host.deps = None
     _Host.live = None  # its lock and thread are this process's own
-    deps()
+    kept = deps().upload_cache
+    if isinstance(kept, DiskUploadCache):
+        kept.keep_expiring()  # on an idle host too
 
 
 @control_command(args=[("lexicon_ids", list)], signature="<lexicon_ids>")

@@ -1,0 +1,259 @@
+"""Uploads' bytes kept on a worker host's disk by their SHA-256 (`core.ports.UploadCache`).
+
+A worker keeps each upload it judges live or reads from S3, so a rejudge on the same host reads
+it from the page cache or the disk instead of S3: one GET costs SeaweedFS about 0.9 ms of CPU
+and its caller 0.3 ms, a tenth of what judging the upload costs (BENCHMARKS.md), and a real S3
+charges each GET and answers in tens of milliseconds. Never authoritative: every read is checked
+against the digest taken at intake (`core.judging.read_upload`), and a failure to keep or to
+read is only a miss.
+
+Each process appends to a segment file of its own: a record is the digest (32 bytes), the
+length (8) and the bytes. An append costs about 12 µs for 40 KB, where a file per upload cost
+150 µs and more to create on ext4 (BENCHMARKS.md). A process indexes its own appends, and
+reads the other processes' segments for theirs when it misses (at most once a second). A
+segment is closed at a sixteenth of `capacity` or RECORDS_A_SEGMENT records; whoever starts a
+new one deletes the oldest segments until the whole fits in `capacity`. So the folder holds at
+most `capacity` plus one segment being written for each of the host's processes, and a
+process's index at most about 17 segments' records.
+
+A segment not written for `max_age` seconds is deleted, by a thread of each worker process
+that looks every EXPIRE_EVERY_S (`keep_expiring`), and at each new segment: so a deleted
+team's bytes leave every host's cache within about a day (`api/privacy.md`), busy or idle.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import structlog
+
+log = structlog.get_logger("tilejudge.upload_cache")
+
+RECORDS_A_SEGMENT = 8192  # bounds the index: tiny uploads would otherwise fill it by the million
+HEADER = 40  # the digest and the length
+SUFFIX = ".seg"
+RESCAN_S = 1.0  # a miss reads the other processes' new records at most this often
+RETRY_WRITE_S = 60.0  # after a failed write (a full disk, say), keeping waits this long
+EXPIRE_EVERY_S = 300.0
+
+
+@dataclass
+class _Segment:
+    fd: int
+    scanned: int = 0  # the records before this offset are in the index
+
+
+@dataclass
+class _Writing:
+    name: str
+    fd: int
+    size: int = 0
+    records: int = 0
+
+
+@dataclass
+class _State:
+    """What one process holds; a forked child starts from nothing of its parent's."""
+
+    pid: int = field(default_factory=os.getpid)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+    index: dict[bytes, tuple[str, int, int]] = field(default_factory=dict)
+    segments: dict[str, _Segment] = field(default_factory=dict)
+    writing: _Writing | None = None
+    scanned_at: float = float("-inf")
+    broken_until: float = float("-inf")
+    warned: bool = False
+
+
+class DiskUploadCache:
+    def __init__(self, directory: Path, capacity: int, max_age: float = 86400.0) -> None:
+        self.directory = directory
+        self.capacity = capacity
+        self.max_age = max_age
+        self.segment_bytes = max(1, capacity // 16)
+        self._state = _State()
+
+    def keep_expiring(self) -> None:
+        """Delete the segments older than `max_age` now, then every EXPIRE_EVERY_S on a daemon
+        thread of this process."""
+
+        def expiring() -> None:
+            while True:
+                self.expire()
+                time.sleep(EXPIRE_EVERY_S)
+
+        threading.Thread(target=expiring, name="upload-cache-expiry", daemon=True).start()
+
+    def expire(self) -> None:
+        state = self._mine()
+        with state.lock:
+            self._trim(state)
+
+    def get(self, sha256: str) -> bytes | None:
+        digest = _digest(sha256)
+        if digest is None:
+            return None
+        state = self._mine()
+        with state.lock:  # so that no other thread closes the segment while it is read
+            found = state.index.get(digest)
+            if found is None and time.monotonic() - state.scanned_at >= RESCAN_S:
+                self._scan(state)
+                found = state.index.get(digest)
+            if found is None or (segment := state.segments.get(found[0])) is None:
+                return None
+            _, offset, length = found
+            try:
+                data = os.pread(segment.fd, length, offset)
+            except OSError:
+                return None
+        return data if len(data) == length else None
+
+    def put(self, sha256: str, data: bytes) -> None:
+        digest = _digest(sha256)
+        if digest is None or HEADER + len(data) > self.segment_bytes:
+            return  # one upload never takes a large share of the cache
+        state = self._mine()
+        with state.lock:
+            if time.monotonic() < state.broken_until:
+                return
+            try:
+                self._append(state, digest, data)
+            except OSError as exc:
+                state.broken_until = time.monotonic() + RETRY_WRITE_S
+                self._stop_writing(state)
+                if not state.warned:  # once a process: a full disk would log every upload
+                    state.warned = True
+                    log.warning(
+                        "upload_cache.unwritable", directory=str(self.directory), error=str(exc)
+                    )
+
+    def _append(self, state: _State, digest: bytes, data: bytes) -> None:
+        writing = state.writing
+        if (
+            writing is None
+            or writing.size + HEADER + len(data) > self.segment_bytes
+            or writing.records >= RECORDS_A_SEGMENT
+        ):
+            writing = self._start_segment(state)
+        record = [digest, len(data).to_bytes(8, "big"), data]
+        written = os.writev(writing.fd, record)
+        if written != HEADER + len(data):  # a full disk: the record is torn, and so the segment
+            raise OSError(f"wrote {written} of {HEADER + len(data)} bytes")
+        state.index[digest] = (writing.name, writing.size + HEADER, len(data))
+        writing.size += written
+        writing.records += 1
+        state.segments[writing.name].scanned = writing.size
+
+    def _start_segment(self, state: _State) -> _Writing:
+        self._stop_writing(state)
+        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        name = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
+        fd = os.open(self.directory / name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+        state.writing = _Writing(name, fd)
+        state.segments[name] = _Segment(fd)
+        self._trim(state)
+        return state.writing
+
+    def _stop_writing(self, state: _State) -> None:
+        """The segment being written is left for good (its fd stays open for reading)."""
+        state.writing = None
+
+    def _trim(self, state: _State) -> None:
+        """Delete the segments older than `max_age`, and the oldest, this process's or
+        another's, until the rest fit."""
+        names = self._names()
+        self._forget_gone(state, names)  # and so close them: their disk space is freed
+        found = []
+        for name in names:
+            with contextlib.suppress(FileNotFoundError):  # deleted by another meanwhile
+                found.append((name, (self.directory / name).stat()))
+        total = sum(stat.st_size for _, stat in found)
+        stale = time.time() - self.max_age
+        for name, stat in found:
+            mine = state.writing is not None and name == state.writing.name
+            if stat.st_mtime >= stale and (total <= self.capacity or mine):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                (self.directory / name).unlink()
+            total -= stat.st_size
+            self._forget(state, name)
+
+    def _scan(self, state: _State) -> None:
+        """Index the records appended since the last scan, by every process of the host;
+        forget the segments deleted meanwhile."""
+        state.scanned_at = time.monotonic()
+        try:
+            names = self._names()
+        except OSError:
+            return
+        self._forget_gone(state, names)
+        for name in names:
+            segment = state.segments.get(name)
+            if segment is None:
+                try:
+                    fd = os.open(self.directory / name, os.O_RDONLY)
+                except OSError:
+                    continue
+                segment = state.segments[name] = _Segment(fd)
+            self._scan_segment(state, name, segment)
+
+    def _scan_segment(self, state: _State, name: str, segment: _Segment) -> None:
+        try:
+            size = os.fstat(segment.fd).st_size
+            while segment.scanned + HEADER <= size:
+                head = os.pread(segment.fd, HEADER, segment.scanned)
+                length = int.from_bytes(head[32:], "big")
+                start = segment.scanned + HEADER
+                if len(head) < HEADER or length > self.segment_bytes or start + length > size:
+                    break  # still being written (or torn by a writer that died)
+                state.index[head[:32]] = (name, start, length)
+                segment.scanned = start + length
+        except OSError:
+            return
+
+    def _forget_gone(self, state: _State, names: list[str]) -> None:
+        for gone in set(state.segments) - set(names):
+            self._forget(state, gone)
+
+    def _forget(self, state: _State, name: str) -> None:
+        segment = state.segments.pop(name, None)
+        if segment is None:
+            return
+        if state.writing and state.writing.name == name:
+            state.writing = None
+        with contextlib.suppress(OSError):
+            os.close(segment.fd)
+        for digest in [d for d, (at, _, _) in state.index.items() if at == name]:
+            del state.index[digest]
+
+    def _names(self) -> list[str]:
+        """The segments, oldest first."""
+        try:
+            return sorted(n for n in os.listdir(self.directory) if n.endswith(SUFFIX))
+        except FileNotFoundError:
+            return []
+
+    def _mine(self) -> _State:
+        state = self._state
+        if state.pid != os.getpid():  # forked: the parent's segment and index are not ours
+            for segment in state.segments.values():
+                with contextlib.suppress(OSError):
+                    os.close(segment.fd)  # the child's copies; the parent's stay open
+            state = self._state = _State()
+        return state
+
+
+def _digest(sha256: str) -> bytes | None:
+    if len(sha256) != 64:
+        return None
+    try:
+        digest = bytes.fromhex(sha256)
+    except ValueError:
+        return None
+    return digest if digest.hex() == sha256 else None  # lower-case hex only, as intake writes
