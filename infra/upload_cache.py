@@ -93,7 +93,12 @@ class DiskUploadCache:
     def expire(self) -> None:
         state = self._mine()
         with state.lock:
-            self._trim(state)
+            try:
+                self._trim(state)
+            except OSError as exc:  # the thread goes on: the next look may succeed
+                log.warning(
+                    "upload_cache.expiry_failed", directory=str(self.directory), error=str(exc)
+                )
 
     def get(self, sha256: str) -> bytes | None:
         digest = _digest(sha256)
@@ -126,7 +131,7 @@ class DiskUploadCache:
                 self._append(state, digest, data)
             except OSError as exc:
                 state.broken_until = time.monotonic() + RETRY_WRITE_S
-                self._stop_writing(state)
+                state.writing = None  # a torn segment is left, open for reading what it holds
                 if not state.warned:  # once a process: a full disk would log every upload
                     state.warned = True
                     log.warning(
@@ -151,7 +156,7 @@ class DiskUploadCache:
         state.segments[writing.name].scanned = writing.size
 
     def _start_segment(self, state: _State) -> _Writing:
-        self._stop_writing(state)
+        state.writing = None  # the full one stays open for reading
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         name = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
         fd = os.open(self.directory / name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
@@ -159,10 +164,6 @@ class DiskUploadCache:
         state.segments[name] = _Segment(fd)
         self._trim(state)
         return state.writing
-
-    def _stop_writing(self, state: _State) -> None:
-        """The segment being written is left for good (its fd stays open for reading)."""
-        state.writing = None
 
     def _trim(self, state: _State) -> None:
         """Delete the segments older than `max_age`, and the oldest, this process's or

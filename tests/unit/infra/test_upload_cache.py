@@ -169,6 +169,8 @@ def test_a_disk_that_cannot_be_written_makes_every_upload_a_miss_and_raises_noth
         assert cache.get(digest(data)) is None
 
     assert warnings.events == ["upload_cache.unwritable"]  # once, not for every upload
+    cache.expire()  # as the expiry thread does: it logs and lives on
+    assert warnings.events[1:] == ["upload_cache.expiry_failed"]
 
 
 def test_a_segment_not_written_for_its_age_is_deleted_with_its_uploads_even_the_one_being_written(
