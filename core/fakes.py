@@ -98,6 +98,7 @@ class InMemoryPublisher:
         self.rejudges: list[str] = []
         self.batches: list[tuple[str, list[str]]] = []
         self.preloaded: list[str] = []
+        self.forgotten: list[str] = []  # digests the worker hosts were asked to forget
         self.down = False
 
     def _check(self) -> None:
@@ -129,6 +130,10 @@ class InMemoryPublisher:
     def preload(self, lexicon_ids: list[str]) -> None:
         self._check()
         self.preloaded += lexicon_ids
+
+    def forget_uploads(self, digests: list[str]) -> None:
+        self._check()
+        self.forgotten += digests
 
 
 class InMemoryRulesets:

@@ -107,12 +107,16 @@ class ResultLine:
 @dataclass(frozen=True)
 class TeamDeleted:
     """A team's deletion: the blob keys to remove (its uploads, copies and reports), the
-    shared submissions it sent first that pass to another uploader, to be judged again, and
-    every submission it sent (whose bytes the broker may still keep)."""
+    shared submissions it sent first that pass to another uploader, to be judged again, every
+    submission it sent (whose bytes the broker may still keep), and the digests of the bytes
+    that go."""
 
     keys: list[str]
     handed_on: list[str]
     submissions: list[str] = field(default_factory=list)
+    # The SHA-256 of the team's bytes (its copies and its submissions, handed on or not), for
+    # the worker hosts' upload caches to forget.
+    digests: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ import redis
 from core.errors import PublishFailed
 from core.messages import (
     BULK_QUEUE,
+    FORGET_UPLOADS_COMMAND,
     JUDGE_GROUP_TASK,
     LIVE_QUEUE,
     PRELOAD_COMMAND,
@@ -89,6 +90,16 @@ class CeleryPublisher:
         try:
             self._app.control.broadcast(  # type: ignore[attr-defined]
                 PRELOAD_COMMAND, arguments={"lexicon_ids": lexicon_ids}, reply=False
+            )
+        except Exception as exc:
+            raise PublishFailed(str(exc)) from exc
+
+    def forget_uploads(self, digests: list[str]) -> None:
+        """Ask every worker parent to drop these uploads from its host's upload cache; best
+        effort (a host that misses it drops them as they expire)."""
+        try:
+            self._app.control.broadcast(  # type: ignore[attr-defined]
+                FORGET_UPLOADS_COMMAND, arguments={"digests": digests}, reply=False
             )
         except Exception as exc:
             raise PublishFailed(str(exc)) from exc

@@ -17,8 +17,9 @@ most `capacity` plus one segment being written for each of the host's processes,
 process's index at most about 17 segments' records.
 
 A segment not written for `max_age` seconds is deleted, by a thread of each worker process
-that looks every EXPIRE_EVERY_S (`keep_expiring`), and at each new segment: so a deleted
-team's bytes leave every host's cache within about a day (`api/privacy.md`), busy or idle.
+that looks every EXPIRE_EVERY_S (`keep_expiring`), and at each new segment. A team's deletion
+has every running worker host overwrite its uploads' records with zeros (`forget`); the
+expiry bounds how long a host that missed it keeps them (`api/privacy.md`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +43,7 @@ SUFFIX = ".seg"
 RESCAN_S = 1.0  # a miss reads the other processes' new records at most this often
 RETRY_WRITE_S = 60.0  # after a failed write (a full disk, say), keeping waits this long
 EXPIRE_EVERY_S = 300.0
+_FORGOTTEN = bytes(32)  # a record's digest once `forget` has zeroed it
 
 
 @dataclass
@@ -99,6 +102,29 @@ class DiskUploadCache:
                 log.warning(
                     "upload_cache.expiry_failed", directory=str(self.directory), error=str(exc)
                 )
+
+    def forget(self, sha256s: list[str]) -> int:
+        """Overwrite these uploads' records with zeros, in every segment of the host (a team's
+        deletion, `core.messages.FORGET_UPLOADS_COMMAND`); how many records. A process that
+        indexed one reads zeros, which fail the digest, and goes to S3."""
+        wanted = {digest for digest in map(_digest, sha256s) if digest is not None}
+        forgotten = 0
+        for name in self._names() if wanted else []:
+            try:
+                fd = os.open(self.directory / name, os.O_RDWR)
+            except OSError:
+                continue  # deleted meanwhile
+            try:
+                for offset, length in _records(fd, os.fstat(fd).st_size, self.segment_bytes):
+                    if os.pread(fd, 32, offset) in wanted:
+                        os.pwrite(fd, bytes(32), offset)  # the length stays: the chain holds
+                        os.pwrite(fd, bytes(length), offset + HEADER)
+                        forgotten += 1
+            except OSError as exc:
+                log.warning("upload_cache.forget_failed", segment=name, error=str(exc))
+            finally:
+                os.close(fd)
+        return forgotten
 
     def get(self, sha256: str) -> bytes | None:
         digest = _digest(sha256)
@@ -207,14 +233,11 @@ class DiskUploadCache:
     def _scan_segment(self, state: _State, name: str, segment: _Segment) -> None:
         try:
             size = os.fstat(segment.fd).st_size
-            while segment.scanned + HEADER <= size:
-                head = os.pread(segment.fd, HEADER, segment.scanned)
-                length = int.from_bytes(head[32:], "big")
-                start = segment.scanned + HEADER
-                if len(head) < HEADER or length > self.segment_bytes or start + length > size:
-                    break  # still being written (or torn by a writer that died)
-                state.index[head[:32]] = (name, start, length)
-                segment.scanned = start + length
+            for offset, length in _records(segment.fd, size, self.segment_bytes, segment.scanned):
+                digest = os.pread(segment.fd, 32, offset)
+                if digest != _FORGOTTEN:
+                    state.index[digest] = (name, offset + HEADER, length)
+                segment.scanned = offset + HEADER + length
         except OSError:
             return
 
@@ -248,6 +271,17 @@ class DiskUploadCache:
                     os.close(segment.fd)  # the child's copies; the parent's stay open
             state = self._state = _State()
         return state
+
+
+def _records(fd: int, size: int, most: int, offset: int = 0) -> Iterator[tuple[int, int]]:
+    """Each whole record's offset and length, from `offset` up to `size`; the first torn one
+    (still being written, or left by a writer that died) ends them."""
+    while offset + HEADER <= size:
+        length = int.from_bytes(os.pread(fd, 8, offset + 32), "big")
+        if length > most or offset + HEADER + length > size:
+            return
+        yield offset, length
+        offset += HEADER + length
 
 
 def _digest(sha256: str) -> bytes | None:

@@ -165,6 +165,15 @@ def tilejudge_preload(state: Any, lexicon_ids: list[str] | None = None) -> dict[
     return {"ok": f"loaded {len(new)}"}
 
 
+@control_command(args=[("digests", list)], signature="<digests>")
+def tilejudge_forget_uploads(state: Any, digests: list[str] | None = None) -> dict[str, str]:
+    """Runs in the worker parent: zero these uploads' records in the host's upload cache (a
+    team's deletion), whichever of the host's processes wrote them."""
+    kept = compose.upload_cache(host().settings)
+    forgotten = kept.forget(digests or []) if isinstance(kept, DiskUploadCache) else 0
+    return {"ok": f"forgot {forgotten}"}
+
+
 @app.task(name=JUDGE_GROUP_TASK, bind=True)
 def judge_group_task(
     self: Any, submission_ids: list[str], inline: list[str | None] | None = None, heavy: int = 0

@@ -181,6 +181,9 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     for key in deleted.keys:
         svc.blobs.delete(key)
     svc.forget_copies(deleted.submissions)  # the bytes the broker keeps or kept
+    if deleted.digests:  # and the worker hosts' upload caches
+        with contextlib.suppress(PublishFailed):
+            svc.intake.publisher.forget_uploads(deleted.digests)
     for submission_id in deleted.handed_on:  # else the sweeper publishes it soon
         with contextlib.suppress(PublishFailed):
             svc.intake.publisher.publish(submission_id)

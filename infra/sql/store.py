@@ -27,6 +27,7 @@ from infra.sql.schema import (
     contests,
     rejudge_failures,
     results,
+    submission_copies,
     submissions,
     teams,
     word_hashes,
@@ -271,6 +272,16 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, T
             team = conn.execute(select(teams).where(teams.c.id == team_id)).mappings().first()
             if team is None:
                 return TeamDeleted([], [])
+            # Before any is handed on: the bytes of one handed on go too (another team's
+            # copy takes its place), and forgetting bytes a copy shares costs a cache miss.
+            digests = list(
+                conn.execute(
+                    select(submission_copies.c.sha256).where(submission_copies.c.team_id == team_id)
+                ).scalars()
+            )
+            digests += conn.execute(
+                select(submissions.c.sha256).where(submissions.c.team_id == team_id)
+            ).scalars()
             keys = drop_team_copies(conn, team_id)
             handed, handed_keys = hand_on(conn, pending, team_id)
             keys += handed_keys
@@ -307,7 +318,7 @@ class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, T
                 }
             )
             handed_ids = [h.submission_id for h in handed]
-            return TeamDeleted(keys, handed_ids, own_ids + handed_ids)
+            return TeamDeleted(keys, handed_ids, own_ids + handed_ids, sorted(set(digests)))
 
 
 def _locked_contest(conn: Connection, contest_id: str) -> RowMapping | None:

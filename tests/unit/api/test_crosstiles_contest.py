@@ -5,6 +5,7 @@ whoever sends it, standings of the players, and rejudging after the word list is
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import random
 import shutil
@@ -463,6 +464,10 @@ def test_deleting_the_first_club_to_upload_a_game_keeps_it_for_the_other_club(
     assert (shown["team"], shown["state"]) == (second.id, "judged")
     assert pipe.client.get(f"/v1/submissions/{solo}", headers=ADMIN).status_code == 404
     assert list(pipe.uploads().values()) == [copy]  # the deleted club's bytes are gone
+    # ... and the worker hosts' upload caches are asked to forget them, the copy kept.
+    assert sorted(pipe.publisher.forgotten) == sorted(
+        hashlib.sha256(game).hexdigest() for game in (games[1], games[2])
+    )
     report = report_of(pipe, sid)  # judged again from the copy the game now stands on
     assert report == {
         "submission": sid,

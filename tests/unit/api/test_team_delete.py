@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,6 +54,20 @@ def test_deleting_a_team_removes_its_uploads_results_and_reports(pipe: Pipeline)
         and last["submissions_deleted"] == 1
     )
     assert pipe.client.get(f"/v1/submissions/{doomed}", headers=gone.headers).status_code == 401
+
+
+def test_deleting_a_team_asks_every_worker_host_to_forget_its_uploads_bytes_and_no_others(
+    pipe: Pipeline,
+) -> None:
+    gone, kept = pipe.add_team("gone"), pipe.add_team("kept")
+    own, theirs = b"0 0 2 0 cat\n", b"0 0 2 0 tea\n"
+    pipe.accepted(gone, own)
+    pipe.accepted(kept, theirs)
+    drain(pipe.services)
+
+    assert pipe.client.delete(f"/v1/teams/{gone.id}", headers=ADMIN).status_code == 200
+
+    assert pipe.publisher.forgotten == [hashlib.sha256(own).hexdigest()]
 
 
 def test_deleting_needs_the_admin_token_and_an_existing_team(pipe: Pipeline) -> None:

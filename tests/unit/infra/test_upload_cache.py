@@ -191,3 +191,24 @@ def test_a_segment_not_written_for_its_age_is_deleted_with_its_uploads_even_the_
     assert cache.get(digest(fresh)) == fresh
     cache.put(digest(old), old)  # kept again, in a new segment
     assert cache.get(digest(old)) == old
+
+
+def test_forgetting_an_upload_overwrites_its_bytes_in_every_segment_and_keeps_the_rest(
+    tmp_path: Path,
+) -> None:
+    one, other = DiskUploadCache(tmp_path, 1024 * KIB), DiskUploadCache(tmp_path, 1024 * KIB)
+    doomed, kept, again = b"a doomed team's game\n", b"a kept game\n", b"more of it\n"
+    one.put(digest(doomed), doomed)
+    one.put(digest(kept), kept)
+    other.put(digest(doomed), doomed)  # kept twice, by two processes
+    other.put(digest(again), again)
+    assert other.get(digest(doomed)) == doomed
+
+    forgotten = DiskUploadCache(tmp_path, 1024 * KIB).forget([digest(doomed), "not a digest"])
+
+    assert forgotten == 2
+    assert all(doomed not in segment.read_bytes() for segment in segments(tmp_path))
+    assert other.get(digest(doomed)) != doomed  # indexed before: zeros, which fail the digest
+    fresh = DiskUploadCache(tmp_path, 1024 * KIB)
+    assert fresh.get(digest(doomed)) is None
+    assert [fresh.get(digest(data)) for data in (kept, again)] == [kept, again]
