@@ -104,8 +104,8 @@ class Settings:
     # MiB of uploads a worker host keeps on its disk under the home directory, so that a
     # rejudge there reads them without S3 (`infra.upload_cache`); 0 keeps none.
     upload_cache_mb: int = 1024
-    # ... each for at most this long after it was kept: a deleted team's bytes leave the worker
-    # hosts' disks within it (api/privacy.md).
+    # ... each for at most about this long: a file of them is deleted this long after its last
+    # write, so a team's bytes that its deletion did not reach go within it (api/privacy.md).
     upload_cache_hours: int = 24
 
     @classmethod
