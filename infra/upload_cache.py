@@ -54,9 +54,10 @@ class _Segment:
 
 @dataclass
 class _Writing:
+    """The segment this process appends to: its end is its `scanned` offset."""
+
     name: str
-    fd: int
-    size: int = 0
+    segment: _Segment
     records: int = 0
 
 
@@ -168,26 +169,26 @@ class DiskUploadCache:
         writing = state.writing
         if (
             writing is None
-            or writing.size + HEADER + len(data) > self.segment_bytes
+            or writing.segment.scanned + HEADER + len(data) > self.segment_bytes
             or writing.records >= RECORDS_A_SEGMENT
         ):
             writing = self._start_segment(state)
         record = [digest, len(data).to_bytes(8, "big"), data]
-        written = os.writev(writing.fd, record)
+        segment = writing.segment
+        written = os.writev(segment.fd, record)
         if written != HEADER + len(data):  # a full disk: the record is torn, and so the segment
             raise OSError(f"wrote {written} of {HEADER + len(data)} bytes")
-        state.index[digest] = (writing.name, writing.size + HEADER, len(data))
-        writing.size += written
+        state.index[digest] = (writing.name, segment.scanned + HEADER, len(data))
+        segment.scanned += written
         writing.records += 1
-        state.segments[writing.name].scanned = writing.size
 
     def _start_segment(self, state: _State) -> _Writing:
         state.writing = None  # the full one stays open for reading
         self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
         name = f"{time.time_ns():020d}-{os.getpid()}-{secrets.token_hex(4)}{SUFFIX}"
         fd = os.open(self.directory / name, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
-        state.writing = _Writing(name, fd)
-        state.segments[name] = _Segment(fd)
+        segment = state.segments[name] = _Segment(fd)
+        state.writing = _Writing(name, segment)
         self._trim(state)
         return state.writing
 

@@ -23,7 +23,7 @@ from core.states import RejudgeMode, RejudgeState
 from judge import Lexicon
 from tests.unit.core.conftest import LAYOUT, TINY, stored
 
-WITHOUT_BAT = Lexicon.from_words(sorted(set(TINY.words) - {"bat"}))
+WITHOUT_BAT = Lexicon.from_words(TINY.words - {"bat"})
 
 
 @pytest.fixture
@@ -31,8 +31,14 @@ def cache() -> InMemoryUploadCache:
     return InMemoryUploadCache()
 
 
+@pytest.fixture
+def cached(deps: WorkerDeps, cache: InMemoryUploadCache) -> WorkerDeps:
+    """The worker's dependencies with the host's upload cache."""
+    return replace(deps, upload_cache=cache)
+
+
 def test_a_rejudge_reads_the_uploads_judged_live_on_its_host_without_the_blob_store(
-    deps: WorkerDeps,
+    cached: WorkerDeps,
     store: InMemorySubmissionStore,
     rejudges: InMemoryRejudgeStore,
     blobs: InMemoryBlobStore,
@@ -40,18 +46,17 @@ def test_a_rejudge_reads_the_uploads_judged_live_on_its_host_without_the_blob_st
     publisher: InMemoryPublisher,
     cache: InMemoryUploadCache,
 ) -> None:
-    deps = replace(deps, upload_cache=cache)
     rulesets.lexicons[WITHOUT_BAT.id] = WITHOUT_BAT
     moves = {word: f"0 0 2 0 {word}\n".encode() for word in ("cat", "bat")}
     subs = [stored(store, blobs, data) for data in moves.values()]
-    judge_group(deps, [s.id for s in subs], inline={s.id: moves[w] for s, w in zip(subs, moves)})
+    judge_group(cached, [s.id for s in subs], inline={s.id: moves[w] for s, w in zip(subs, moves)})
     assert sorted(cache.kept.values()) == sorted(moves.values())
     blobs.down = True  # any read of the blob store would fail the batch as an outage
 
     run, _ = rejudges.start("wt", WITHOUT_BAT.id, LAYOUT.id, RejudgeMode.FULL)
-    produce(deps, run.id, publisher.publish_batch)
+    produce(cached, run.id, publisher.publish_batch)
     for run_id, ids in publisher.batches:
-        judge_batch(deps, run_id, ids)
+        judge_batch(cached, run_id, ids)
 
     ended = rejudges.get(run.id)
     assert ended is not None
@@ -60,65 +65,61 @@ def test_a_rejudge_reads_the_uploads_judged_live_on_its_host_without_the_blob_st
 
 
 def test_an_upload_read_from_the_blob_store_is_kept_and_a_rejudge_reads_it_from_the_cache(
-    deps: WorkerDeps,
+    cached: WorkerDeps,
     store: InMemorySubmissionStore,
     blobs: InMemoryBlobStore,
     cache: InMemoryUploadCache,
 ) -> None:
-    deps = replace(deps, upload_cache=cache)
     data = b"0 0 2 0 cat\n"
     sub = stored(store, blobs, data)
 
-    assert rejudged_bytes(deps, sub) == data
+    assert rejudged_bytes(cached, sub) == data
     blobs.down = True
 
-    assert rejudged_bytes(deps, sub) == data
+    assert rejudged_bytes(cached, sub) == data
     assert cache.kept == {sub.sha256: data}
 
 
 def test_live_judging_never_reads_the_cache_so_an_upload_whose_object_is_gone_fails_as_missing(
-    deps: WorkerDeps,
+    cached: WorkerDeps,
     store: InMemorySubmissionStore,
     blobs: InMemoryBlobStore,
     cache: InMemoryUploadCache,
 ) -> None:
-    deps = replace(deps, upload_cache=cache)
     data = b"0 0 2 0 cat\n"
     sub = stored(store, blobs, data)
     cache.put(sub.sha256, data)  # the same bytes, judged here for another team
     blobs.delete(sub.blob_key)
 
-    assert judge_group(deps, [sub.id]) == {sub.id: Outcome.FAILED}
+    assert judge_group(cached, [sub.id]) == {sub.id: Outcome.FAILED}
     assert cache.reads == 0
 
 
 def test_a_damaged_copy_in_the_cache_is_read_again_from_the_blob_store_and_replaced(
-    deps: WorkerDeps,
+    cached: WorkerDeps,
     store: InMemorySubmissionStore,
     blobs: InMemoryBlobStore,
     cache: InMemoryUploadCache,
 ) -> None:
-    deps = replace(deps, upload_cache=cache)
     data = b"0 0 2 0 cat\n"
     sub = stored(store, blobs, data)
     cache.kept[sub.sha256] = b"0 0 2 0 bat\n"
 
-    assert rejudged_bytes(deps, sub) == data
+    assert rejudged_bytes(cached, sub) == data
     assert cache.kept[sub.sha256] == data
 
 
 def test_bytes_that_do_not_match_their_digest_are_neither_judged_nor_kept(
-    deps: WorkerDeps,
+    cached: WorkerDeps,
     store: InMemorySubmissionStore,
     blobs: InMemoryBlobStore,
     cache: InMemoryUploadCache,
 ) -> None:
-    deps = replace(deps, upload_cache=cache)
     sub = stored(store, blobs, b"0 0 2 0 cat\n")
     blobs.objects[sub.blob_key] = b"0 0 2 0 bat\n"  # the stored object damaged too
 
     with pytest.raises(UploadCorrupt):
-        upload_bytes(deps, sub, b"0 0 2 0 tab\n")
+        upload_bytes(cached, sub, b"0 0 2 0 tab\n")
     with pytest.raises(UploadCorrupt):
-        rejudged_bytes(deps, sub)
+        rejudged_bytes(cached, sub)
     assert cache.kept == {}
