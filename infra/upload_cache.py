@@ -14,7 +14,8 @@ reads the other processes' segments for theirs when it misses (at most once a se
 segment is closed at a sixteenth of `capacity` or RECORDS_A_SEGMENT records; whoever starts a
 new one deletes the oldest segments until the whole fits in `capacity`. So the folder holds at
 most `capacity` plus one segment being written for each of the host's processes, and a
-process's index at most about 17 segments' records.
+process's index at most about 17 segments' records. A writer whose segment another process
+deleted notices within LINK_CHECK_S, drops what it indexed there and starts a new one.
 
 A segment not written for `max_age` seconds is deleted, by a thread of each worker process
 that looks every EXPIRE_EVERY_S (`keep_expiring`), and at each new segment. A team's deletion
@@ -41,6 +42,9 @@ RECORDS_A_SEGMENT = 8192  # bounds the index: tiny uploads would otherwise fill 
 HEADER = 40  # the digest and the length
 SUFFIX = ".seg"
 RESCAN_S = 1.0  # a miss reads the other processes' new records at most this often
+# A writer looks this often whether another process deleted its segment (making room, or
+# expiring it): appends to a deleted file would be lost to the others and to `forget`.
+LINK_CHECK_S = 1.0
 RETRY_WRITE_S = 60.0  # after a failed write (a full disk, say), keeping waits this long
 EXPIRE_EVERY_S = 300.0
 _FORGOTTEN = bytes(32)  # a record's digest once `forget` has zeroed it
@@ -59,6 +63,7 @@ class _Writing:
     name: str
     segment: _Segment
     records: int = 0
+    checked_at: float = field(default_factory=time.monotonic)  # still linked, last looked
 
 
 @dataclass
@@ -167,6 +172,9 @@ class DiskUploadCache:
 
     def _append(self, state: _State, digest: bytes, data: bytes) -> None:
         writing = state.writing
+        if writing is not None and self._deleted(writing):
+            self._forget(state, writing.name)  # its records go with it, here as for the others
+            writing = None
         if (
             writing is None
             or writing.segment.scanned + HEADER + len(data) > self.segment_bytes
@@ -181,6 +189,15 @@ class DiskUploadCache:
         state.index[digest] = (writing.name, segment.scanned + HEADER, len(data))
         segment.scanned += written
         writing.records += 1
+
+    def _deleted(self, writing: _Writing) -> bool:
+        """Whether another process deleted the segment being written (looked at most once a
+        LINK_CHECK_S)."""
+        now = time.monotonic()
+        if now - writing.checked_at < LINK_CHECK_S:
+            return False
+        writing.checked_at = now
+        return os.fstat(writing.segment.fd).st_nlink == 0
 
     def _start_segment(self, state: _State) -> _Writing:
         state.writing = None  # the full one stays open for reading

@@ -193,6 +193,24 @@ def test_a_segment_not_written_for_its_age_is_deleted_with_its_uploads_even_the_
     assert cache.get(digest(old)) == old
 
 
+def test_a_writer_whose_segment_another_process_deleted_starts_a_new_one_and_serves_none_of_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(upload_cache, "LINK_CHECK_S", 0.0)
+    cache = DiskUploadCache(tmp_path, 1024 * KIB)
+    first, second = b"0 0 2 0 cat\n", b"0 0 2 0 tea\n"
+    cache.put(digest(first), first)
+    [deleted] = segments(tmp_path)
+    deleted.unlink()  # as another process's trim or expiry does
+
+    cache.put(digest(second), second)
+
+    [written] = segments(tmp_path)
+    assert written != deleted
+    assert DiskUploadCache(tmp_path, 1024 * KIB).get(digest(second)) == second
+    assert cache.get(digest(first)) is None  # deleted is deleted, for its writer too
+
+
 def test_forgetting_an_upload_overwrites_its_bytes_in_every_segment_and_keeps_the_rest(
     tmp_path: Path,
 ) -> None:
