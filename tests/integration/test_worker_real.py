@@ -245,6 +245,43 @@ def test_a_real_worker_judges_the_bytes_kept_beside_its_message_then_drops_them(
     client.close()
 
 
+def test_a_real_worker_host_overwrites_a_deleted_teams_uploads_in_its_cache_when_told(
+    store: SqlStore,
+    blobs: S3BlobStore,
+    celery_app: Celery,
+    worker_env: dict[str, str],
+    words: list[str],
+    tmp_path: Path,
+) -> None:
+    """As in service: a pool process keeps what it judges, and the parent answers the team
+    deletion's broadcast for the whole host."""
+    lexicon, layout = Lexicon.from_words(words), default_layout()
+    index = WordIndex.build(words)
+    team = prepare_contest(store, blobs, lexicon)
+    doomed, spared = (generate(index, layout, seed=s, moves=30) for s in (1, 2))
+    uploads = {store_upload(store, blobs, team, data).id: data for data in (doomed, spared)}
+    cache = Path(worker_env["TILEJUDGE_HOME"]) / "upload-cache"
+
+    def kept() -> bytes:
+        return b"".join(segment.read_bytes() for segment in cache.glob("*.seg"))
+
+    log_path = tmp_path / "prefork.log"
+    with running_worker(worker_env, log_path, "prefork", 1, "forget") as worker:
+        publisher = CeleryPublisher(celery_app)
+        publisher.publish_group(list(uploads.items()), spread=1)
+        wait_until_settled(store, list(uploads), worker)
+        assert doomed in kept() and spared in kept()
+
+        publisher.forget_uploads([hashlib.sha256(doomed).hexdigest()])
+
+        deadline = time.monotonic() + JUDGED_WITHIN
+        while doomed in kept():
+            worker.check_alive()
+            assert time.monotonic() < deadline, log_path.read_text(errors="replace")[-3000:]
+            time.sleep(0.1)
+        assert spared in kept()
+
+
 def assert_judged_as_offline(
     store: SqlStore,
     blobs: S3BlobStore,
