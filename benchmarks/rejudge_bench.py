@@ -113,6 +113,17 @@ def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, f
         time.sleep(POLL_S)
 
 
+def measured_rejudge(
+    http: httpx.Client, stack: RunningStack, mode: str
+) -> tuple[dict, float, str, float, float]:
+    """`rejudge`, with the CPU seconds of each process role and the machine's busy and idle
+    seconds over it."""
+    before, machine = processes(), machine_busy()
+    run, spent = rejudge(http, stack, mode)
+    busy, idle = (after - start for after, start in zip(machine_busy(), machine, strict=True))
+    return run, spent, cpu_by_role(before), busy, idle
+
+
 def live_latencies(
     http: httpx.Client,
     stack: RunningStack,
@@ -179,18 +190,13 @@ def main() -> None:
 
         probe = [b"0 0 1 0 at\n" + bytes(str(n), "ascii") + b"\n" for n in range(PROBES)]
         quiet, _ = live_latencies(http, stack, probers, probe, rate=PROBE_RATE)
-        before, machine = processes(), machine_busy()
-        full_run, full_time = rejudge(http, stack, RejudgeMode.FULL)
-        busy, idle = (after - start for after, start in zip(machine_busy(), machine, strict=True))
+        full_run, full_time, cpu, busy, idle = measured_rejudge(http, stack, RejudgeMode.FULL)
         full_rate = full_run["total"] / full_time
         print(
             f"full rejudge: {full_run['total']} in {full_time:.1f} s = {full_rate:7.1f} "
             f"submissions/s; ratio to live {full_rate / live:.2f}"
         )
-        print(
-            f"  CPU seconds: {cpu_by_role(before)}; the whole machine busy {busy:.2f}, "
-            f"idle {idle:.2f}"
-        )
+        print(f"  CPU seconds: {cpu}; the whole machine busy {busy:.2f}, idle {idle:.2f}")
         full_changes = http.get(f"/v1/rejudges/{full_run['id']}", headers=stack.admin).json()
         forget_run(stack, full_run)
 
@@ -286,12 +292,7 @@ def main() -> None:
         # its upload cache; one more reads them all from S3, as a host that judged none would.
         sent += again
         shutil.rmtree(home / "upload-cache", ignore_errors=True)
-        before, busy_before = processes(), machine_busy()
-        run, spent = rejudge(http, stack, RejudgeMode.FULL)
-        busy, idle = (
-            after - start for after, start in zip(machine_busy(), busy_before, strict=True)
-        )
-        cpu = cpu_by_role(before)
+        run, spent, cpu, busy, idle = measured_rejudge(http, stack, RejudgeMode.FULL)
         forget_run(stack, run)
         earlier, rate = later, run["total"] / spent
         later = drain_rate(http, stack, tokens, more_variants(sent, args.distinct, len(again)))
