@@ -69,7 +69,14 @@ CORE_ERRORS: dict[type[Exception], tuple[int, str, str | None]] = {
     Invalid: (422, "invalid", None),
     Throttled: (429, "rate_limited", None),
     Unavailable: (503, "unavailable", None),
-    StoreUnavailable: (503, "unavailable", "the results store is unavailable; retry"),
+    # Also while a database failover is under way (no primary yet): the upload is not
+    # acknowledged, and sending the same bytes again is safe (a copy that did get in is found).
+    StoreUnavailable: (
+        503,
+        "unavailable",
+        "the results store cannot record this now (its primary may be failing over); "
+        "send the same request again after Retry-After",
+    ),
     BlobStoreUnavailable: (
         503,
         "unavailable",

@@ -19,15 +19,20 @@ from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
 TRANSPORT = "infra.broker:Transport"
-# The schemes kombu serves with its plain Redis transport (sentinel has its own).
-_PLAIN_REDIS_SCHEMES = frozenset({"redis", "rediss"})
+SENTINEL_TRANSPORT = "infra.broker:SentinelTransport"
+# The patched transport for each scheme kombu serves with its Redis transports.
+_TRANSPORTS = {"redis": TRANSPORT, "rediss": TRANSPORT, "sentinel": SENTINEL_TRANSPORT}
+
+
+def _open_params(channel: Any) -> None:
+    transport = channel.connection
+    if transport is None or getattr(transport, "client", None) is None:
+        raise RedisConnectionError("the broker connection of this channel is closed")
 
 
 class Channel(kombu_redis.Channel):
     def _connparams(self, asynchronous: bool = False) -> Any:
-        transport = self.connection
-        if transport is None or getattr(transport, "client", None) is None:
-            raise RedisConnectionError("the broker connection of this channel is closed")
+        _open_params(self)
         return super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
 
 
@@ -35,6 +40,19 @@ class Transport(kombu_redis.Transport):
     Channel = Channel
 
 
+class SentinelChannel(kombu_redis.SentinelChannel):
+    """The same fix for the sentinel transport, whose channels reach the primary the sentinels
+    name at each new connection."""
+
+    def _connparams(self, asynchronous: bool = False) -> Any:
+        _open_params(self)
+        return super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
+
+
+class SentinelTransport(kombu_redis.SentinelTransport):
+    Channel = SentinelChannel
+
+
 def transport_for(url: str) -> str | None:
     """The transport class for a broker URL, or None to let kombu pick by scheme."""
-    return TRANSPORT if urlsplit(url).scheme in _PLAIN_REDIS_SCHEMES else None
+    return _TRANSPORTS.get(urlsplit(url.split(";", 1)[0]).scheme)

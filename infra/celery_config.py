@@ -4,6 +4,7 @@ hard time limit, so a running task is never handed to a second worker while the 
 
 from __future__ import annotations
 
+import socket
 from typing import Any
 
 from core.messages import (
@@ -14,7 +15,30 @@ from core.messages import (
     REJUDGE_PRODUCE_TASK,
 )
 from infra.broker import transport_for
-from infra.settings import Settings
+from infra.settings import Settings, sentinel_address
+
+SENTINEL_TIMEOUT_S = 2.0
+# The broker's connections when its server vanishes without closing them (its host cut off,
+# or a failover): by default kombu waits forever on a synchronous command (a publish), and
+# drops a consumer's blocking pop only 51 s after its reply is overdue, so a worker would sit
+# on the old primary's dead socket long after Sentinel named a new one (celery/celery#6348).
+# Here a command gives up after SOCKET_TIMEOUT_S, an overdue pop (its reply due within kombu's
+# 1 s) is dropped after another HEALTH_CHECK_S, and TCP keepalive ends an idle connection
+# about 6 s after its server's host vanished; the next connection goes to the primary the
+# sentinels name by then.
+SOCKET_TIMEOUT_S = 5.0
+HEALTH_CHECK_S = 4
+KEEPALIVE: dict[str, Any] = {
+    "socket_keepalive": True,
+    "socket_keepalive_options": {
+        socket.TCP_KEEPIDLE: 3,
+        socket.TCP_KEEPINTVL: 1,
+        socket.TCP_KEEPCNT: 3,
+    },
+    "socket_connect_timeout": 3,
+    "socket_timeout": SOCKET_TIMEOUT_S,
+    "health_check_interval": HEALTH_CHECK_S,
+}
 
 
 def celery_config(settings: Settings) -> dict[str, Any]:
@@ -40,6 +64,17 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "body_encoding": None,
     }
     url = settings.required_redis_url()
+    transport |= KEEPALIVE
+    if (sentinels := sentinel_address(url)) is not None:
+        transport |= {
+            "master_name": settings.redis_master,
+            "sentinel_kwargs": {
+                "password": sentinels.password,
+                "username": sentinels.username,
+                "socket_timeout": SENTINEL_TIMEOUT_S,
+                "socket_connect_timeout": SENTINEL_TIMEOUT_S,
+            },
+        }
     config: dict[str, Any] = {
         "broker_url": url,
         "broker_transport_options": transport,

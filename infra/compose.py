@@ -8,11 +8,12 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
+from redis.sentinel import Sentinel
 from starlette.concurrency import run_in_threadpool
 
 from core import report_blobs
@@ -40,7 +41,7 @@ from infra.queues import light_backlog, live_backlog
 from infra.quota import RedisDailyBytes
 from infra.ratelimit import RateLimiter
 from infra.rulesets import RulesetCache
-from infra.settings import Settings, SettingsError, SweeperMode
+from infra.settings import Settings, SettingsError, SweeperMode, sentinel_address
 from infra.sql.clics import ClicsReader
 from infra.sql.dashboard import DashboardReader
 from infra.sql.engine import make_engine
@@ -77,10 +78,30 @@ def make_blobs(settings: Settings, read_timeout: float = READ_TIMEOUT_S) -> S3Bl
     return S3BlobStore.from_settings(settings, settings.s3_endpoint, read_timeout=read_timeout)
 
 
-def make_redis(settings: Settings) -> redis.Redis:
-    return redis.Redis.from_url(
-        settings.required_redis_url(), socket_timeout=3, socket_connect_timeout=3
+def make_redis(settings: Settings, timeout: float = 3.0, retry: Retry | None = None) -> redis.Redis:
+    """A client of the Redis primary: the server REDIS_URL names, or, where it lists sentinels,
+    whichever server they name the primary of TILEJUDGE_REDIS_MASTER now. Such a client asks the
+    sentinels again on each new connection, and drops its connections when the server it
+    reaches says it is a replica now, so every use of Redis follows a failover."""
+    url = settings.required_redis_url()
+    options: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
+    if retry is not None:
+        options["retry"] = retry
+    found = sentinel_address(url)
+    if found is None:
+        return redis.Redis.from_url(url, **options)
+    credentials: dict[str, Any] = {"password": found.password, "username": found.username}
+    sentinels = Sentinel(
+        list(found.sentinels),
+        sentinel_kwargs={
+            **credentials,
+            "socket_timeout": timeout,
+            "socket_connect_timeout": timeout,
+        },
+        **credentials,
     )
+    client: redis.Redis = sentinels.master_for(settings.redis_master, db=found.db, **options)
+    return client
 
 
 def make_celery(settings: Settings, publisher_only: bool = False) -> Celery:
@@ -220,12 +241,7 @@ def _elected_sweeper(
     ttl = settings.sweeper_lock_ttl
     # A client of the election's own, with no retries and timeouts within a renewal period: a
     # Redis that does not answer ends the try, rather than holding it past the lock's expiry.
-    client = redis.Redis.from_url(
-        settings.required_redis_url(),
-        socket_timeout=ttl / 3,
-        socket_connect_timeout=ttl / 3,
-        retry=Retry(NoBackoff(), 0),
-    )
+    client = make_redis(settings, timeout=ttl / 3, retry=Retry(NoBackoff(), 0))
     return SweeperThread(
         store,
         rejudges,

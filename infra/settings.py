@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from core.tlog import note
 
@@ -107,6 +107,8 @@ class Settings:
     # ... each for at most about this long: a file of them is deleted this long after its last
     # write, so a team's bytes that its deletion did not reach go within it (api/privacy.md).
     upload_cache_hours: int = 24
+    # The Sentinel master name, where REDIS_URL lists sentinels (`sentinel://…;sentinel://…`).
+    redis_master: str = "tilejudge"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -124,7 +126,7 @@ class Settings:
             # One per core of a small machine: an upload costs the API a few ms of CPU under one GIL.
             api_workers=env.integer("TILEJUDGE_API_WORKERS", 2, low=1, high=64),
             admin_token=env.optional("TILEJUDGE_ADMIN_TOKEN"),
-            redis_url=env.optional("REDIS_URL"),
+            redis_url=env.redis_url("REDIS_URL"),
             s3_endpoint=env.optional("TILEJUDGE_S3_ENDPOINT"),
             s3_bucket=env.text("TILEJUDGE_S3_BUCKET", "tilejudge"),
             s3_access_key=env.text("TILEJUDGE_S3_ACCESS_KEY", "tilejudge"),
@@ -181,6 +183,7 @@ class Settings:
             upload_cache_hours=env.integer(
                 "TILEJUDGE_UPLOAD_CACHE_HOURS", cls.upload_cache_hours, low=1, high=24 * 365
             ),
+            redis_master=env.text("TILEJUDGE_REDIS_MASTER", cls.redis_master),
         )
 
     @property
@@ -191,6 +194,10 @@ class Settings:
         if not self.redis_url:
             raise SettingsError("REDIS_URL is not set (`tilejudge up` starts a local Redis)")
         return self.redis_url
+
+    def redis_sentinels(self) -> SentinelAddress | None:
+        """The sentinels REDIS_URL lists, or None where it names one Redis server."""
+        return sentinel_address(self.required_redis_url())
 
     def resolved_database_url(self) -> str:
         return self.database_url or self.sqlite_url
@@ -256,6 +263,58 @@ class Settings:
         return value
 
 
+@dataclass(frozen=True)
+class SentinelAddress:
+    """What a `sentinel://` REDIS_URL says: the sentinels (host, port), the password that both
+    they and the Redis servers ask for, and the database number."""
+
+    sentinels: tuple[tuple[str, int], ...]
+    password: str | None
+    username: str | None
+    db: int
+
+
+SENTINEL_PORT = 26379
+
+
+def sentinel_address(url: str) -> SentinelAddress | None:
+    """kombu's form, `sentinel://:pw@h1:26379;sentinel://:pw@h2:26379/0`, read as kombu reads
+    it: the password and the database number from the first part that gives them. None for a
+    `redis://` (or `rediss://`, `unix://`) URL; SettingsError if the parts disagree."""
+    parts = [urlsplit(part.strip()) for part in url.split(";") if part.strip()]
+    if not parts or parts[0].scheme != "sentinel":
+        return None
+    sentinels = []
+    passwords, usernames, dbs = set(), set(), set()
+    for part in parts:
+        if part.scheme != "sentinel" or not part.hostname:
+            raise SettingsError(
+                "REDIS_URL: every part of a sentinel URL must be sentinel://[:password@]host:port"
+            )
+        try:
+            sentinels.append((part.hostname, part.port or SENTINEL_PORT))
+        except ValueError:
+            raise SettingsError(
+                f"REDIS_URL: a sentinel's port is not a number ({part.hostname})"
+            ) from None
+        if part.password:
+            passwords.add(unquote(part.password))
+        if part.username:
+            usernames.add(unquote(part.username))
+        if part.path.strip("/"):
+            dbs.add(part.path.strip("/"))
+    if len(passwords) > 1 or len(usernames) > 1 or len(dbs) > 1:
+        raise SettingsError(
+            "REDIS_URL: the sentinel URL's parts give different credentials or databases"
+        )
+    db = next(iter(dbs), "0")
+    if not db.isdigit():
+        raise SettingsError(f"REDIS_URL: the database must be a number, not {db!r}")
+    return SentinelAddress(
+        tuple(sentinels), next(iter(passwords), None), next(iter(usernames), None), int(db)
+    )
+
+
 def _key_file(name: str, path: Path) -> str:
     """A secret read from the file a setting names (a mounted secret)."""
     try:
@@ -313,6 +372,14 @@ class Config:
     def optional(self, key: str) -> str | None:
         value = self._environ.get(key, "").strip()
         return value or None
+
+    def redis_url(self, key: str) -> str | None:
+        """A Redis URL, or a list of sentinels (`sentinel://…;sentinel://…`), whose parts are
+        checked now rather than at the first connection."""
+        value = self.optional(key)
+        if value is not None:
+            sentinel_address(value)
+        return value
 
     def modules(self, key: str) -> tuple[str, ...]:
         """Comma-separated dotted module names."""

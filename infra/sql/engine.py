@@ -10,6 +10,7 @@ import threading
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import parse_qsl, quote, urlencode, urlsplit
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine, make_url
@@ -33,13 +34,26 @@ WRITE_LOCK_WAIT_S = 30.0  # as long as SQLite's own busy timeout; then SQLite de
 IDLE_IN_TRANSACTION_MS = 5_000
 # A pooled connection given back this recently is handed out again without a ping.
 FRESH_S = 1.0
+# libpq's own defaults, where the URL sets none: a host that does not answer a connection
+# within CONNECT_TIMEOUT_S is passed over for the next one the URL names, and a connection
+# whose sent bytes go unacknowledged for TCP_USER_TIMEOUT_MS (its server's host cut off, or
+# frozen behind a pulled cable) fails, rather than waiting for TCP's retransmissions (about
+# 15 minutes): the store turns that into an outage, and the next connection finds the primary.
+CONNECT_TIMEOUT_S = 2
+TCP_USER_TIMEOUT_MS = 5_000
+LIBPQ_DEFAULTS = {
+    "connect_timeout": str(CONNECT_TIMEOUT_S),
+    "tcp_user_timeout": str(TCP_USER_TIMEOUT_MS),
+    "keepalives_idle": "5",
+    "keepalives_interval": "2",
+    "keepalives_count": "3",
+}
 
 
 def make_engine(url: str, durable: bool = True) -> Engine:
     if url.startswith("sqlite"):
         return _sqlite(url, durable)
-    if url.startswith("postgresql://"):
-        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    url = postgres_url(url)
     # A session idle inside a transaction (its host cut off between a statement and COMMIT) is
     # ended after IDLE_IN_TRANSACTION_MS, so the locks it holds (the event log's advisory lock
     # among them) do not wait for TCP keepalive, which takes hours.
@@ -55,6 +69,37 @@ def make_engine(url: str, durable: bool = True) -> Engine:
     )
     _ping_unless_fresh(engine)
     return engine
+
+
+def postgres_url(url: str) -> str:
+    """A PostgreSQL URL as SQLAlchemy's psycopg dialect takes it, with LIBPQ_DEFAULTS for the
+    parameters it does not set.
+
+    libpq's multi-host form, `postgresql://user:pw@db1:5432,db2:5432,db3:5432/tilejudge`, is
+    written as SQLAlchemy's (`...@/tilejudge?host=db1:5432&host=db2:5432&...`), and a URL of
+    several hosts that does not say which it wants gets `target_session_attrs=read-write`:
+    each connection then goes to whichever host is the primary now, so every process follows a
+    failover on its next connection."""
+    if url.startswith("postgresql://"):
+        url = "postgresql+psycopg://" + url.removeprefix("postgresql://")
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    userinfo, at, hostlist = parts.netloc.rpartition("@")
+    hosts = [h for h in hostlist.split(",") if h]
+    netloc = parts.netloc
+    if len(hosts) > 1:
+        netloc = userinfo + at
+        query = [("host", host) for host in hosts] + query
+    given = {key for key, _ in query}
+    if (
+        len([key for key, value in query if key == "host"]) > 1
+        and "target_session_attrs" not in given
+    ):
+        query.append(("target_session_attrs", "read-write"))
+    query += [(key, value) for key, value in LIBPQ_DEFAULTS.items() if key not in given]
+    return parts._replace(
+        netloc=netloc, query=urlencode(query, quote_via=quote, safe=":/,")
+    ).geturl()
 
 
 def _ping_unless_fresh(engine: Engine) -> None:

@@ -16,7 +16,7 @@ from kombu.message import Message
 
 from devstack.process import Service
 from devstack.redis_server import start_redis
-from infra.broker import TRANSPORT, transport_for
+from infra.broker import SENTINEL_TRANSPORT, TRANSPORT, transport_for
 from infra.compose import make_celery
 from infra.settings import Settings
 
@@ -79,10 +79,13 @@ def test_kombus_own_transport_still_has_the_bug_this_works_around(own_redis: Ser
         message.ack()
 
 
-def test_the_worker_and_api_use_it_for_redis_urls_only(redis_url: str) -> None:
+def test_the_worker_and_api_use_it_for_redis_and_sentinel_urls(redis_url: str) -> None:
     app = make_celery(Settings.from_env({"REDIS_URL": redis_url}))
     assert app.conf.broker_transport == TRANSPORT
     with app.connection_for_write() as connection:
         assert type(connection.transport).__module__ == "infra.broker"
     assert transport_for("rediss://example.invalid:6380/0") == TRANSPORT
-    assert transport_for("sentinel://127.0.0.1:26379") is None
+    assert transport_for("sentinel://127.0.0.1:26379;sentinel://127.0.0.2:26379") == (
+        SENTINEL_TRANSPORT
+    )
+    assert transport_for("memory://") is None
