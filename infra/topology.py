@@ -140,9 +140,12 @@ def _address(settings: Settings, service: Service) -> Address:
     url = _url(settings, service)
     if service is Service.DATABASE and _is_sqlite(url):
         return Address(service, "a file", local=True)
-    parts = urlsplit(url)
+    # A list of sentinels (`sentinel://…;sentinel://…`) or of database hosts (`h1:5432,h2:5432`):
+    # the first one stands for them all.
+    parts = urlsplit(url.split(";", 1)[0])
+    listed = parts.netloc.rpartition("@")[2].split(",", 1)[0]
     # libpq also takes the host as a query parameter (a socket directory when it starts with /).
-    host = parts.hostname or parse_qs(parts.query).get("host", [""])[0]
+    host = urlsplit(f"//{listed}").hostname or parse_qs(parts.query).get("host", [""])[0]
     if parts.scheme == "unix" or not host or host.startswith("/"):
         return Address(service, "a local socket", local=True)
     return Address(service, host, local=_reached_here_only(host))
