@@ -1,10 +1,13 @@
 """The dashboard's snapshot as Prometheus metric families (`tilejudge_*`), for `/metrics`.
 
 Every caller gets counts and queue depths; only an authorised one (`with_ids`) gets the
-families labelled by contest or rejudge run, since their ids name contests not yet open."""
+families labelled by contest or rejudge run, since their ids name contests not yet open, and
+those labelled by a database or Redis node's address, which maps the private network; the
+others get the same families summed, or the largest value, without labels."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -59,6 +62,7 @@ class SnapshotMetrics(PrometheusCollector):
             yield _contest_metrics(snap["contests"])
         else:
             yield from _rejudge_sums(snap["rejudges"])
+        yield from _service_metrics(snap["services"], with_ids=self._with_ids)
         level = {"green": 0, "amber": 1, "red": 2}[snap["status"]["colour"]]
         yield _gauge("tilejudge_status", "0 keeping up, 1 backlog growing, 2 failing.", level)
 
@@ -126,3 +130,83 @@ def _contest_metrics(contests: list[dict[str, Any]]) -> Metric:
         for state, count in contest["counts"].items():
             family.add_metric([contest["id"], state], count)
     return family
+
+
+def _service_metrics(services: dict[str, Any], *, with_ids: bool) -> Iterator[Metric]:
+    """The primaries reached, the replicas' lag, the failovers this process has seen."""
+    database, redis_status = services["database"], services["redis"]
+    if database is not None:
+        yield _gauge("tilejudge_database_primary_up",
+                     "1 if the database reached answered and takes writes.",
+                     1 if database["primary"] or database["dialect"] == "sqlite" else 0)  # fmt: skip
+        if database["replicated"]:
+            yield from _primary("database", database["primary"], with_ids=with_ids)
+            standbys = database["standbys"]
+            yield _gauge("tilejudge_database_replicas", "Standbys streaming from the primary.",
+                         len(standbys))  # fmt: skip
+            yield _gauge("tilejudge_database_sync_replicas",
+                         "Standbys a commit waits for (sync or quorum).",
+                         database["sync_standbys"])  # fmt: skip
+            yield from _lag("database", standbys, "lag_seconds", "name", with_ids=with_ids)
+            yield from _lag("database", standbys, "lag_bytes", "name", with_ids=with_ids)
+    if redis_status is not None:
+        yield _gauge("tilejudge_redis_primary_up", "1 if the Redis reached answers as primary.",
+                     1 if redis_status["primary"] else 0)  # fmt: skip
+        yield from _primary("redis", redis_status["primary"], with_ids=with_ids)
+        replicas = redis_status["replicas"]
+        yield _gauge("tilejudge_redis_replicas", "Replicas connected to the primary.",
+                     len(replicas))  # fmt: skip
+        yield from _lag("redis", replicas, "lag_bytes", "address", with_ids=with_ids)
+        yield from _lag("redis", replicas, "lag_seconds", "address", with_ids=with_ids)
+        sentinels = redis_status["sentinels"]
+        if sentinels is not None:
+            yield _gauge("tilejudge_redis_sentinels_answering",
+                         "Sentinels of REDIS_URL that answered.", sentinels["answered"])  # fmt: skip
+    seen = CounterMetricFamily(
+        "tilejudge_failovers_seen",
+        "Changes of primary this process has seen, by service.",
+        labels=["service"],
+    )
+    for service, count in services["failovers_seen"].items():
+        seen.add_metric([service], count)
+    yield seen
+
+
+def _primary(service: str, address: str | None, *, with_ids: bool) -> Iterator[Metric]:
+    if with_ids and address:
+        family = GaugeMetricFamily(
+            f"tilejudge_{service}_primary_info", f"The {service} primary reached.",
+            labels=["address"],
+        )  # fmt: skip
+        family.add_metric([address], 1)
+        yield family
+
+
+_LAG_DOCS = {
+    "lag_seconds": ("seconds", "Seconds a replica is behind its primary"),
+    "lag_bytes": ("bytes", "Bytes a replica is behind its primary"),
+}
+
+
+def _lag(
+    service: str, replicas: list[dict[str, Any]], field: str, label: str, *, with_ids: bool
+) -> Iterator[Metric]:
+    """Each replica's lag, labelled by its name or address; the largest, without a label, for
+    a caller who may not see addresses. A lag the primary does not show (no pg_monitor, or
+    nothing to replay) is left out."""
+    unit, doc = _LAG_DOCS[field]
+    name = f"tilejudge_{service}_replica_lag_{unit}"
+    known = [(str(r[label]), r[field]) for r in replicas if r[field] is not None]
+    if not with_ids:
+        if known:
+            yield _gauge(name, f"{doc}, the largest.", max(lag for _, lag in known))
+        return
+    family = GaugeMetricFamily(name, f"{doc}.", labels=["replica"])
+    # Standbys left unnamed all report PostgreSQL's default name: one series each all the same.
+    repeats: Counter[str] = Counter()
+    for replica, lag in known:
+        repeats[replica] += 1
+        family.add_metric(
+            [replica if repeats[replica] == 1 else f"{replica} #{repeats[replica]}"], lag
+        )
+    yield family

@@ -2,7 +2,8 @@
 
 `StatsCollector` caches one snapshot behind a lock: however many pages poll, Redis and SQL see
 one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot from one read-only SQL
-read (`infra.sql.dashboard`), five Redis reads and what the worker heartbeats said (`heartbeats`);
+read (`infra.sql.dashboard`), five Redis reads, what the worker heartbeats said (`heartbeats`)
+and which database and Redis node is primary (`infra.replication`, its own short reads);
 `PreviewCounts` adds what a finished rejudge run would change: live while it is ready, as apply
 recorded it once applied.
 """
@@ -14,6 +15,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import asdict
 from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
@@ -27,6 +29,7 @@ from core.ports import RejudgeRuns, ResultReads
 from core.records import Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from infra.queues import queue_depths
+from infra.replication import ReplicationProbe, ReplicationStatus, Service
 from infra.sql import dashboard as stats_sql
 from infra.sql.schema import rejudge_runs
 
@@ -83,7 +86,12 @@ def build_collector(services: Services) -> StatsCollector:
         watch = WorkerWatch(make_celery(services.settings))
         watch.start()
     snapshotter = StatsSnapshotter(
-        services.dashboard, services.rejudges, services.store, services.redis, watch
+        services.dashboard,
+        services.rejudges,
+        services.store,
+        services.redis,
+        watch,
+        replication=services.replication,
     )
     return StatsCollector(snapshotter.compute, on_close=watch.stop if watch else None)
 
@@ -99,10 +107,15 @@ class StatsSnapshotter:
         client: redis.Redis | None,
         workers: WorkerWatch | None,
         wall: Callable[[], datetime] | None = None,
+        *,
+        replication: ReplicationProbe | None = None,
     ) -> None:
         """`wall`: the time a snapshot is for; by default the clock every stored time is
-        written with (`core.clock.now`), so a test that sets that clock sets both."""
+        written with (`core.clock.now`), so a test that sets that clock sets both.
+        `replication`: looked at on each refresh, so a failover is seen within a second of
+        the page (or a scraper of /metrics) asking."""
         self._events, self._redis, self._workers = events, client, workers
+        self._replication = replication
         self._wall = wall or _store_time
         self._sql = reader
         self._depths: deque[tuple[float, int]] = deque(maxlen=4000)  # (epoch s, total depth)
@@ -126,6 +139,7 @@ class StatsSnapshotter:
         tail = self._events.events_after(max(0, sql.last_event_id - 30), 30)
         waiting, waiting_then = self._waiting(queues, totals, now)
         series["queue_depth"] = self._depth_series(now)
+        replication = self._replication.status() if self._replication else None
         return {
             "generated_at": clock.format_time(now),
             "refresh_s": REFRESH_S,
@@ -155,6 +169,7 @@ class StatsSnapshotter:
             "contests": [contest | _contest_links(contest["id"]) for contest in sql.contests],
             "rejudges": rejudges,
             "events": list(reversed(tail)),
+            "services": services_view(replication),
             "compute_ms": round((time.perf_counter() - started) * 1000, 1),
         }
 
@@ -270,6 +285,32 @@ def _ruleset(row: dict[str, Any], prefix: str) -> dict[str, dict[str, Any]]:
             "names": row.get(f"{prefix}{kind}_names", []),
         }
         for kind in ("lexicon", "layout")
+    }
+
+
+def services_view(status: ReplicationStatus | None) -> dict[str, Any]:
+    """The probes' records as the page and /metrics read them: the database (`dialect`,
+    `primary`, `standbys`…), Redis (None without one) and the failovers seen, newest first."""
+    if status is None:
+        return {"database": None, "redis": None, "failovers": [],
+                "failovers_seen": {service.value: 0 for service in Service}}  # fmt: skip
+    database = status.database
+    redis_status = status.redis
+    return {
+        "database": asdict(database)
+        | {
+            "replicated": database.replicated,
+            "primary": database.primary,
+            "sync_standbys": database.sync_standbys,
+        },
+        "redis": None
+        if redis_status is None
+        else asdict(redis_status) | {"primary": redis_status.primary},
+        "failovers": [
+            {"at": clock.format_time(f.at), "service": f.service.value, "old": f.old, "new": f.new}
+            for f in status.failovers
+        ],
+        "failovers_seen": {service.value: n for service, n in status.failovers_seen.items()},
     }
 
 

@@ -40,6 +40,7 @@ from infra.publisher import CeleryPublisher
 from infra.queues import light_backlog, live_backlog
 from infra.quota import RedisDailyBytes
 from infra.ratelimit import RateLimiter
+from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe
 from infra.rulesets import RulesetCache
 from infra.settings import Settings, SettingsError, SweeperMode, sentinel_address
 from infra.sql.clics import ClicsReader
@@ -51,6 +52,9 @@ from infra.upload_cache import DiskUploadCache
 
 if TYPE_CHECKING:
     from celery import Celery
+    from sqlalchemy.engine import Engine
+
+SENTINEL_PROBE_TIMEOUT_S = 0.5  # each sentinel the dashboard asks, once a second at most
 
 
 def load_games(settings: Settings) -> None:
@@ -137,6 +141,8 @@ class ApiParts:
     log_signer: LogSigner | None = None
     # The Contest API's reads (None: a process that does not serve it).
     clics: ClicsReader | None = None
+    # Which database and Redis node is primary, for the dashboard, /metrics and /readyz.
+    replication: ReplicationProbe | None = None
 
 
 def api_parts(
@@ -195,6 +201,34 @@ def api_parts(
         forget_copies=partial(broker_copies.forget, client),
         log_signer=LogSigner(settings.log_key_value()),
         clics=ClicsReader(store),
+        replication=replication_probe(settings, store.engine, client),
+    )
+
+
+def replication_probe(
+    settings: Settings, engine: Engine, client: redis.Redis | None
+) -> ReplicationProbe:
+    """Probes of the engine's database and of the client's Redis, with clients of their own
+    for the sentinels REDIS_URL lists (short timeouts: one that is down delays the dashboard's
+    refresh by that much)."""
+    found = settings.redis_sentinels() if client is not None else None
+    sentinels = []
+    if found is not None:
+        sentinels = [
+            redis.Redis(
+                host=host,
+                port=port,
+                password=found.password,
+                username=found.username,
+                socket_timeout=SENTINEL_PROBE_TIMEOUT_S,
+                socket_connect_timeout=SENTINEL_PROBE_TIMEOUT_S,
+                decode_responses=True,
+            )
+            for host, port in found.sentinels
+        ]
+    return ReplicationProbe(
+        DatabaseProbe(engine),
+        RedisProbe(client, sentinels, settings.redis_master) if client is not None else None,
     )
 
 

@@ -209,7 +209,8 @@ def logout(request: Request, svc: Svc) -> Response:
 @router.get("/v1/stats", tags=["admin"])
 def stats(who: Admin, collector: Stats) -> JSONResponse:
     """What the dashboard draws: queues, workers, throughput, latency, failures, contests,
-    rejudge runs and the event tail. Computed at most once a second for all callers."""
+    rejudge runs, the event tail and the services (primaries, replicas, failovers seen).
+    Computed at most once a second for all callers."""
     return JSONResponse(collector.get(), headers={"Cache-Control": "no-store"})
 
 
@@ -223,7 +224,8 @@ def stats(who: Admin, collector: Stats) -> JSONResponse:
 async def metrics(request: Request, svc: Svc, with_ids: MetricsAccess) -> Response:
     """Prometheus exposition of the same snapshot (counts only: no tokens, names or hosts).
 
-    Families labelled by contest or rejudge run only for the admin or metrics token; with
+    Families labelled by contest, rejudge run or database and Redis node address only for
+    the admin or metrics token; with
     `TILEJUDGE_METRICS_TOKEN` set, only those tokens are answered. Rendered at most once a
     second for every scraper, on the public thread budget."""
 

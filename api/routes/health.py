@@ -1,5 +1,9 @@
 """Liveness (`/healthz`: the process answers) and readiness (`/readyz`: SQL, S3 and Redis do).
 
+Readiness stays true through a failover: SQL counts as up only when the server reached takes
+writes (not a standby, not read-only), Redis only when the server reached is the primary. A
+process still reaching an old primary is not ready until a new connection finds the new one.
+
 `/readyz`'s checks run at most once a second per API process, on the public thread budget, and
 answer every caller meanwhile: a probe or a crowd polling it costs the stores the same."""
 
@@ -41,7 +45,7 @@ async def healthz() -> dict[str, str]:
     "/readyz",
     tags=["health"],
     responses={
-        200: {"description": "Redis, S3 and SQL answer", **_READINESS},
+        200: {"description": "Redis and SQL primaries and S3 answer", **_READINESS},
         503: {"description": "a dependency is down (which one: `checks`)", **_READINESS},
     },
 )
@@ -53,9 +57,9 @@ async def readyz(svc: Svc) -> JSONResponse:
 
 def dependency_checks(svc: Services) -> dict[str, str]:
     return {
-        "sql": _probe(svc.store.ping),
+        "sql": _probe(lambda: _sql_writable(svc)),
         "s3": _probe(svc.blobs.ping),
-        "redis": _probe(lambda: _ping_redis(svc)),
+        "redis": _probe(lambda: _redis_primary(svc)),
     }
 
 
@@ -68,7 +72,18 @@ def _probe(ping: Callable[[], object]) -> str:
     return "ok"
 
 
-def _ping_redis(svc: Services) -> None:
+def _sql_writable(svc: Services) -> None:
+    probe = svc.replication.database if svc.replication else None
+    if probe is not None and probe.replicated:
+        probe.check_writable()  # a standby, or a read-only server, answers a ping too
+    else:
+        svc.store.ping()
+
+
+def _redis_primary(svc: Services) -> None:
     if svc.redis is None:
         raise Unavailable("no Redis configured")
-    svc.redis.ping()
+    if svc.replication is None or svc.replication.redis is None:
+        svc.redis.ping()
+    else:
+        svc.replication.redis.check_primary()

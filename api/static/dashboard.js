@@ -264,6 +264,121 @@ function renderFailures(s) {
   replaceChildren($("failure-recent"), recent, "li", "none");
 }
 
+function fmtBytes(n) {
+  if (n === null || n === undefined) return "–";
+  const units = ["B", "kB", "MB", "GB", "TB"];
+  let value = Number(n);
+  let unit = 0;
+  while (value >= 1000 && unit < units.length - 1) {
+    value /= 1000;
+    unit += 1;
+  }
+  return unit ? `${value.toFixed(value < 10 ? 1 : 0)} ${units[unit]}` : `${value} B`;
+}
+
+function fmtLag(seconds) {
+  if (seconds === null || seconds === undefined) return "–";
+  return seconds < 10 ? `${Number(seconds).toFixed(2)} s` : fmtDuration(seconds);
+}
+
+// A lag cell: time and bytes, each whole, wrapped between them in a narrow column.
+function lagCell(seconds, bytes, title) {
+  const cell = el("td", "num lag");
+  cell.append(el("span", "", fmtLag(seconds)), " · ", el("span", "", fmtBytes(bytes)));
+  cell.title = title;
+  return cell;
+}
+
+function primaryLine(id, text, role, roleClass, title) {
+  const line = $(id);
+  line.replaceChildren(el("span", "", text));
+  if (role) line.appendChild(el("span", `role ${roleClass}`, role));
+  line.title = title || "";
+}
+
+function renderDatabase(db) {
+  const body = $("database-standbys").tBodies[0];
+  if (!db) {
+    primaryLine("database-primary", "–");
+    replaceChildren(body, [], "tr", "–", 4);
+    return;
+  }
+  if (!db.replicated) {
+    primaryLine("database-primary", `${db.dialect === "sqlite" ? "SQLite" : db.dialect}`, "no replication", "");
+    replaceChildren(body, [], "tr", "one database file, no standbys", 4);
+    return;
+  }
+  if (db.problem) {
+    primaryLine("database-primary", "no primary answers", db.problem, "bad");
+  } else {
+    const facts = [db.address];
+    if (db.timeline !== null) facts.push(`timeline ${db.timeline}`);
+    facts.push(`${fmtInt(db.standbys.length)} standby${db.standbys.length === 1 ? "" : "s"}, ${fmtInt(db.sync_standbys)} synchronous`);
+    const role = db.primary ? "takes writes" : db.in_recovery ? "a standby: no writes" : "read-only";
+    primaryLine("database-primary", facts.join(" · "), role, db.primary ? "good" : "bad",
+      db.system_identifier ? `system identifier ${db.system_identifier}` : "");
+  }
+  const rows = db.standbys.map((standby) => {
+    const tr = el("tr");
+    const name = el("td", "name", standby.name || "(unnamed)");
+    name.title = [standby.name, standby.address].filter(Boolean).join(" · ");
+    tr.appendChild(name);
+    tr.appendChild(el("td", standby.state === "streaming" ? "state" : "state warn", standby.state || "?"));
+    tr.appendChild(el("td", standby.sync_state === "sync" || standby.sync_state === "quorum" ? "state good" : "state", standby.sync_state || "?"));
+    tr.appendChild(lagCell(standby.lag_seconds, standby.lag_bytes, "replay lag · WAL not yet replayed ('?' needs pg_monitor)"));
+    return tr;
+  });
+  replaceChildren(body, rows, "tr", db.problem ? "unknown while no primary answers" : "no standby streams from it", 4);
+}
+
+function renderRedis(r) {
+  const body = $("redis-replicas").tBodies[0];
+  const sentinels = $("redis-sentinels");
+  if (!r) {
+    primaryLine("redis-primary", "no Redis configured");
+    sentinels.hidden = true;
+    replaceChildren(body, [], "tr", "–", 3);
+    return;
+  }
+  if (r.problem) {
+    primaryLine("redis-primary", "no primary answers", r.problem, "bad");
+  } else if (r.primary) {
+    primaryLine("redis-primary", `${r.address} · ${fmtInt(r.replicas.length)} replica${r.replicas.length === 1 ? "" : "s"}`, "primary", "good");
+  } else {
+    primaryLine("redis-primary", `${r.address || "?"} · replica of ${r.replica_of || "?"}`, "no writes", "bad");
+  }
+  if (r.sentinels) {
+    const v = r.sentinels;
+    sentinels.textContent = `Sentinels: ${v.answered} of ${v.asked} answer, naming ${v.primary || "no primary"}`;
+    sentinels.hidden = false;
+  } else {
+    sentinels.hidden = true;
+  }
+  const rows = r.replicas.map((replica) => {
+    const tr = el("tr");
+    const name = el("td", "name", replica.address);
+    name.title = `${replica.address} · offset ${fmtInt(replica.offset)}`;
+    tr.appendChild(name);
+    tr.appendChild(el("td", replica.state === "online" ? "state" : "state warn", replica.state || "?"));
+    tr.appendChild(lagCell(replica.lag_seconds, replica.lag_bytes, "since its last acknowledgement · bytes behind the primary"));
+    return tr;
+  });
+  replaceChildren(body, rows, "tr", r.problem ? "unknown while no primary answers" : "no replica connected", 3);
+}
+
+function renderServices(s) {
+  const services = s.services;
+  if (!services) return;
+  renderDatabase(services.database);
+  renderRedis(services.redis);
+  const failovers = services.failovers.map((f) => {
+    const li = el("li", "", `${f.at.slice(11, 19)} · ${f.service} · ${f.old} → ${f.new}`);
+    li.title = f.at;
+    return li;
+  });
+  replaceChildren($("failovers"), failovers, "li", "none seen by this API process");
+}
+
 function eventSummary(e) {
   const parts = [];
   if (e.contest) parts.push(e.contest);
@@ -410,6 +525,7 @@ function render(s) {
   renderContests(s);
   renderRejudges(s);
   renderWorkers(s);
+  renderServices(s);
   renderFailures(s);
   renderEvents(s);
   $("updated").title = `server time ${s.generated_at} · computed in ${s.compute_ms} ms`;
