@@ -1,5 +1,6 @@
-"""One cluster for the module (tests/cluster/netns.py): the services host, api1, api2, worker1
-and worker2, each a network namespace of its own on a private bridge. Each test starts from the
+"""One cluster for the package (tests/cluster/netns.py): three database hosts (Patroni), two
+Redis hosts (Sentinel), the services host (SeaweedFS), api1, api2, worker1 and worker2, each a
+network namespace of its own on a private bridge. Each test starts from the
 cluster as the fixture made it (plus worker3 once a test added it): links up, nothing frozen,
 every role running."""
 
@@ -13,7 +14,7 @@ import pytest
 from tests.cluster.netns import Cluster, NotPermitted, cluster
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="package")
 def running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     workdir: Path = tmp_path_factory.mktemp("cluster")
     try:

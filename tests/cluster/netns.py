@@ -33,7 +33,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -53,7 +52,6 @@ from botocore.exceptions import BotoCoreError, ClientError
 from core import clock
 from core.tlog import generate_key
 from devstack import http1
-from devstack.redis_server import redis_server_binary
 from devstack.seaweedfs import weed_binary
 from infra.api_client import Answer, ApiError, Client, Retry
 from infra.compose import make_celery
@@ -73,8 +71,6 @@ CLONE_NEWNET = 0x40000000
 TILEJUDGE = str(Path(sys.executable).parent / "tilejudge")
 BUCKET = "tilejudge"
 API_PORT = 8000
-REDIS_PORT = 6379
-POSTGRES_PORT = 5432
 GRPC_OFFSET = 10_000  # weed's gRPC port is its HTTP port + 10000
 WEED_COMPONENTS = ("master", "volume", "filer", "s3", "admin")
 JUDGE_TASK = "tilejudge.judge_group"
@@ -90,8 +86,14 @@ TIMINGS = {
     "TILEJUDGE_RATE_LIMIT": "1000000",
     "TILEJUDGE_TEAM_BYTES_PER_DAY": "0",  # no daily storage quota either
 }
-# Addresses: the last octet of each host's address in the run's /24.
-OCTETS = {"services": 1, "api1": 11, "api2": 12, "worker1": 21, "worker2": 22, "worker3": 23}
+# Addresses: the last octet of each host's address in the run's /24. The database hosts run
+# PostgreSQL under Patroni with an etcd member each; the Redis hosts a Redis and a Sentinel
+# each; the services host SeaweedFS and the third Sentinel.
+OCTETS = {"services": 1, "db1": 2, "db2": 3, "db3": 4, "redis1": 5, "redis2": 6,
+          "api1": 11, "api2": 12, "worker1": 21, "worker2": 22, "worker3": 23}  # fmt: skip
+DATABASE_HOSTS = ("db1", "db2", "db3")
+REDIS_HOSTS = ("redis1", "redis2")
+REDIS_MASTER = "tilejudge"
 CLIENT = ("client", 100)
 START_TIMEOUT_S = 90.0  # a role or service on a loaded two-core machine
 
@@ -522,7 +524,8 @@ def wait_for(
 
 
 class Cluster:
-    """The services host (PostgreSQL, Redis, SeaweedFS), API hosts and worker hosts."""
+    """The database hosts (Patroni), the Redis hosts (Sentinel), the services host (SeaweedFS
+    and the third Sentinel), API hosts and worker hosts."""
 
     def __init__(self, network: Network) -> None:
         self.network = network
@@ -533,10 +536,24 @@ class Cluster:
         self.redis_password = secrets.token_urlsafe(18)
         self.s3_key, self.s3_secret = f"tj{secrets.token_hex(8)}", secrets.token_urlsafe(24)
         self.admin_token = secrets.token_urlsafe(24)
-        self.database_url = (
-            f"postgresql://tilejudge:{self.pg_password}@{address}:{POSTGRES_PORT}/tilejudge"
+        # (ha_services builds on this module's hosts: imported here, once both are loaded.)
+        from tests.cluster.ha_services import PatroniGroup, SentinelGroup
+
+        self.databases = [network.add_host(name, OCTETS[name]) for name in DATABASE_HOSTS]
+        self.redises = [network.add_host(name, OCTETS[name]) for name in REDIS_HOSTS]
+        self.patroni = PatroniGroup(
+            self.databases, app_user="tilejudge", app_password=self.pg_password
         )
-        self.redis_url = f"redis://:{self.redis_password}@{address}:{REDIS_PORT}/0"
+        self.sentinel = SentinelGroup(
+            self.redises,
+            [*self.redises, self.services],
+            password=self.redis_password,
+            master_name=REDIS_MASTER,
+        )
+        # Every process finds the primaries by itself: a multi-host URL (tilejudge adds
+        # target_session_attrs=read-write) and the sentinels.
+        self.database_url = self.patroni.url("tilejudge").split("?", 1)[0]
+        self.redis_url = self.sentinel.url(0)
         # Fixed ports in a namespace of its own, but weed names Unix sockets in /tmp after
         # them: ports of the run's own keep those apart from other weeds on the machine.
         base = 21_000 + (int(network.run, 16) % 400) * 10
@@ -545,6 +562,7 @@ class Cluster:
         self.session_key = secrets.token_hex(32)
         self.env = _role_env() | TIMINGS | {
             "REDIS_URL": self.redis_url,
+            "TILEJUDGE_REDIS_MASTER": REDIS_MASTER,
             "TILEJUDGE_DATABASE_URL": self.database_url,
             "TILEJUDGE_S3_ENDPOINT": self.s3_endpoint,
             "TILEJUDGE_S3_BUCKET": BUCKET,
@@ -568,109 +586,47 @@ class Cluster:
     # -- services -----------------------------------------------------------------------------
 
     def start_services(self) -> None:
-        """PostgreSQL, Redis and SeaweedFS on the services host, started together, then each
-        waited for; the database made and migrated by `tilejudge migrate` from an API host."""
-        self._init_postgres()
-        self._spawn_postgres()
-        self._spawn_redis()
+        """SeaweedFS, the database hosts and the Redis hosts, started together, then each
+        waited for: a Patroni leader with both replicas streaming, one synchronous (the
+        database made and owned by the app's role; `tilejudge migrate` from an API host makes
+        the schema), a Redis primary with its replica in sync and three agreeing Sentinels."""
         self._spawn_weed()
-        wait_for(self._postgres_answers, START_TIMEOUT_S, "PostgreSQL",
-                 alive=self.services.processes["postgres"])  # fmt: skip
-        with closing(self._postgres("postgres")) as conn:
-            conn.execute("CREATE DATABASE tilejudge OWNER tilejudge")
-        wait_for(
-            self.redis_answers, START_TIMEOUT_S, "Redis", alive=self.services.processes["redis"]
-        )
+        self.patroni.start()
+        self.sentinel.start()
         wait_for(self._bucket_answers, START_TIMEOUT_S, "SeaweedFS's S3 gateway",
                  alive=self.services.processes["weed"])  # fmt: skip
 
-    def _init_postgres(self) -> None:
-        # initdb and postgres run as the postgres user, who cannot enter the test's work dir.
-        self.pg_dir = Path(tempfile.mkdtemp(prefix=f"{self.network.prefix}-pg-"))
-        self.network.leave_behind(self.pg_dir)
-        password_file = self.pg_dir / "password"
-        password_file.write_text(self.pg_password + "\n")
-        shutil.chown(self.pg_dir, "postgres", "postgres")
-        shutil.chown(password_file, "postgres", "postgres")
-        data = self.pg_dir / "data"
-        subprocess.run(
-            [_postgres_bin("initdb"), "-D", str(data), "-U", "tilejudge", "--auth-local=trust",
-             "--auth-host=scram-sha-256", f"--pwfile={password_file}", "--no-sync",
-             "--encoding=UTF8", "--locale=C"],
-            user="postgres", group="postgres", cwd=self.pg_dir, check=True,
-            capture_output=True, timeout=120,
-        )  # fmt: skip
-        with (data / "pg_hba.conf").open("a") as hba:
-            hba.write(f"host all all {self.network.subnet} scram-sha-256\n")
-
-    def _spawn_postgres(self) -> None:
-        settings = {
-            "listen_addresses": self.services.address,
-            "port": str(POSTGRES_PORT),
-            "unix_socket_directories": str(self.pg_dir),
-            "max_connections": "300",
-            "shared_buffers": "64MB",
-            # A throwaway instance: nothing outlives the test, so nothing is synced to disk.
-            "fsync": "off",
-            "synchronous_commit": "off",
-            "full_page_writes": "off",
-            # A host cut off inside a transaction keeps its locks (row locks, and the advisory
-            # lock every write with events takes) until the server drops its session: without
-            # this, after TCP keepalive gives up, hours later. Every host's writes would wait.
-            "idle_in_transaction_session_timeout": "5s",
-        }
-        argv = [_postgres_bin("postgres"), "-D", str(self.pg_dir / "data")]
-        argv += [flag for key, value in settings.items() for flag in ("-c", f"{key}={value}")]
-        self.services.spawn("postgres", argv, _role_env(), user="postgres", cwd=self.pg_dir)
-
     def _postgres(self, database: str) -> psycopg.Connection[Any]:
-        return psycopg.connect(
-            host=self.services.address, port=POSTGRES_PORT, user="tilejudge",
-            password=self.pg_password, dbname=database, autocommit=True, connect_timeout=3,
-        )  # fmt: skip
-
-    def _postgres_answers(self) -> bool:
-        try:
-            with closing(self._postgres("postgres")) as conn:
-                conn.execute("SELECT 1")
-            return True
-        except psycopg.Error:
-            return False
-
-    def _spawn_redis(self) -> None:
-        data = self.services.home / "redis"
-        data.mkdir(exist_ok=True)
-        argv = [
-            redis_server_binary(),
-            *("--bind", self.services.address, "--port", str(REDIS_PORT)),
-            *("--requirepass", self.redis_password, "--dir", str(data)),
-            *("--appendonly", "yes", "--appendfsync", "everysec"),
-            *("--maxmemory-policy", "noeviction", "--daemonize", "no", "--save", ""),
-        ]
-        self.services.spawn("redis", argv, _role_env(), cwd=data)
+        """A connection to the primary, found as the stack finds it: the first host of the
+        multi-host URL that takes writes."""
+        return psycopg.connect(self.patroni.url(database), autocommit=True, connect_timeout=3)
 
     def redis_client(self, timeout: float = 2.0) -> redis.Redis:
-        return redis.Redis.from_url(
-            self.redis_url, socket_timeout=timeout, socket_connect_timeout=timeout
-        )
+        """A client of the Redis primary the Sentinels name (asked again at each connection)."""
+        return self.sentinel.master_client(timeout=timeout)
 
-    def redis_answers(self) -> bool:
-        try:
-            with self.redis_client(1.0) as client:
-                return bool(client.info("persistence").get("loading") == 0)
-        except redis.RedisError:
-            return False
+    def service_hosts(self) -> list[Host]:
+        return [*self.databases, *self.redises]
 
-    def kill_redis(self) -> None:
-        proc = self.services.processes.pop("redis")
-        os.killpg(proc.popen.pid, signal.SIGKILL)
-        proc.popen.wait(10)
-
-    def start_redis_again(self) -> float:
-        """Redis on the same directory (its append-only file) and port; seconds until it serves."""
-        self._spawn_redis()
-        return wait_for(self.redis_answers, START_TIMEOUT_S, "Redis after its restart",
-                        alive=self.services.processes["redis"])  # fmt: skip
+    def heal_services(self) -> None:
+        """Every database and Redis host linked, running and replicating again, whichever is
+        primary now: a host a test killed is started again on its data (Patroni rewinds it,
+        Sentinel makes it a replica)."""
+        for host in [*self.service_hosts(), self.services]:
+            if not host.link_is_up():
+                host.link_up()
+            host.freeze(False)
+        for host, group in [*((h, self.patroni) for h in self.databases),
+                            *((h, self.sentinel) for h in self.redises)]:  # fmt: skip
+            if not all(label in host.processes and host.processes[label].running
+                       for label in group.labels):  # fmt: skip
+                host.kill()
+                group.restart(host)
+        for group, hosts in ((self.patroni, self.databases), (self.sentinel, self.redises)):
+            primary = group.wait_primary(timeout=START_TIMEOUT_S)
+            for host in hosts:
+                if host.name != primary:
+                    group.wait_replica(host.name, START_TIMEOUT_S)
 
     def _spawn_weed(self) -> None:
         data = self.services.home / "weed"
@@ -783,10 +739,25 @@ class Cluster:
         return wait_for(lambda: self.worker_answers(name), timeout, f"{name}'s Celery ping",
                         alive=proc, interval=0.05)  # fmt: skip
 
-    def task_totals(self, names: Sequence[str] | None = None) -> dict[str, dict[str, int]]:
-        """Tasks each worker host has taken since it started, by task name (Celery's stats)."""
+    def task_totals(
+        self, names: Sequence[str] | None = None, wait: float = 30.0
+    ) -> dict[str, dict[str, int]]:
+        """Tasks each worker host has taken since it started, by task name (Celery's stats),
+        asked again for up to `wait` s while a host does not answer or the broker connection
+        fails (it reached a Redis primary that has since failed over: the next one asks the
+        sentinels)."""
         nodes = [self.node(n) for n in (names or self.workers)]
-        stats = self.control.control.inspect(destination=nodes, timeout=1.5).stats() or {}
+        deadline = time.monotonic() + wait
+        stats: dict[str, Any] = {}
+        while True:
+            try:
+                stats = self.control.control.inspect(destination=nodes, timeout=1.5).stats() or {}
+            except Exception:  # kombu's and redis-py's connection errors, however wrapped
+                self.control.pool.force_close_all()
+                stats = {}
+            if set(nodes) <= set(stats) or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
         return {
             node.split("@", 1)[1]: {str(k): int(v) for k, v in (s.get("total") or {}).items()}
             for node, s in stats.items()
@@ -868,16 +839,14 @@ class Cluster:
         return value.decode().split(":", 1)[0] if isinstance(value, bytes) else None
 
     def heal(self) -> None:
-        """Every host as the fixture left it: links up, nothing frozen, Redis and each API and
-        worker process running (a test that failed midway may have left one down)."""
+        """Every host as the fixture left it: links up, nothing frozen, the database and Redis
+        hosts running and replicating, each API and worker process running (a test that failed
+        midway may have left one down)."""
         for host in [*self.apis.values(), *self.workers.values()]:
             if not host.link_is_up():
                 host.link_up()
             host.freeze(False)
-        redis_proc = self.services.processes.get("redis")
-        if redis_proc is None or not redis_proc.running:
-            self.services.stop("redis", timeout=1)
-            self.start_redis_again()
+        self.heal_services()
         for name, host in self.apis.items():
             api_proc = host.processes.get("api")
             if api_proc is None or not api_proc.running:
@@ -1109,6 +1078,7 @@ class Sent:
     submission: str | None = None
     host: str | None = None  # the API host whose 202 it got
     duplicate: bool = False  # that host said the same bytes were in already
+    acked_at: float | None = None  # time.monotonic() at its 202
     tries: list[tuple[str, str]] = field(default_factory=list)  # (host, outcome) per attempt
 
     @property
@@ -1224,6 +1194,7 @@ class Uploads:
         except ApiError:
             return
         if answer.status == 202:
+            sent.acked_at = time.monotonic()
             sent.submission = str(answer.json()["id"])
             sent.duplicate = answer.headers.get("x-tilejudge-duplicate") == "true"
 

@@ -1,0 +1,34 @@
+"""The database and the broker fail over at a deadline (tests/cluster/failover.py): the host of
+the PostgreSQL primary (Patroni, three hosts) or of the Redis primary (Sentinel) is cut off or
+killed during a burst through both API hosts, and comes back. Every acknowledged upload is
+judged once with the offline judge's score, no request is answered 500, the workers go on
+without a restart, and the old primary, back, refuses writes.
+
+Run with -s to see one `CLUSTER name: ...` line of figures per scenario (`python -m
+benchmarks.failover` prints them over several rounds).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from judge import Lexicon
+from tests.cluster.failover import FAULTS, Fault, run
+from tests.cluster.netns import Cluster, one_line
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[f.contest for f in FAULTS])
+def test_a_primary_lost_at_a_deadline_fails_over_losing_and_doubling_nothing(
+    hosts: Cluster, real_lexicon: Lexicon, fault: Fault
+) -> None:
+    outcome = run(hosts, real_lexicon, fault)
+    print(f"\nCLUSTER {fault.title}: {one_line(**outcome.figures())}", flush=True)
+    assert not outcome.problems, "\n".join(outcome.problems[:30])
+    assert outcome.acknowledged == outcome.sent, (
+        f"{outcome.sent - outcome.acknowledged} uploads never acknowledged: {outcome.outcomes}"
+    )
+    assert outcome.restarted_workers == [], "worker processes ended or were restarted"
+    idle = [name for name, tasks in outcome.tasks_after.items() if tasks <= 0]
+    assert idle == [], f"worker hosts that took no task after the failover: {idle}"
