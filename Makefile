@@ -10,7 +10,7 @@ TOOLS := $(VENV)/.extras-test-lint
 BENCH_TOOLS := $(VENV)/.extras-test-bench
 
 .DEFAULT_GOAL := install
-.PHONY: install bytecode lexicon browser go-tools run shell test test-fast lint bench bench-pipeline clean
+.PHONY: install bytecode lexicon browser go-tools ha-services run shell test test-fast lint bench bench-pipeline clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "tilejudge needs Python 3.11 or newer; run: make PYTHON=python3.11 (or newer)")'
@@ -74,7 +74,8 @@ browser:
 	@test -x /usr/bin/chromium || { \
 		echo "installing Debian's chromium for the dashboard's browser test"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium; }
+		$$SUDO apt-get update -qq && \
+		$$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-liberation; }
 
 # The transparency log's cross-check builds a verifier on Go's own golang.org/x/mod/sumdb
 # packages, from Debian's sources (no module download); install them when missing.
@@ -82,13 +83,23 @@ go-tools:
 	@command -v go >/dev/null && test -d /usr/share/gocode/src/golang.org/x/mod || { \
 		echo "installing Debian's Go and x/mod sources for the transparency log's cross-check"; \
 		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-		$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq golang-go golang-golang-x-mod-dev; }
+		$$SUDO apt-get update -qq && \
+		$$SUDO apt-get install -y -qq --no-install-recommends golang-go golang-golang-x-mod-dev; }
+
+# The cluster test's failover managers, from Debian's packages: Patroni with etcd for
+# PostgreSQL, Redis Sentinel for Redis (docs/high-availability.md); install them when missing.
+ha-services:
+	@test -x /usr/bin/patroni && test -x /usr/bin/etcd && test -x /usr/bin/redis-sentinel || { \
+		echo "installing Debian's patroni, etcd-server and redis-sentinel for the cluster test"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && \
+		$$SUDO apt-get install -y -qq --no-install-recommends patroni etcd-server redis-sentinel; }
 
 # Test processes: the suites in groups (tests/conftest.py), the fault and cluster suites in one,
 # in collection order so that the longest group starts first.
 TEST_JOBS ?= 2
 
-test: lint lexicon browser go-tools
+test: lint lexicon browser go-tools ha-services
 	$(BIN)/pytest -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder
 
 test-fast: $(TOOLS)

@@ -18,6 +18,8 @@ from urllib.parse import urlsplit
 from kombu.transport import redis as kombu_redis
 from redis.exceptions import ConnectionError as RedisConnectionError
 
+from infra.sentinel import PrimaryCheckedConnection
+
 TRANSPORT = "infra.broker:Transport"
 SENTINEL_TRANSPORT = "infra.broker:SentinelTransport"
 # The patched transport for each scheme kombu serves with its Redis transports.
@@ -42,7 +44,9 @@ class Transport(kombu_redis.Transport):
 
 class SentinelChannel(kombu_redis.SentinelChannel):
     """The same fix for the sentinel transport, whose channels reach the primary the sentinels
-    name at each new connection."""
+    name at each new connection, and check that an idle one still does (`infra.sentinel`)."""
+
+    connection_class = PrimaryCheckedConnection
 
     def _connparams(self, asynchronous: bool = False) -> Any:
         _open_params(self)

@@ -15,9 +15,9 @@ from core.messages import (
     REJUDGE_PRODUCE_TASK,
 )
 from infra.broker import transport_for
+from infra.sentinel import HEALTH_CHECK_S, SENTINEL_TIMEOUT_S
 from infra.settings import Settings, sentinel_address
 
-SENTINEL_TIMEOUT_S = 2.0
 # The broker's connections when its server vanishes without closing them (its host cut off,
 # or a failover): by default kombu waits forever on a synchronous command (a publish), and
 # drops a consumer's blocking pop only 51 s after its reply is overdue, so a worker would sit
@@ -27,7 +27,6 @@ SENTINEL_TIMEOUT_S = 2.0
 # about 6 s after its server's host vanished; the next connection goes to the primary the
 # sentinels name by then.
 SOCKET_TIMEOUT_S = 5.0
-HEALTH_CHECK_S = 4
 KEEPALIVE: dict[str, Any] = {
     "socket_keepalive": True,
     "socket_keepalive_options": {

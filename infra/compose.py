@@ -42,6 +42,7 @@ from infra.quota import RedisDailyBytes
 from infra.ratelimit import RateLimiter
 from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe
 from infra.rulesets import RulesetCache
+from infra.sentinel import HEALTH_CHECK_S, SENTINEL_TIMEOUT_S, PrimaryCheckedConnection
 from infra.settings import Settings, SettingsError, SweeperMode, sentinel_address
 from infra.sql.clics import ClicsReader
 from infra.sql.dashboard import DashboardReader
@@ -88,9 +89,14 @@ def make_redis(settings: Settings, timeout: float = 3.0, retry: Retry | None = N
     sentinels again on each new connection, and drops its connections when the server it
     reaches says it is a replica now, so every use of Redis follows a failover."""
     url = settings.required_redis_url()
-    options: dict[str, Any] = {"socket_timeout": timeout, "socket_connect_timeout": timeout}
-    if retry is not None:
-        options["retry"] = retry
+    # One retry at once, on a new connection (to the new primary, where Sentinel named one),
+    # rather than redis-py's three with backoff: a Redis that is gone costs a caller two
+    # timeouts, not twenty seconds, and every caller has its own way around an outage.
+    options: dict[str, Any] = {
+        "socket_timeout": timeout,
+        "socket_connect_timeout": timeout,
+        "retry": retry if retry is not None else Retry(NoBackoff(), 1),
+    }
     found = sentinel_address(url)
     if found is None:
         return redis.Redis.from_url(url, **options)
@@ -99,12 +105,18 @@ def make_redis(settings: Settings, timeout: float = 3.0, retry: Retry | None = N
         list(found.sentinels),
         sentinel_kwargs={
             **credentials,
-            "socket_timeout": timeout,
-            "socket_connect_timeout": timeout,
+            "socket_timeout": min(timeout, SENTINEL_TIMEOUT_S),
+            "socket_connect_timeout": min(timeout, SENTINEL_TIMEOUT_S),
         },
         **credentials,
     )
-    client: redis.Redis = sentinels.master_for(settings.redis_master, db=found.db, **options)
+    client: redis.Redis = sentinels.master_for(
+        settings.redis_master,
+        db=found.db,
+        connection_class=PrimaryCheckedConnection,
+        health_check_interval=HEALTH_CHECK_S,
+        **options,
+    )
     return client
 
 

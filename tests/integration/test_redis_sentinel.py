@@ -175,3 +175,23 @@ def _writes(client: redis.Redis) -> bool:
         return True
     except redis.RedisError:
         return False
+
+
+def test_a_connection_whose_server_is_a_replica_now_fails_its_health_check(group: Group) -> None:
+    """A replica answers PING and takes PUBLISH (handing the message to its own subscribers
+    alone): a client still connected to an old primary would lose broadcasts without an error.
+    The stack's connections ask ROLE instead, and drop such a server."""
+    client = make_redis(group.settings())
+    pool = client.connection_pool
+    primary = pool.get_master_address()
+    replica = next(("127.0.0.1", s.port) for s in group.servers if s.port != primary[1])
+    connection = pool.get_connection()
+    try:
+        connection.check_health()  # the primary: healthy
+        connection.disconnect()
+        connection.connect_to(replica)  # as if it had been made a replica meanwhile
+        connection.next_health_check = 0.0
+        with pytest.raises(redis.ConnectionError, match=r"is a (slave|replica) now"):
+            connection.check_health()
+    finally:
+        pool.release(connection)
