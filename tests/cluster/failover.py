@@ -26,6 +26,7 @@ from tests.cluster.netns import (
     Cluster,
     Corpus,
     NetnsError,
+    Sent,
     Uploads,
     judged_once_problems,
     log_problems,
@@ -40,6 +41,7 @@ ELECTION_BOUND_S = 90.0  # a new primary named, on a loaded two-core machine
 RESUMED_BOUND_S = 90.0  # intake and judging going again after it
 RETURN_BOUND_S = 120.0  # the old primary a replica again after it returns
 JUDGED_WITHIN_S = 150.0
+FOLLOW_UP = 48  # uploads sent once the burst is judged: every worker host must take some
 # Answers a client may see while a primary fails over: acknowledged, refused for the outage,
 # or no answer in time (a host whose database connection hung until TCP gave up).
 EXPECTED_OUTCOMES = {"202", "503", "ReadError", "ReadTimeout", "RemoteProtocolError"}
@@ -61,10 +63,12 @@ class Fault:
         return f"{self.service[:2]}-{self.how}"
 
 
+# The services alternate: Sentinel does not fail the same master over again within twice its
+# failover timeout of the last failover, so back to back the second one would measure that.
 FAULTS = (
     Fault("database", "cut"),
-    Fault("database", "kill"),
     Fault("redis", "cut"),
+    Fault("database", "kill"),
     Fault("redis", "kill"),
 )
 
@@ -82,7 +86,7 @@ class Outcome:
     acknowledged: int
     sent: int
     outcomes: Counter[str]
-    # Judging processes that took work after the failover, by worker host (same processes).
+    # Tasks each worker host took of FOLLOW_UP uploads sent after the failover and the return.
     tasks_after: dict[str, int] = field(default_factory=dict)
     restarted_workers: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -118,7 +122,9 @@ def run(
     second, the fault a quarter of the way in, the old primary back once a new one serves."""
     contest = contest or fault.contest
     tokens = cluster.open_contest(contest, cluster.judge_list_id, teams)
-    corpus = make_corpus(lexicon, uploads, teams=teams, moves=moves, seed=seed)
+    whole = make_corpus(lexicon, uploads + FOLLOW_UP, teams=teams, moves=moves, seed=seed)
+    corpus = Corpus(whole.data[:uploads], whole.expected[:uploads], teams)
+    later = Corpus(whole.data[uploads:], whole.expected[uploads:], teams)
     group = cluster.patroni if fault.service == "database" else cluster.sentinel
     workers = {name: host.processes["worker"].popen.pid for name, host in cluster.workers.items()}
     urls = {name: cluster.api_url(name) for name in cluster.apis}
@@ -137,7 +143,6 @@ def run(
         host.kill()
     new = group.wait_primary(other_than=old, timeout=ELECTION_BOUND_S)
     elected_s = time.monotonic() - began
-    totals = cluster.task_totals()
     _wait_resumed(cluster, contest, burst)
 
     back = time.monotonic()
@@ -151,19 +156,28 @@ def run(
     fenced = _fenced(cluster, fault.service, old)
 
     burst.wait()
-    problems = _judged_once(cluster, contest, burst, corpus)
+    cluster.wait_judged(contest, len(burst.acknowledged()), JUDGED_WITHIN_S)
+    # The workers after the failover, as they are (no restart): a few more uploads, each worker
+    # host must take some.
+    totals = cluster.task_totals()
+    follow = Uploads(urls, contest, tokens, later)
+    follow.run()
+    sent = [*burst.sent, *follow.sent]
+    cluster.wait_judged(contest, len(burst.acknowledged()) + len(follow.acknowledged()),
+                        JUDGED_WITHIN_S)  # fmt: skip
     after = cluster.task_totals()
     tasks_after = {
         name: sum(after.get(name, {}).values()) - sum(totals.get(name, {}).values())
         for name in cluster.workers
     }
+    problems = _judged_once(cluster, contest, sent, whole)
     restarted = [
         name
         for name, pid in workers.items()
         if cluster.workers[name].processes["worker"].popen.pid != pid
         or not cluster.workers[name].processes["worker"].running
     ]
-    outcomes = Counter(outcome for one in burst.sent for _, outcome in one.tries)
+    outcomes = Counter(outcome for one in sent for _, outcome in one.tries)
     problems += [
         f"{n} answers {outcome}"
         for outcome, n in outcomes.items()
@@ -180,8 +194,8 @@ def run(
         judging_pause_s=judging_pause(cluster, contest),
         returned_s=returned_s,
         fenced=fenced,
-        acknowledged=len(burst.acknowledged()),
-        sent=len(burst.sent),
+        acknowledged=len([one for one in sent if one.acknowledged]),
+        sent=len(sent),
         outcomes=outcomes,
         tasks_after=tasks_after,
         restarted_workers=restarted,
@@ -234,11 +248,12 @@ def _fenced(cluster: Cluster, service: Service, old: str) -> str:
     return "accepted"
 
 
-def _judged_once(cluster: Cluster, contest: str, burst: Uploads, corpus: Corpus) -> list[str]:
+def _judged_once(cluster: Cluster, contest: str, sent: list[Sent], corpus: Corpus) -> list[str]:
+    acknowledged = len([one for one in sent if one.acknowledged])
     stored = sum(cluster.states(contest).values())
-    cluster.wait_judged(contest, max(stored, len(burst.acknowledged())), JUDGED_WITHIN_S)
+    cluster.wait_judged(contest, max(stored, acknowledged), JUDGED_WITHIN_S)
     cluster.quiet()
-    problems = judged_once_problems(cluster, contest, burst.sent, corpus)
+    problems = judged_once_problems(cluster, contest, sent, corpus)
     return problems + log_problems(cluster, contest)
 
 

@@ -45,6 +45,7 @@ from tests.cluster.netns import START_TIMEOUT_S, Host, NetnsError, wait_for
 
 PATRONI = "/usr/bin/patroni"  # Debian's, on the system python3 (and its psycopg2)
 ETCD = "/usr/bin/etcd"
+SENTINEL = "/usr/bin/redis-sentinel"  # Debian's redis-sentinel
 ETCD_CLIENT_PORT, ETCD_PEER_PORT = 2379, 2380
 POSTGRES_PORT, PATRONI_PORT = 5432, 8008
 REDIS_PORT, SENTINEL_PORT = 6379, 26379
@@ -493,7 +494,7 @@ class SentinelGroup(_Group):
 
     def _spawn_sentinel(self, host: Host) -> None:
         home = host.home / "sentinel"
-        argv = [redis_server_binary(), str(home / "sentinel.conf"), "--sentinel"]
+        argv = [SENTINEL, str(home / "sentinel.conf")]
         host.spawn("sentinel", argv, netns._role_env(), cwd=home)
 
     # -- observing ----------------------------------------------------------------------------

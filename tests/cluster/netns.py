@@ -727,10 +727,19 @@ class Cluster:
             self._control = make_celery(Settings.from_env(self.env))
         return self._control
 
+    def forget_control(self) -> None:
+        """A new Celery app for the next remote control call: this one's broker connection
+        failed (its Redis primary failed over), and the pool it came from is spent."""
+        if self._control is not None:
+            with suppress(Exception):
+                self._control.close()
+        self._control = None
+
     def worker_answers(self, name: str) -> bool:
         try:
             replies = self.control.control.ping(destination=[self.node(name)], timeout=0.5)
         except Exception:
+            self.forget_control()
             return False
         return any(self.node(name) in reply for reply in replies or [])
 
@@ -753,7 +762,7 @@ class Cluster:
             try:
                 stats = self.control.control.inspect(destination=nodes, timeout=1.5).stats() or {}
             except Exception:  # kombu's and redis-py's connection errors, however wrapped
-                self.control.pool.force_close_all()
+                self.forget_control()
                 stats = {}
             if set(nodes) <= set(stats) or time.monotonic() > deadline:
                 break
