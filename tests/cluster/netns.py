@@ -76,11 +76,15 @@ WEED_COMPONENTS = ("master", "volume", "filer", "s3", "admin")
 JUDGE_TASK = "tilejudge.judge_group"
 
 # Deadlines short enough for a test run, in the relations production keeps: the hard time limit
-# below the visibility timeout (Settings refuses otherwise) and at least 13 s, since the soft
-# limit is 10 s earlier (at least 1 s): a group of uploads judges in well under 3 s.
+# below the visibility timeout (Settings refuses otherwise), the soft limit a quarter earlier
+# (15 s). A group judges in well under 3 s, but a worker host cut off mid-task gives up on its
+# SQL and Redis calls only after their timeouts (libpq's 5 s TCP user timeout, Redis's 3 s
+# twice) and asks for a retry some 12 s in: a soft limit due then could interrupt the child
+# while it hands its result to the parent, and billiard's parent, reading half a message, stops
+# the worker ("Unrecoverable error: UnicodeDecodeError"). Production's soft limit is 110 s.
 TIMINGS = {
-    "TILEJUDGE_VISIBILITY_TIMEOUT": "14",
-    "TILEJUDGE_TASK_TIME_LIMIT": "13",
+    "TILEJUDGE_VISIBILITY_TIMEOUT": "20",
+    "TILEJUDGE_TASK_TIME_LIMIT": "19",
     "TILEJUDGE_REQUEUE_AFTER": "8",
     "TILEJUDGE_SWEEPER_LOCK_TTL": "3",
     "TILEJUDGE_RATE_LIMIT": "1000000",
