@@ -1,6 +1,7 @@
 """Failover figures of the stack on several hosts: the cluster of tests/cluster/netns.py
-(network namespaces on a private bridge: the services host, two API hosts, two worker hosts
-judging with one process each, or --concurrency), in one run:
+(network namespaces on a private bridge: three database hosts, two Redis hosts and the S3 host,
+two API hosts, two worker hosts judging with one process each, or --concurrency), in one run
+(the database's and the broker's failovers: benchmarks.failover):
 
 - worker efficiency: judged/s of a queue drained by the worker hosts, against the offline
   judge's rate on as many processes as worker hosts (the same cores), same corpus, same run,

@@ -1,6 +1,7 @@
 """The stack on several hosts: network namespaces on a private bridge (tests/cluster/netns.py)
-for the services (PostgreSQL, Redis, SeaweedFS), two API hosts and two worker hosts, a third
-worker host added during a test. Each test sends a hidden corpus and checks every upload judged
+for the services (PostgreSQL on three hosts under Patroni, Redis on two under Sentinel,
+SeaweedFS), two API hosts and two worker hosts, a third worker host added during a test (the
+services' failovers: test_failover.py). Each test sends a hidden corpus and checks every upload judged
 exactly once with the offline judge's score: one result under the live ruleset and one
 `submission.judged` event per submission.
 
