@@ -114,7 +114,13 @@ class Alone:
 class SweeperThread(threading.Thread):
     """Runs `sweep` every `interval` seconds, each time only if it holds its `mandate`, until
     stopped; errors are logged, never fatal. The mandate is sought when the thread starts and
-    given up as it ends."""
+    given up as it ends.
+
+    `broker_epoch` names the broker server the messages are in now (None when unknown). When
+    it changes (a Redis failover, or a Redis that came back without its data), the messages
+    the old one held may be gone: the next pass publishes every queued submission again at
+    once, behind a backlog too, rather than after `queued_for`. A copy that was not lost is
+    delivered twice and finds the first delivery's claim."""
 
     def __init__(
         self,
@@ -129,6 +135,7 @@ class SweeperThread(threading.Thread):
         backlog: QueueProbe = lambda: None,
         mandate: Mandate | None = None,
         chores: Callable[[], object] = lambda: None,
+        broker_epoch: Callable[[], str | None] = lambda: None,
     ) -> None:
         super().__init__(name="tilejudge-sweeper", daemon=True)
         self._store, self._rejudges, self._publisher = store, rejudges, publisher
@@ -138,6 +145,9 @@ class SweeperThread(threading.Thread):
         self._mandate = mandate or Alone()
         self._chores = chores  # run after each pass, while elected
         self._halt = threading.Event()  # not `_stop`: Thread.join() calls a method of that name
+        self._broker_epoch = broker_epoch
+        self._epoch: str | None = None  # the broker server last seen
+        self._broker_changed = False  # since the last pass that published everything queued
 
     def run(self) -> None:
         self._mandate.start()
@@ -148,24 +158,45 @@ class SweeperThread(threading.Thread):
 
     def _sweep_until_stopped(self) -> None:
         while not self._halt.wait(self._interval):
-            if not self._mandate.held():
-                continue
-            try:
-                sweep(
-                    self._store,
-                    self._rejudges,
-                    self._publisher,
-                    stored_for=self._stored_for,
-                    queued_for=self._queued_for,
-                    judging_for=self._judging_for,
-                    backlog=self._backlog,
-                )
-            except Exception:
-                log.exception("sweeper.pass_failed")
-            try:
-                self._chores()
-            except Exception:
-                log.exception("sweeper.chores_failed")
+            self.tick()
+
+    def tick(self) -> None:
+        """One round: look at the broker, then sweep and do the chores if elected."""
+        self._watch_broker()  # held or not: a sweeper elected after a failover knows of it
+        if not self._mandate.held():
+            return
+        changed = self._broker_changed
+        try:
+            sweep(
+                self._store,
+                self._rejudges,
+                self._publisher,
+                stored_for=self._stored_for,
+                queued_for=0.0 if changed else self._queued_for,
+                judging_for=self._judging_for,
+                backlog=(lambda: None) if changed else self._backlog,
+            )
+            if changed:
+                self._broker_changed = False
+        except Exception:
+            log.exception("sweeper.pass_failed")
+        try:
+            self._chores()
+        except Exception:
+            log.exception("sweeper.chores_failed")
+
+    def _watch_broker(self) -> None:
+        try:
+            epoch = self._broker_epoch()
+        except Exception:
+            log.exception("sweeper.broker_epoch_failed")
+            return
+        if epoch is None:
+            return
+        if self._epoch is not None and epoch != self._epoch:
+            log.warning("sweeper.broker_changed", old=self._epoch, new=epoch)
+            self._broker_changed = True
+        self._epoch = epoch
 
     def stop(self) -> None:
         self._halt.set()

@@ -37,7 +37,7 @@ from infra.blobstore import READ_TIMEOUT_S, S3BlobStore
 from infra.celery_config import celery_config
 from infra.leader import SWEEPER_LOCK, Election
 from infra.publisher import CeleryPublisher
-from infra.queues import light_backlog, live_backlog
+from infra.queues import broker_epoch, light_backlog, live_backlog
 from infra.quota import RedisDailyBytes
 from infra.ratelimit import RateLimiter
 from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe
@@ -299,6 +299,7 @@ def _elected_sweeper(
         backlog=backlog,
         mandate=Election(client, SWEEPER_LOCK, ttl),
         chores=partial(broker_copies.forget_if_due, client),
+        broker_epoch=partial(broker_epoch, client),
     )
 
 

@@ -69,3 +69,13 @@ def light_backlog(client: redis.Redis | None) -> int | None:
 
 def _priority_key(queue: str, priority: int) -> str:
     return f"{queue}{PRIORITY_SEP}{priority}"
+
+
+def broker_epoch(client: redis.Redis) -> str | None:
+    """The Redis server's run id: it changes when another server serves (a failover) or the
+    same one starts again, either of which may have lost messages. None if it does not answer."""
+    try:
+        run_id = client.info("server").get("run_id")
+    except redis.RedisError:
+        return None
+    return str(run_id) if run_id else None

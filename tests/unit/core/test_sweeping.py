@@ -13,7 +13,7 @@ from core.fakes import (
 )
 from core.messages import HEAVY_PRIORITIES, LIGHT_PRIORITY
 from core.states import RejudgeState, SubmissionState
-from core.sweeping import sweep
+from core.sweeping import SweeperThread, sweep
 from tests.unit.core.conftest import LAYOUT, Clock, stored
 
 STORED_FOR, QUEUED_FOR, JUDGING_FOR = 30.0, 120.0, 300.0
@@ -157,3 +157,31 @@ def test_a_heavy_upload_is_published_again_at_a_heavy_priority_and_a_light_one_a
     # first, as intake sends them.
     assert [publisher.priorities[s.id] for s in heavy] == list(HEAVY_PRIORITIES[:2])
     assert [heavy[0].id] in publisher.groups and [heavy[1].id] in publisher.groups
+
+
+def test_after_the_broker_changes_every_queued_upload_is_published_again_at_once(
+    store: InMemorySubmissionStore,
+    rejudges: InMemoryRejudgeStore,
+    blobs: InMemoryBlobStore,
+    publisher: InMemoryPublisher,
+    fake_clock: Clock,
+) -> None:
+    """A Redis failover may lose the newest messages: they are not left for `queued_for`, nor
+    behind a backlog (some messages survived, which says nothing of the lost ones)."""
+    queued = stored(store, blobs, b"0 0 2 0 cat\n", state_at=fake_clock())
+    store.mark_queued(queued.id)
+    fake_clock.advance(1)
+    epochs = iter(["run-a", None, "run-a", "run-b", "run-b"])
+    sweeper = SweeperThread(
+        store, rejudges, publisher, interval=5.0, stored_for=STORED_FOR,
+        queued_for=QUEUED_FOR, judging_for=JUDGING_FOR, backlog=lambda: 40,
+        broker_epoch=lambda: next(epochs),
+    )  # fmt: skip
+
+    for _ in range(3):  # the same server, once unknown: nothing is due yet
+        sweeper.tick()
+    assert publisher.published == []
+    sweeper.tick()  # another server: published again, backlog or not
+    assert publisher.published == [queued.id]
+    sweeper.tick()  # once
+    assert publisher.published == [queued.id]
