@@ -27,7 +27,7 @@ from infra.settings import Settings, sentinel_address
 # about 6 s after its server's host vanished; the next connection goes to the primary the
 # sentinels name by then.
 SOCKET_TIMEOUT_S = 5.0
-KEEPALIVE: dict[str, Any] = {
+BROKER_SOCKETS: dict[str, Any] = {
     "socket_keepalive": True,
     "socket_keepalive_options": {
         socket.TCP_KEEPIDLE: 3,
@@ -63,7 +63,7 @@ def celery_config(settings: Settings) -> dict[str, Any]:
         "body_encoding": None,
     }
     url = settings.required_redis_url()
-    transport |= KEEPALIVE
+    transport |= BROKER_SOCKETS
     if (sentinels := sentinel_address(url)) is not None:
         transport |= {
             "master_name": settings.redis_master,
