@@ -120,7 +120,7 @@ def _token(request: Request) -> str | None:
     if scheme.lower() == "basic" and value:
         try:
             _, _, password = base64.b64decode(value, validate=True).decode().partition(":")
-        except (binascii.Error, UnicodeDecodeError):
+        except (binascii.Error, ValueError):  # not base64 (any byte may come), or not UTF-8
             raise Unauthorized("malformed basic credentials") from None
         return password or None
     return None

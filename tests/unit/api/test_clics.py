@@ -11,6 +11,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import pytest
+
 from api.clics_feed import FeedHub
 from core import clock
 from core.clics import Role, Viewer
@@ -71,6 +73,22 @@ def test_a_process_following_its_most_feeds_answers_another_with_503(pipe: Pipel
 
 def basic(token: str, user: str = "admin") -> dict[str, str]:
     return {"Authorization": "Basic " + base64.b64encode(f"{user}:{token}".encode()).decode()}
+
+
+@pytest.mark.parametrize(
+    "credentials",
+    ["Basic \u00e9t\u00e9", "Basic " + base64.b64encode(b"admin:\xff\xfe").decode(), "Basic ???"],
+)
+def test_basic_credentials_of_any_bytes_are_refused_with_401(
+    pipe: Pipeline, credentials: str
+) -> None:
+    """Latin-1 in the header, base64 of bytes that are not UTF-8, or not base64 at all."""
+    answer = pipe.client.get(
+        "/clics/contests/open/judgements",
+        headers={"Authorization": credentials.encode("latin-1")},
+    )
+    assert answer.status_code == 401, answer.text
+    assert answer.json()["message"] == "malformed basic credentials"
 
 
 def frozen_contest(pipe: Pipeline) -> tuple[TeamLogin, TeamLogin, str]:
