@@ -29,3 +29,9 @@ class EventType(StrEnum):
     REJUDGE_READY = "rejudge.ready"
     REJUDGE_APPLIED = "rejudge.applied"
     REJUDGE_CANCELLED = "rejudge.cancelled"
+
+
+# An event's fields that are a verdict (a result's score and line counts): kept in the event
+# log, which only the organiser reads (`/v1/events`), and left out of the processes' own log
+# lines, which whoever runs the hosts reads, frozen standings or not (docs/contest-day.md).
+VERDICT_FIELDS = frozenset({"score", "legal", "illegal"})

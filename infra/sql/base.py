@@ -29,6 +29,7 @@ from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from core import clock
 from core.errors import Duplicate, Invalid, StoreUnavailable
+from core.events import VERDICT_FIELDS
 from infra.sql.engine import EVENT_LOCK, SCHEMA_LOCK, is_postgres, write_lock
 from infra.sql.schema import events
 
@@ -67,7 +68,7 @@ class StoreBase:
                 self._insert_events(conn, pending)
                 self._log_facts(conn, pending)
         for event in pending:
-            log.info(event["type"], **{k: v for k, v in event.items() if k != "type"})
+            log.info(event["type"], **_logged(event))
 
     def _insert_events(self, conn: Connection, pending: list[dict[str, Any]]) -> None:
         """All of a transaction's events in as few statements as the database allows."""
@@ -211,3 +212,8 @@ def _event_row(event: dict[str, Any]) -> dict[str, Any]:
         "submission_id": event.get("submission"),
         "data": json.dumps(data, separators=(",", ":"), default=str),
     }
+
+
+def _logged(event: dict[str, Any]) -> dict[str, Any]:
+    """What a process's log line of an event carries: its ids and facts, never a verdict."""
+    return {k: v for k, v in event.items() if k != "type" and k not in VERDICT_FIELDS}
