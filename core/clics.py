@@ -379,6 +379,18 @@ def problems(data: ContestData, viewer: Viewer, now: str) -> list[dict[str, Any]
     return [problem_object(data.contest, max_score(data, sight(data, now, viewer.full_board)))]
 
 
+def configuration(
+    data: ContestData, viewer: Viewer, now: str
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The configuration collections that hold objects, by notification type, as the viewer
+    sees them (groups and organizations are always empty)."""
+    return [
+        ("judgement-types", list(JUDGEMENT_TYPES)),
+        ("languages", languages(data.contest)),
+        ("problems", problems(data, viewer, now)),
+    ]
+
+
 def submissions(data: ContestData) -> list[dict[str, Any]]:
     return [submission_object(data.contest, upload) for upload in data.uploads]
 

@@ -103,6 +103,7 @@ CHANGES: dict[str, tuple[Change, ...]] = {
     EventType.SUBMISSION_FAILED: (Change.JUDGEMENTS,),
 }
 JUDGING = frozenset({Change.TEAM_GONE, Change.JUDGEMENTS, Change.ALL_JUDGEMENTS})
+PUBLIC = Viewer()
 
 
 @dataclass
@@ -159,20 +160,30 @@ class Renderer:
             read = reads.get(logged.contest_id or "")
             if read is None:
                 continue
-            for change in CHANGES.get(logged.type, ()):
-                lines.extend(_lines(change, logged, read, now))
-            if JUDGING.intersection(CHANGES.get(logged.type, ())):
-                lines.extend(self._problems(logged.id, read.data, now))
+            changes = CHANGES.get(logged.type, ())
+            made = [line for change in changes for line in _lines(change, logged, read, now)]
+            lines.extend(made)
+            if JUDGING.intersection(changes):
+                public = any(line.seen_by(PUBLIC) for line in made)
+                lines.extend(self._problems(logged.id, read.data, now, public))
         return lines
 
-    def _problems(self, source: int, data: ContestData, now: str) -> Iterator[Line]:
+    def _problems(self, source: int, data: ContestData, now: str, public: bool) -> Iterator[Line]:
+        """The problem, for each sight whose `max_score` changed. For the public's only when
+        the event changed something the public sees: the judging of an upload the freeze
+        hides sends the public nothing, not even the problem unchanged (which would tell
+        when it was judged); a follower's fresh renderer has no earlier problem to compare."""
         cid = data.contest.id
         rendered = {
             full: body("problems", clics.game_of(data.contest).problem_id, clics.problem_object(
                 data.contest, clics.max_score(data, clics.sight(data, now, full))))
             for full in (True, False)
         }  # fmt: skip
-        changed = {full for full, b in rendered.items() if self.problems.get((cid, full)) != b}
+        changed = {
+            full
+            for full, b in rendered.items()
+            if (full or public) and self.problems.get((cid, full)) != b
+        }
         for full in changed:
             self.problems[cid, full] = rendered[full]
         if changed == {True, False} and rendered[True] == rendered[False]:
@@ -248,16 +259,14 @@ def _by_id(
 
 
 def snapshot(data: ContestData, viewer: Viewer, now: str) -> Iterator[bytes]:
-    """Every object the viewer sees, as notifications without tokens: configuration first,
-    then each submission followed by its judgements (so no line names an object not yet
-    sent)."""
+    """Every object the viewer sees, as notifications without tokens, each object on a line
+    of its own (none for a whole collection, see `docs/clics.md`): configuration first, then
+    each submission followed by its judgements (so no line names an object not yet sent)."""
     contest = data.contest
     yield body("contest", None, clics.contest_object(contest))
-    yield body("judgement-types", None, list(clics.JUDGEMENT_TYPES))
-    yield body("languages", None, clics.languages(contest))
-    yield body("problems", None, clics.problems(data, viewer, now))
-    yield body("groups", None, [])
-    yield body("organizations", None, [])
+    for kind, objects in clics.configuration(data, viewer, now):
+        for item in objects:
+            yield body(kind, item["id"], item)
     for team in data.teams:
         yield body("teams", team.id, clics.team_object(team))
     yield body("state", None, clics.state_object(contest, now))

@@ -209,3 +209,59 @@ def test_a_deleted_team_leaves_the_feed_judgements_first_then_uploads_then_itsel
     assert gone[-2:] == [("submissions", sid), ("teams", team.id)]
     assert ("judgements", f"{sid}-0") in gone[:-2]
     assert pipe.client.get("/clics/contests/open/teams").json() == []
+
+
+def public_reads(pipe: Pipeline) -> dict[str, Any]:
+    """What the public reads of the contest now (not a shared answer from before)."""
+    pipe.services.public.forget(("clics", "open"))
+    found = {
+        name: pipe.client.get(f"/clics/contests/open/{name}").json()
+        for name in ("problems", "judgements", "submissions", "state")
+    }
+    found["rows"] = pipe.client.get("/clics/contests/open/scoreboard").json()["rows"]
+    return found
+
+
+def test_while_frozen_judging_a_hidden_upload_shows_the_public_nothing(tmp_path: Any) -> None:
+    """No line of the public feed, and no public read, changes when an upload received during
+    the freeze is judged: not even the problem sent again unchanged (its time would tell)."""
+    from tests.pipeline_fixtures import open_pipeline
+
+    with open_pipeline(tmp_path) as pipe:
+        _, owls, _ = frozen_contest(pipe)
+        hidden = str(pipe.accepted(owls, MOVES[1] + MOVES[3])["id"])
+        stored = feed(pipe)[-1]["token"]
+        before = public_reads(pipe)
+        assert [p["max_score"] for p in before["problems"]] == [8]
+        drain(pipe.services)
+        assert pipe.state(hidden) == "judged"
+        assert public_reads(pipe) == before
+        admin = feed(pipe, f"since_token={stored}&stream=false", **ADMIN)
+        assert ("judgements", f"{hidden[:32]}-0") in {(e["type"], e["id"]) for e in admin}
+        assert [e["data"]["max_score"] for e in admin if e["type"] == "problems"] == [12]
+        public = feed(pipe, f"since_token={stored}&stream=false")
+        assert [e["type"] for e in public] == ["state"]  # a resumed feed starts with the state
+        thawed = pipe.client.post("/v1/contests/open/thaw", headers=ADMIN)
+        assert thawed.status_code == 200, thawed.text
+        revealed = feed(pipe, f"since_token={stored}&stream=false")
+        shown = {(e["type"], e["id"]) for e in revealed}
+        assert ("judgements", f"{hidden[:32]}-0") in shown and ("problems", "wordytaire") in shown
+
+
+def test_the_feed_names_every_object_it_sends_and_sends_no_collection(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    """Configuration too goes object by object (the spec's consistency checker and consumers
+    of earlier versions read no collection line); only the singletons have no id."""
+    pipe.accepted(team, MOVES[0])
+    drain(pipe.services)
+    for headers in ({}, ADMIN):
+        events = feed(pipe, **headers)
+        assert all(not isinstance(e["data"], list) for e in events)
+        assert all(
+            e["id"] == e["data"]["id"] for e in events if e["type"] not in ("contest", "state")
+        )
+        named = {(e["type"], e["id"]) for e in events}
+        for kind in ("judgement-types", "languages", "problems"):
+            listed = pipe.client.get(f"/clics/contests/open/{kind}", headers=headers).json()
+            assert {(kind, item["id"]) for item in listed} <= named
