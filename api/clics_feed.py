@@ -17,7 +17,7 @@ import bisect
 import contextlib
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
@@ -25,7 +25,7 @@ from typing import TypeVar
 import structlog
 
 from core import clock, tuning
-from core.clics import ContestData, Viewer
+from core.clics import ContestData, Role, Viewer
 from core.clics_feed import Line, Renderer, finish, snapshot, state_line, wanted
 from core.records import Contest
 from infra.sql.clics import ClicsReader
@@ -65,6 +65,9 @@ class FeedHub:
         self._cursor: int | None = None  # the last event the lines are complete up to
         self._since: dict[str, int | None] = {}  # per contest: lines held from after this id
         self._followers: Counter[str] = Counter()
+        # Followers per audience, and per address (the public) or team (a team's).
+        self._audiences: Counter[Role] = Counter()
+        self._holders: Counter[str] = Counter()
         self._contests: dict[str, Contest] = {}  # as last read, for the state object
         self._renderer = Renderer()
         self._tick = asyncio.Event()
@@ -78,6 +81,44 @@ class FeedHub:
         """Whether the process follows as many feeds as it may: each holds a connection and,
         while it catches up, a page of lines."""
         return self.followers() >= self.most
+
+    def refusal(self, viewer: Viewer, address: str) -> str | None:
+        """Why a new follower is refused (answered 503), or None. Beside the process's `most`,
+        anonymous followers take at most CLICS_PUBLIC_FOLLOWERS_SHARE of it and with the teams'
+        at most CLICS_TEAM_FOLLOWERS_SHARE, so a flood of the first never refuses a team or the
+        organiser's tools, and one address (or one team) at most a small share."""
+        if self.followers() >= self.most:
+            return f"this server has {self.followers()} event-feed followers, its most"
+        public, teams = self._audiences[Role.PUBLIC], self._audiences[Role.TEAM]
+        if viewer.role is Role.PUBLIC and public >= self.most * tuning.CLICS_PUBLIC_FOLLOWERS_SHARE:
+            return f"this server has {public} anonymous event-feed followers, their most"
+        if viewer.role is not Role.ADMIN and (
+            public + teams >= self.most * tuning.CLICS_TEAM_FOLLOWERS_SHARE
+        ):
+            return f"this server has {public + teams} event-feed followers without the admin token"
+        holder = _holder(viewer, address)
+        if holder is not None and self._holders[holder] >= self.per_holder():
+            who = "this address" if viewer.role is Role.PUBLIC else "this team"
+            return f"{who} follows {self._holders[holder]} event feeds here, its most"
+        return None
+
+    def per_holder(self) -> int:
+        return max(2, int(self.most * tuning.CLICS_FOLLOWERS_PER_ADDRESS_SHARE))
+
+    def hold(self, viewer: Viewer, address: str) -> None:
+        """Count a follower (the feed does, while it streams)."""
+        self._audiences[viewer.role] += 1
+        holder = _holder(viewer, address)
+        if holder is not None:
+            self._holders[holder] += 1
+
+    def let_go(self, viewer: Viewer, address: str) -> None:
+        self._audiences[viewer.role] -= 1
+        holder = _holder(viewer, address)
+        if holder is not None:
+            self._holders[holder] -= 1
+            if self._holders[holder] <= 0:
+                del self._holders[holder]
 
     async def last_event(self) -> int:
         return await self._call(self._reader.last_event)
@@ -94,9 +135,32 @@ class FeedHub:
         start: int,
         data: ContestData | None,
         stream: bool,
+        address: str = "",
     ) -> AsyncIterator[bytes]:
         """The feed from event `start` on: first the snapshot `data` (read after `start`),
-        else the state; without `stream`, it ends once it has caught up with the log."""
+        else the state; without `stream`, it ends once it has caught up with the log. A
+        streaming follower counts against its audience's and its address's (`refusal`) from
+        its first read on."""
+        if stream:
+            self.hold(viewer, address)
+        try:
+            async with contextlib.aclosing(
+                self._follow(contest, viewer, start, data, stream)
+            ) as feed:
+                async for chunk in feed:
+                    yield chunk
+        finally:
+            if stream:
+                self.let_go(viewer, address)
+
+    async def _follow(
+        self,
+        contest: Contest,
+        viewer: Viewer,
+        start: int,
+        data: ContestData | None,
+        stream: bool,
+    ) -> AsyncGenerator[bytes, None]:
         now = clock.now()
         if data is not None:
             for chunk in _snapshot_chunks(data, viewer, now, start):
@@ -236,6 +300,16 @@ class FeedHub:
         for contest_id, held in self._since.items():
             if held is not None:
                 self._since[contest_id] = max(held, cut_source)
+
+
+def _holder(viewer: Viewer, address: str) -> str | None:
+    """What a follower's share is counted by: its address, or its team (a team's followers
+    behind one proxy are not one address's), none for the organiser's tools."""
+    if viewer.role is Role.PUBLIC:
+        return f"address {address}"
+    if viewer.role is Role.TEAM:
+        return f"team {viewer.team_id}"
+    return None
 
 
 def _tokened(lines: Iterable[Line]) -> Iterator[bytes]:

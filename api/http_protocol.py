@@ -1,17 +1,23 @@
 """uvicorn's httptools protocol with limits on the request head, which uvicorn would otherwise
 buffer at any size and wait for without end before the app (and `api.middleware`) sees it: a
-head over `HEAD_MAX_BYTES` gets 431, and one not complete in time ends the connection.
-`devstack.children.uvicorn_options` selects it with `--http`."""
+head over `HEAD_MAX_BYTES` gets 431, and one not complete in time ends the connection; and with
+a book of the process's connections (`api.connection_book`), so that idle keep-alive connections
+never crowd out work: a new connection closes the longest idle one of its address past the
+address's share, and the longest idle one of all once most of the limit is open, rather than
+uvicorn answering 503 to every request meanwhile. `devstack.children.uvicorn_options` selects
+it with `--http`."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 import json
+import weakref
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from api.connection_book import ConnectionBook, TrustedProxies
 from api.middleware import HEADER_MAX_BYTES
 from infra.settings import Settings
 
@@ -27,8 +33,13 @@ _PARENT_METHODS = (
     "data_received",
     "on_headers_complete",
     "on_message_complete",
+    "on_response_complete",
+    "handle_websocket_upgrade",
 )
-_PARENT_ATTRIBUTES = ("transport", "cycle", "loop", "logger", "server_state")
+_PARENT_ATTRIBUTES = (
+    "transport", "cycle", "loop", "logger", "server_state", "client", "config", "pipeline",
+    "connections", "limit_concurrency",
+)  # fmt: skip
 _missing = [
     name for name in _PARENT_METHODS if not callable(getattr(HttpToolsProtocol, name, None))
 ]
@@ -39,6 +50,23 @@ if _missing:
 @functools.cache
 def head_read_seconds() -> float:
     return float(Settings.from_env().header_read_seconds)
+
+
+# One book per server (a process runs one), made by its first connection.
+_books: weakref.WeakKeyDictionary[Any, ConnectionBook] = weakref.WeakKeyDictionary()
+
+
+def connection_book(protocol: HttpToolsProtocol) -> ConnectionBook | None:
+    """The book of the server `protocol` serves, or None when it has no connection limit."""
+    limit = protocol.limit_concurrency
+    if not limit:
+        return None
+    book = _books.get(protocol.server_state)
+    if book is None:
+        config = protocol.config
+        trusted = TrustedProxies(config.forwarded_allow_ips if config.proxy_headers else None)
+        book = _books[protocol.server_state] = ConnectionBook(limit, trusted)
+    return book
 
 
 class LimitedHttpToolsProtocol(HttpToolsProtocol):
@@ -52,18 +80,44 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes: int | None = 0
         self._heads_done = 0
         self._head_clock: asyncio.TimerHandle | None = None
+        self._book: ConnectionBook | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._start_head_clock()  # a connection that never sends a byte is timed too
+        book = self._book = connection_book(self)
+        if book is None:
+            return
+        book.opened(self, self.client[0] if self.client else "")
+        closing, refused = book.to_close(self, len(self.connections))
+        for other in closing:
+            if isinstance(other, LimitedHttpToolsProtocol) and not other.transport.is_closing():
+                other.transport.close()
+        if refused:
+            self._refuse_connection()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_head_clock()
+        if self._book is not None:
+            self._book.closed(self)
         super().connection_lost(exc)
+
+    def handle_websocket_upgrade(self) -> None:
+        if self._book is not None:  # the connection is another protocol's from now on
+            self._book.closed(self)
+            self._book = None
+        super().handle_websocket_upgrade()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self._book is not None and not self.pipeline and not self.transport.is_closing():
+            self._book.idle(self)  # waits for its next request: the keep-alive timeout runs
 
     def data_received(self, data: bytes) -> None:
         if self.transport.is_closing():
             return
+        if self._book is not None and self._book.is_idle(self):
+            self._book.busy(self)
         if self._head_bytes is None:
             super().data_received(data)
             return
@@ -116,19 +170,30 @@ class LimitedHttpToolsProtocol(HttpToolsProtocol):
     def _refuse_head(self) -> None:
         self._stop_head_clock()
         self.logger.warning("A request head over %d bytes was refused with 431.", HEAD_MAX_BYTES)
-        body = json.dumps(
-            {
-                "error": "headers_too_large",
-                "detail": f"the request line and headers are over {HEAD_MAX_BYTES} bytes",
-            }
-        ).encode()
-        head = [b"HTTP/1.1 431 Request Header Fields Too Large\r\n"]
+        detail = f"the request line and headers are over {HEAD_MAX_BYTES} bytes"
+        self._answer_and_close(b"431 Request Header Fields Too Large", "headers_too_large", detail)
+
+    def _refuse_connection(self) -> None:
+        """A connection past its address's share, none of the address's others idle: answered
+        503 before its request, which the client reads as the answer to it."""
+        self._stop_head_clock()
+        assert self._book is not None
+        detail = (
+            f"this address holds {self._book.per_address} connections to this server, "
+            "each with a request under way; retry once one has ended"
+        )
+        self._answer_and_close(b"503 Service Unavailable", "busy", detail, b"retry-after: 1\r\n")
+
+    def _answer_and_close(self, status: bytes, code: str, detail: str, extra: bytes = b"") -> None:
+        body = json.dumps({"error": code, "detail": detail}).encode()
+        head = [b"HTTP/1.1 " + status + b"\r\n"]
         head += [
             name + b": " + value + b"\r\n" for name, value in self.server_state.default_headers
         ]
         head += [
             b"content-type: application/json\r\n",
             b"content-length: " + str(len(body)).encode() + b"\r\n",
+            extra,
             b"connection: close\r\n\r\n",
         ]
         self.transport.write(b"".join(head) + body)

@@ -144,7 +144,7 @@ async def _verified(scope: Scope, needs: Needs) -> JSONResponse | None:
     try:
         await verify_token(Request(scope), svc, needs)
     except ApiError as exc:
-        return _refuse(exc.status, exc.code, exc.detail)
+        return _refuse(exc.status, exc.code, exc.detail, exc.headers)
     except StoreUnavailable:
         status, code, detail = CORE_ERRORS[StoreUnavailable]
         return _refuse(status, code, detail or "", {"Retry-After": RETRY_AFTER_S})

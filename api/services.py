@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from functools import partial
 from typing import Annotated
 
 import redis
@@ -20,6 +21,8 @@ from starlette.routing import compile_path
 from api.clics_feed import FeedHub
 from api.errors import Forbidden, Unauthorized
 from api.public import SharedReads
+from api.strangers import Strangers, UnknownTokens
+from api.token_news import TokenNews
 from core import clock, tuning
 from core.errors import NotAuthenticated
 from core.ports import SessionStore, TeamStore
@@ -48,52 +51,75 @@ class Uploaders:
     upload received after the close is refused in every process, 403 as for any late upload,
     whatever this memory says. A team's one changeable field, its right to upload game logs,
     is read the same way for every game log; a team remembered without it is looked up again
-    before it is refused, so a grant holds at once. Otherwise teams are created and deleted,
-    never edited: a team deleted
-    meanwhile has its uploads refused by the submission's foreign key to its team, answered
-    401 and their bytes deleted, as for a team deleted while its upload was being taken. The
-    process that closes a contest or deletes a team forgets it at once. Unknown tokens are not
-    remembered: a team can upload the moment it is created."""
+    before it is refused, so a grant holds at once. A team deleted meanwhile has its uploads
+    refused by the submission's foreign key to its team, answered 401 and their bytes deleted,
+    as for a team deleted while its upload was being taken. And the process that closes a
+    contest, or deletes or changes a team, tells every API process (`api.token_news`), which
+    forgets it at once. A token no team holds is remembered too, briefly (`unknown`,
+    `api.strangers`)."""
 
     def __init__(
         self,
         store: TeamStore,
         ttl: float = tuning.UPLOADER_TTL_S,
         most: int = tuning.UPLOADERS_KEPT,
+        unknown: UnknownTokens | None = None,
     ) -> None:
         self._store = store
         self._ttl = ttl
         self._most = most
         self._known: dict[str, tuple[float, Team, Contest]] = {}
+        self.unknown = unknown if unknown is not None else UnknownTokens()
+        # Forgettings so far: a look-up that began before one does not remember its answer,
+        # which may be the team just deleted.
+        self._forgotten = 0
 
     def remembered(self, token_hash: str) -> bool:
         """Whether the token is known without asking the store (so on the event loop)."""
+        return self.recall(token_hash) is not None
+
+    def recall(self, token_hash: str) -> tuple[Team, Contest] | None:
+        """The token's team and contest if remembered, without asking the store."""
         known = self._known.get(token_hash)
-        return known is not None and time.monotonic() - known[0] < self._ttl
+        if known is not None and time.monotonic() - known[0] < self._ttl:
+            return known[1], known[2]
+        return None
 
     def find(self, token_hash: str) -> tuple[Team, Contest] | None:
-        now = time.monotonic()
-        known = self._known.get(token_hash)
-        if known is not None and now - known[0] < self._ttl:
-            return known[1], known[2]
+        found = self.recall(token_hash)
+        if found is not None:
+            return found
+        if token_hash in self.unknown:
+            return None
+        forgotten = self._forgotten
         found = self._store.team_with_contest(token_hash)
         if found is None:
             self._known.pop(token_hash, None)
+            self.unknown.add(token_hash)
             return None
+        if forgotten != self._forgotten:
+            return found  # news came meanwhile: the answer may be older than it
         if len(self._known) >= self._most:
             self._known.clear()  # more live tokens than that in `ttl`: start over
-        self._known[token_hash] = (now, *found)
+        self._known[token_hash] = (time.monotonic(), *found)
         return found
 
     def forget_team(self, team_id: str) -> None:
+        self._forgotten += 1
         for key, (_, team, _) in list(self._known.items()):
             if team.id == team_id:
                 self._known.pop(key, None)
 
     def forget_contest(self, contest_id: str) -> None:
+        self._forgotten += 1
         for key, (_, _, contest) in list(self._known.items()):
             if contest.id == contest_id:
                 self._known.pop(key, None)
+
+    def forget_all(self) -> None:
+        self._forgotten += 1
+        self._known = {}
+        self.unknown.forget()
 
 
 @dataclass(frozen=True)
@@ -160,9 +186,13 @@ class Services(ApiParts):
     report_reads: Limiter = field(init=False)
     login_failures: Limiter = field(init=False)
     clics_feed: FeedHub | None = field(init=False)
+    strangers: Strangers = field(init=False)
+    token_news: TokenNews = field(init=False)
 
     def __post_init__(self) -> None:
         self.uploaders = Uploaders(self.store)
+        self.strangers = Strangers()
+        self.token_news = TokenNews(self.redis, self.uploaders)
         self.sessions = DashboardSessions(
             self.settings.session_key_value(), self.store, self.admin_token
         )
@@ -311,13 +341,32 @@ async def verify_token(request: Request, svc: Services, needs: Needs) -> None:
         if needs is Needs.TEAM:
             raise Forbidden("uploads are made with a team token, not the admin token")
         return
-    hashed = token_hash(token)
-    if not svc.uploaders.remembered(hashed) and (
-        await run_in_threadpool(svc.uploaders.find, hashed) is None
-    ):
+    if await team_of(request, svc, token) is None:
         raise Unauthorized("unknown token")
     if needs is Needs.ADMIN:
         raise Forbidden("this call needs the admin token")
+
+
+async def team_of(request: Request, svc: Services, token: str) -> tuple[Team, Contest] | None:
+    """The team holding `token` and its contest, or None: from this process's memory, else from
+    the store on a thread. A client address whose token matched no team is paced from then on
+    (`api.strangers`; 429 past its turn), and its look-ups take the public threads, so made-up
+    tokens cost teams neither the event loop nor the threads their uploads use."""
+    hashed = token_hash(token)
+    found = svc.uploaders.recall(hashed)
+    if found is not None:
+        return found
+    address = request.client.host if request.client else ""
+    await svc.strangers.turn(address)
+    if hashed in svc.uploaders.unknown:
+        found = None
+    elif svc.strangers.failing(address):
+        found = await svc.public.run(partial(svc.uploaders.find, hashed))
+    else:
+        found = await run_in_threadpool(svc.uploaders.find, hashed)
+    if found is None:
+        svc.strangers.failed(address)
+    return found
 
 
 def uploader(svc: Services, token: str) -> tuple[Team, Contest]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -14,15 +14,19 @@ from core.messages import BULK_QUEUE, LIVE_QUEUE
 from devstack.ports import LOOPBACK
 from infra.settings import ClientSettings, Settings
 
-# Longer than clients keep an idle connection (httpx: 5 s), so the client, not the server, ends
-# an idle one: with both at 5 s a client could send its next upload just as the server closed
-# the connection, and get a reset.
-KEEP_ALIVE_S = 75
+# How long an idle keep-alive connection stays open: longer than clients keep one (httpx: 5 s),
+# so the client, not the server, ends it (with both at 5 s a client could send its next upload
+# just as the server closed the connection, and get a reset), and short, since every idle one
+# counts against CONNECTIONS_MOST (api.connection_book closes the longest idle ones first when
+# connections crowd).
+KEEP_ALIVE_S = 15
 # Connections (and requests in progress) one API process holds at once; past it uvicorn answers
 # 503 and closes. Each costs at most a request head (64 KiB) and the body uvicorn reads ahead
 # (64 KiB) before the app, which refuses a wrong token before reading any, so the process's
 # memory stays within about 128 MiB of connections whoever connects; a deadline spike's few
-# hundred uploaders fit many times.
+# hundred uploaders fit many times. Once half are open one client address holds at most a tenth
+# of them, and once four fifths are, idle ones are closed for new ones (core.tuning,
+# api.connection_book).
 CONNECTIONS_MOST = 1000
 # What a worker takes by default: live uploads first, then rejudge work.
 QUEUES = (LIVE_QUEUE, BULK_QUEUE)
@@ -36,8 +40,16 @@ def api_argv(port: int, processes: int = 1, host: str = LOOPBACK) -> list[str]:
     ]  # fmt: skip
 
 
-def uvicorn_options() -> list[str]:
-    """How every uvicorn that serves the API runs; the tests of its limits start theirs so too."""
+def uvicorn_options(environ: Mapping[str, str] | None = None) -> list[str]:
+    """How every uvicorn that serves the API runs; the tests of its limits start theirs so too.
+    The client's address (the sign-in throttle's key, the per-address limits) is the one that
+    connects, unless FORWARDED_ALLOW_IPS names the proxy in front (its addresses or networks):
+    then uvicorn takes X-Forwarded-For (and -Proto) from that proxy alone, which must set the
+    header itself rather than pass on a client's (docs/deploy.md). Unset, no forwarded header
+    counts, where uvicorn would otherwise trust any process on the host (127.0.0.1)."""
+    env = os.environ if environ is None else environ
+    proxies = env.get("FORWARDED_ALLOW_IPS", "").strip()
+    forwarded = ["--forwarded-allow-ips", proxies] if proxies else ["--no-proxy-headers"]
     return [
         # uvicorn's own httptools protocol buffers a request head of any size and waits for
         # it forever; this one caps its bytes and its time (named, since devstack may not
@@ -48,6 +60,7 @@ def uvicorn_options() -> list[str]:
         "--no-access-log",
         "--timeout-keep-alive", str(KEEP_ALIVE_S),
         "--limit-concurrency", str(CONNECTIONS_MOST),
+        *forwarded,
     ]  # fmt: skip
 
 

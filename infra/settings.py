@@ -91,6 +91,10 @@ class Settings:
     # The URL browsers reach the API at; https: the session cookie is sent `Secure` even when
     # a proxy that ends TLS speaks plain http to the API.
     public_url: str | None = None
+    # The proxy in front of the API (its addresses or networks, comma-separated): uvicorn takes
+    # the client's address and scheme from its X-Forwarded-For and -Proto, and from nobody
+    # else's (devstack.children.uvicorn_options); unset, from nobody's.
+    forwarded_allow_ips: str | None = None
     # Failed dashboard sign-ins a client address may make a minute, and report reads a caller
     # (a team, or the organiser) may make a minute.
     login_failures_per_minute: int = 5
@@ -150,6 +154,7 @@ class Settings:
                 "TILEJUDGE_HEADER_READ_SECONDS", cls.header_read_seconds, low=1, high=300
             ),
             api_host=env.host("TILEJUDGE_API_HOST", cls.api_host),
+            forwarded_allow_ips=env.networks("FORWARDED_ALLOW_IPS"),
             sweeper=env.choice("TILEJUDGE_SWEEPER", cls.sweeper),
             sweeper_lock_ttl=env.integer(
                 "TILEJUDGE_SWEEPER_LOCK_TTL", cls.sweeper_lock_ttl, low=3, high=600
@@ -417,6 +422,21 @@ class Config:
         except ValueError:
             allowed = " or ".join(repr(member.value) for member in kind)
             raise SettingsError(f"{key} must be {allowed}, not {raw!r}") from None
+
+    def networks(self, key: str) -> str | None:
+        """Comma-separated IP addresses or networks (uvicorn's `--forwarded-allow-ips`); "*",
+        which would trust any client's forwarded headers, is refused."""
+        value = self.optional(key)
+        if value is None:
+            return None
+        for item in value.split(","):
+            try:
+                ipaddress.ip_network(item.strip(), strict=False)
+            except ValueError:
+                raise SettingsError(
+                    f"{key} must list the proxy's IP addresses or networks, not {item.strip()!r}"
+                ) from None
+        return value
 
     def host(self, key: str, default: str) -> str:
         """An IP address or a host name to listen on: no scheme, no port."""

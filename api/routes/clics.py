@@ -22,14 +22,13 @@ from fastapi import APIRouter, Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, StreamingResponse
-from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from api.clics_feed import FeedHub
 from api.errors import CORE_ERRORS, ApiError, Unauthorized
 from api.lookups import ID
 from api.public import FRESH_PER_WINDOW
-from api.services import Services, same_token, services, token_hash
+from api.services import Services, same_token, services, team_of
 from core import clics, clics_scoreboard, clock
 from core.clics import ContestData, Role, Viewer
 from core.clics_games import mapped
@@ -134,9 +133,7 @@ async def viewer(contest: str, request: Request, svc: Svc) -> Viewer:
         return Viewer()
     if same_token(token, svc.admin_token):
         return Viewer(Role.ADMIN)
-    found = (
-        await run_in_threadpool(svc.uploaders.find, token_hash(token)) if token.isascii() else None
-    )
+    found = await team_of(request, svc, token) if token.isascii() else None
     if found is None:
         raise Unauthorized("unknown token")
     team, _ = found
@@ -222,6 +219,7 @@ async def scoreboard(contest: str, svc: Svc, who: Who) -> dict[str, Any]:
 @router.get("/contests/{contest}/event-feed")
 async def event_feed(
     contest: str,
+    request: Request,
     svc: Svc,
     who: Who,
     since_token: Annotated[str | None, Query(max_length=32)] = None,
@@ -236,11 +234,10 @@ async def event_feed(
     last = await hub.last_event()
     given = since_token if since_token is not None else since_id
     snapshot = None
-    if stream and hub.full():
-        raise Busy(
-            f"this server has {hub.followers()} event-feed followers, its most; retry later",
-            headers={"Retry-After": "5"},
-        )
+    address = request.client.host if request.client else ""
+    refused = hub.refusal(who, address) if stream else None
+    if refused is not None:
+        raise Busy(f"{refused}; retry later", headers={"Retry-After": "5"})
     if given is not None:
         if not TOKEN.fullmatch(given) or int(given) > last:
             raise BadRequest(f"unknown since_token {given[:32]!r}")
@@ -248,7 +245,7 @@ async def event_feed(
     else:  # read after `last`: the snapshot holds every change up to it
         start, snapshot = last, await svc.public.run(partial(reader.contest, contest))
         record = snapshot.contest if snapshot is not None else record
-    feed = hub.follow(record, who, start, snapshot, stream)
+    feed = hub.follow(record, who, start, snapshot, stream, address)
     return StreamingResponse(feed, media_type="application/x-ndjson")
 
 

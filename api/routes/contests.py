@@ -162,7 +162,7 @@ def change_team(team_id: str, body: schemas.TeamChange, svc: Svc, who: Admin) ->
         (team := svc.store.allow_logs(team_id, body.uploads_logs, by="admin")) is None
     ):
         raise NotFound(f"no team {team_id[:64]!r}")
-    svc.uploaders.forget_team(team_id)
+    svc.token_news.team_changed(team_id)  # every API process forgets its token at once
     return schemas.TeamShown(
         id=team.id, name=team.name, contest=team.contest_id, uploads_logs=team.uploads_logs
     )
@@ -176,7 +176,7 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     if not ID.fullmatch(team_id) or (team := svc.store.get_team(team_id)) is None:
         raise NotFound(f"no team {team_id[:64]!r}")
     deleted = svc.store.delete_team(team_id, by="admin")
-    svc.uploaders.forget_team(team_id)
+    svc.token_news.team_changed(team_id)  # every API process refuses its token at once
     svc.public.forget(*standings.views(team.contest_id))
     for key in deleted.keys:
         svc.blobs.delete(key)

@@ -1,10 +1,12 @@
-"""The API remembers a team token's team and contest for a while; never an unknown token."""
+"""The API remembers a team token's team and contest for a while, and a token no team holds
+briefly; news of a team (`api.token_news`) makes it forget."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from api.services import Uploaders
+from api.strangers import UnknownTokens
 
 
 class Store:
@@ -46,14 +48,46 @@ def test_after_the_ttl_the_store_is_asked_again() -> None:
     assert store.queries == 2
 
 
-def test_an_unknown_token_is_not_remembered_so_a_new_team_can_upload_at_once() -> None:
+def test_an_unknown_token_is_remembered_as_unknown_briefly_and_asked_again_after() -> None:
+    store = Store()
+    now = [0.0]
+    uploaders = Uploaders(store, ttl=60, unknown=UnknownTokens(ttl=5, monotonic=lambda: now[0]))  # type: ignore[arg-type]
+
+    assert uploaders.find("h1") is None
+    assert uploaders.find("h1") is None
+    assert store.queries == 1  # the retry cost no query
+    store.rows["h1"] = (Team("t1"), "contest")  # a store restored from a backup, say
+    now[0] = 5.0
+
+    assert uploaders.find("h1") == store.rows["h1"]
+
+
+def test_forgetting_everything_forgets_the_unknown_tokens_too() -> None:
     store = Store()
     uploaders = Uploaders(store, ttl=60)  # type: ignore[arg-type]
-
     assert uploaders.find("h1") is None
     store.rows["h1"] = (Team("t1"), "contest")
 
+    uploaders.forget_all()
+
     assert uploaders.find("h1") == store.rows["h1"]
+
+
+def test_an_answer_older_than_news_of_its_team_is_not_remembered() -> None:
+    store = Store()
+    store.rows["h1"] = (Team("t1"), "contest")
+    uploaders = Uploaders(store, ttl=60)  # type: ignore[arg-type]
+    asked = store.team_with_contest
+
+    def deleted_meanwhile(token_hash: str) -> object:
+        found = asked(token_hash)
+        uploaders.forget_team("t1")  # the news arrives while the query runs
+        return found
+
+    store.team_with_contest = deleted_meanwhile  # type: ignore[method-assign]
+    uploaders.find("h1")
+
+    assert uploaders.recall("h1") is None
 
 
 def test_forgetting_a_team_forgets_its_tokens_only() -> None:
