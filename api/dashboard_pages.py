@@ -1,5 +1,6 @@
-"""The dashboard's pages written on the server: a contest's leaderboard and what a rejudge run
-changes, in the dashboard's look, from the data their JSON routes answer.
+"""The dashboard's pages written on the server: a contest's leaderboard (with its disputed games
+and their settle buttons) and what a rejudge run changes, in the dashboard's look, from the data
+their JSON routes answer.
 
 Every value is escaped here: team names, titles and reasons come from teams and organisers.
 Tables are drawn from the rows' own keys, so each game's standings and changes show in their
@@ -9,8 +10,9 @@ own columns without this module knowing any game.
 from __future__ import annotations
 
 import html
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+from urllib.parse import quote
 
 ROWS_SHOWN = 2000  # a table's rows on a page; the JSON holds them all
 STYLESHEET = "/dashboard/static/dashboard.css"
@@ -45,6 +47,44 @@ type="application/json">as JSON</a></nav></header>
 def leaderboard_body(board: Mapping[str, Any], contest_title: str) -> str:
     facts = {"contest": board.get("contest"), "title": contest_title, "game": board.get("game")}
     return facts_list(facts) + lists_of(board)
+
+
+def disputes_body(contest: str, disputes: Sequence[Mapping[str, Any]]) -> str:
+    """The contest's disputed games (`GET /v1/contests/{contest}/disputes`): each game's
+    rival valid logs, each with a plain form that settles the game for it (no script: the
+    page's policy allows none but the dashboard's own file)."""
+    head = f"<h2>Disputed games <small>{len(disputes):,}</small></h2>"
+    if not disputes:
+        return f'{head}<p class="empty" data-field="disputes">none</p>'
+    why = (
+        '<p class="caption">Rival valid logs of one game (the same seed and players) count for '
+        "no one until one is chosen; the others are then passed over.</p>"
+    )
+    games = "".join(_dispute(contest, dispute) for dispute in disputes[:ROWS_SHOWN])
+    return head + why + games
+
+
+def _dispute(contest: str, dispute: Mapping[str, Any]) -> str:
+    match = str(dispute.get("match", ""))
+    action = (
+        f"/dashboard/contests/{quote(contest, safe='')}/disputes/{quote(match, safe='')}/settle"
+    )
+    rows = "".join(
+        "<tr>"
+        f"<td>{_e(str(log.get('submission')))}</td><td>{_e(shown(log.get('teams')))}</td>"
+        f"<td>{_e(str(log.get('received_at')))}</td><td>{_e(shown(log.get('winners')))}</td>"
+        f'<td><form method="post" action="{_e(action)}">'
+        f'<input type="hidden" name="submission" value="{_e(str(log.get("submission")))}">'
+        '<button type="submit" class="link">choose</button></form></td>'
+        "</tr>"
+        for log in dispute.get("logs", [])
+    )
+    return (
+        f'<h3>game {_e(match[:16])}…</h3><div class="table-wrap">'
+        f'<table class="table" data-field="disputes" data-match="{_e(match)}"><thead><tr>'
+        "<th>submission</th><th>teams</th><th>received at</th><th>winners</th><th>settle</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table></div>"
+    )
 
 
 def rejudge_body(run: Mapping[str, Any], names: Mapping[str, str | None]) -> str:

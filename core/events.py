@@ -29,6 +29,7 @@ class EventType(StrEnum):
     REJUDGE_READY = "rejudge.ready"
     REJUDGE_APPLIED = "rejudge.applied"
     REJUDGE_CANCELLED = "rejudge.cancelled"
+    DISPUTE_SETTLED = "dispute.settled"  # the organiser chose one of a game's rival logs
 
 
 # An event's fields that are a verdict (a result's score and line counts): kept in the event

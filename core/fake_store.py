@@ -12,8 +12,9 @@ from typing import Any
 from core import clock
 from core.errors import CoreError, Duplicate
 from core.events import EventType
-from core.fake_database import Copy, Event, InMemoryDatabase
-from core.intake import closed, conflict, no_log_right
+from core.fake_database import Copy, Event
+from core.fake_disputes import InMemoryDisputes
+from core.intake import closed, no_log_right
 from core.records import Claim, Contest, JudgedResult, Submission, Team
 from core.states import RejudgeState, SubmissionState
 
@@ -21,8 +22,8 @@ _FREE = (SubmissionState.STORED, SubmissionState.QUEUED)  # waiting for a worker
 SameKey = tuple[str, str, str]  # an own upload's contest, team, sha256; a game's contest, "", key
 
 
-class InMemorySubmissionStore(InMemoryDatabase):
-    """The results store as intake, judging and the sweeper use it."""
+class InMemorySubmissionStore(InMemoryDisputes):
+    """The results store as intake, judging and the sweeper use it, and its disputed games."""
 
     def get_contest(self, contest_id: str) -> Contest | None:
         with self.read("get_contest"):
@@ -97,7 +98,7 @@ class InMemorySubmissionStore(InMemoryDatabase):
     ) -> dict[int, Submission | CoreError]:
         """`infra.sql.submissions._insert_fresh`: by id() of each upload, what became of it
         (absent: a submission already; a shared one's copy is kept, with its team)."""
-        seen, matched = self._stored_keys()
+        seen = self._stored_keys()
         answers: dict[int, Submission | CoreError] = {}
         fresh: list[Submission] = []
         copies: list[tuple[str, Submission]] = []
@@ -111,17 +112,11 @@ class InMemorySubmissionStore(InMemoryDatabase):
                 if s.shared and seen[key][1] != s.team_id:
                     copies.append((seen[key][0], s))
                 continue
-            first = matched.get((s.contest_id, s.match_key)) if s.match_key else None
-            if first is not None:
-                answers[id(s)] = conflict(first)
-                continue
             contest = self.contests.get(s.contest_id)
             if contest is not None and s.received_at > contest.closes_at:
                 answers[id(s)] = closed(s.contest_id, contest.closes_at, s.received_at)
                 continue
             seen[key] = (s.id, s.team_id)
-            if s.match_key is not None:
-                matched[(s.contest_id, s.match_key)] = s.id
             fresh.append(s)
             answers[id(s)] = s
         if any(s.contest_id not in self.contests or s.team_id not in self.teams for s in fresh):
@@ -142,20 +137,16 @@ class InMemorySubmissionStore(InMemoryDatabase):
         self._keep_copies(pending, copies)
         return answers
 
-    def _stored_keys(
-        self,
-    ) -> tuple[dict[SameKey, tuple[str, str]], dict[tuple[str, str], str]]:
-        """Each same key (`_same_key`) stored with its submission and team, and each match key
-        with its submission."""
+    def _stored_keys(self) -> dict[SameKey, tuple[str, str]]:
+        """Each same key (`_same_key`) stored with its submission and team. (A match key is no
+        refusal: logs of one seed and players are all kept, and the standings tell which
+        counts, `core.disputes`.)"""
         seen: dict[SameKey, tuple[str, str]] = {}
-        matched: dict[tuple[str, str], str] = {}
         for s in self.submissions.values():
             seen[(s.contest_id, s.team_id, s.sha256)] = (s.id, s.team_id)
             if s.game_key is not None:
                 seen[_same_key(s)] = (s.id, s.team_id)
-            if s.match_key is not None:
-                matched[(s.contest_id, s.match_key)] = s.id
-        return seen, matched
+        return seen
 
     def _count_in_open_runs(self, stored: Counter[str]) -> None:
         """An open rejudge run covers uploads that arrive while it runs, too."""

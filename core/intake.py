@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import structlog
 
 from core import clock, receipts
-from core.errors import Closed, Conflict, Duplicate, NotAllowed, NotAuthenticated
+from core.errors import Closed, Duplicate, NotAllowed, NotAuthenticated
 from core.games import game
 from core.group_commit import GroupCommit
 from core.ports import BlobStore, Publisher, SubmissionStore
@@ -43,16 +43,6 @@ Offload = Callable[..., Awaitable[Any]]
 def closed(contest_id: str, closes_at: str, received_at: str) -> Closed:
     """The refusal of an upload received after its contest closed (403 at the edge)."""
     return Closed(f"contest {contest_id} closed at {closes_at}; received at {received_at}")
-
-
-def conflict(first: str) -> Conflict:
-    """The refusal of a game with the same seed and players as one the contest has, but other
-    turns (409 at the edge): both cannot be counted, and the first stands."""
-    return Conflict(
-        f"this game has the seed and players of submission {first} with other turns; "
-        "a game is counted once, so the one uploaded first stands (the organiser may delete "
-        "it for this one to be taken)"
-    )
 
 
 def check_opened(contest: Contest, received_at: str) -> None:

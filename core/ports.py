@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from core.disputes import DisputeStore
 from core.errors import CoreError
 from core.game import Rules
 from core.messages import Upload
@@ -204,7 +205,9 @@ class ResultReads(Protocol):
         ruleset: tuple[str, str] | None = None,
         before: str | None = None,
     ) -> dict[str, Any]: ...
-    def results_page(self, contest_id: str, after: str, limit: int) -> list[ResultLine]: ...
+    def results_page(
+        self, contest_id: str, after: str, limit: int, team_id: str | None = None
+    ) -> list[ResultLine]: ...
     def events_after(self, after: int, limit: int) -> list[dict[str, Any]]: ...
 
 
@@ -237,6 +240,7 @@ class ApiStore(
     ResultReads,
     SessionStore,
     TransparencyLogs,
+    DisputeStore,
     Protocol,
 ):
     """Everything the API's routes and services ask of the results store."""

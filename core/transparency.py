@@ -9,9 +9,12 @@ names ids, digests, times and verdicts, never an upload's content or a secret.
 Kinds, by the `type` field:
 - `upload`: an accepted upload (submission, team, its SHA-256 and size, receipt time);
 - `verdict`: a result entering the standings (submission, ruleset, judge version, the game's
-  result fields), live or from an applied rejudge (`rejudge` names the run);
+  result fields; a game log's `match`, which rival logs of one game share), live or from an
+  applied rejudge (`rejudge` names the run);
 - `failed`: a submission that will have no result (its reason code), live or at an apply;
 - `rejudge`: a rejudge run applied (run, the ruleset it moved to);
+- `settled`: a disputed game settled by the organiser (the log chosen, the game's match key):
+  every other log of that game is passed over in its favour (`core.disputes`);
 - `owner`: a shared submission passed to another team (its first uploader deleted);
 - `team_deleted`: a team removed with its own submissions;
 - `close`: the contest closed (its closing time).
@@ -38,13 +41,15 @@ FIELDS: dict[str, dict[str, str]] = {
     },
     "failed": {"submission": _STR, "reason": _STR},
     "rejudge": {"run": _STR, "lexicon": _STR, "layout": _STR},
+    "settled": {"submission": _STR, "match": _STR},
     "owner": {"submission": _STR, "team": _STR, "received_at": _STR, "sha256": _STR},
     "team_deleted": {"team": _STR},
     "close": {"closes_at": _STR},
 }  # fmt: skip
 # `rejudge`: the run that made a verdict or failure; `nonce`: random, in an entry sealed while
 # its contest is frozen, so its hash does not give away its few possible verdicts.
-OPTIONAL = {"rejudge": _STR, "nonce": _STR}
+# `match`: in a game log's verdict, its seed and players (`Submission.match_key`).
+OPTIONAL = {"rejudge": _STR, "nonce": _STR, "match": _STR}
 KINDS = tuple(FIELDS)
 
 
@@ -120,6 +125,8 @@ class Logged:
     ruleset: tuple[str, str] | None = None
     failed: str | None = None  # a reason code
     index: int = -1  # the leaf of its upload entry
+    match: str | None = None  # a game log's seed and players, shared by rival logs
+    passed_over_for: str | None = None  # the rival log a settlement chose over this one
 
 
 @dataclass
@@ -129,6 +136,8 @@ class Implied:
     submissions: dict[str, Logged] = field(default_factory=dict)
     deleted_teams: set[str] = field(default_factory=set)
     rulesets: list[tuple[str, str]] = field(default_factory=list)  # each rejudge's, in order
+    # Each settlement of a disputed game, in order: (its leaf, the match, the log chosen).
+    settlements: list[tuple[int, str, str]] = field(default_factory=list)
     closes_at: str | None = None
     problems: list[str] = field(default_factory=list)  # entries that contradict the ones before
 
@@ -144,6 +153,7 @@ def implied(entries: Iterable[tuple[int, dict[str, Any]]]) -> Implied:
     state = Implied()
     for index, entry in entries:
         _apply(state, index, entry)
+    _pass_over(state)
     return state
 
 
@@ -164,11 +174,39 @@ def _apply(state: Implied, index: int, entry: dict[str, Any]) -> None:
         elif kind == "verdict":
             found.verdict, found.failed = entry["result"], None
             found.ruleset = (entry["lexicon"], entry["layout"])
+            found.match = entry.get("match", found.match)
         else:
             found.verdict, found.failed, found.ruleset = None, entry["reason"], None
     elif kind == "rejudge":
         state.rulesets.append((entry["lexicon"], entry["layout"]))
+    elif kind == "settled":
+        _settle(state, index, entry)
     elif kind == "team_deleted":
         state.deleted_teams.add(entry["team"])
     elif kind == "close" and state.closes_at is None:
         state.closes_at = entry["closes_at"]
+
+
+def _settle(state: Implied, index: int, entry: dict[str, Any]) -> None:
+    """A disputed game settled: noted, and applied once every entry is read (`_pass_over`).
+    Its chosen log was judged valid before it, so its verdict, with its match, came first."""
+    chosen = state.submissions.get(entry["submission"])
+    if chosen is None or chosen.match != entry["match"]:
+        state.problems.append(f"entry {index}: a settlement for a log not of its game")
+        return
+    state.settlements.append((index, entry["match"], entry["submission"]))
+
+
+def _pass_over(state: Implied) -> None:
+    """Each log of a settled game uploaded before the game's latest settlement after it is
+    passed over for that settlement's chosen log (the settlement's transaction passed over
+    every log then stored; a log's match is known from its verdict, which may come later)."""
+    by_match: dict[str, list[tuple[int, str]]] = {}
+    for leaf, match, chosen in state.settlements:
+        by_match.setdefault(match, []).append((leaf, chosen))
+    for sid, logged in state.submissions.items():
+        later = [
+            chosen for leaf, chosen in by_match.get(logged.match or "", []) if leaf > logged.index
+        ]
+        if later and later[-1] != sid:
+            logged.passed_over_for = later[-1]

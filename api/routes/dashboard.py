@@ -30,7 +30,7 @@ from api import dashboard_pages
 from api.errors import Forbidden
 from api.lookups import known_contest
 from api.metrics import exposition
-from api.routes import rejudges, standings
+from api.routes import disputes, rejudges, standings
 from api.services import (
     ADMIN_COOKIE,
     SESSION_MAX_AGE_S,
@@ -104,9 +104,30 @@ def leaderboard_page(contest: str, request: Request, svc: Svc) -> Response:
     found = known_contest(svc, contest)
     board = _as_served(standings.full_board(contest, svc))
     body = dashboard_pages.leaderboard_body(board, found.title)
+    if "disputed" in board:  # a game whose logs may have rivals (`core.disputes`)
+        shown = disputes.as_json(svc, contest, svc.store.disputes(found))
+        body += dashboard_pages.disputes_body(contest, shown)
     json_url = f"/v1/contests/{quote(contest, safe='')}/leaderboard"
     page = dashboard_pages.page(f"Leaderboard · {contest}", body, json_url=json_url)
     return HTMLResponse(page, headers=SECURITY_HEADERS)
+
+
+@router.post("/dashboard/contests/{contest}/disputes/{match}/settle", include_in_schema=False)
+def settle_dispute(
+    contest: str,
+    match: disputes.MatchKey,
+    request: Request,
+    svc: Svc,
+    submission: Annotated[str, Form(pattern=r"^[A-Za-z0-9_-]{1,64}$")],
+) -> Response:
+    """The leaderboard page's settle button (a plain form: the page runs no script), with the
+    session cookie; back to the page, which shows the game counted."""
+    _same_origin(request)
+    if _session(request, svc) is None:
+        return _sign_in_form()
+    disputes.settle(svc, contest, match, submission, "dashboard")
+    page = f"/dashboard/contests/{quote(contest, safe='')}/leaderboard"
+    return RedirectResponse(page, status_code=303)
 
 
 @router.get("/dashboard/rejudges/{run_id}", include_in_schema=False)
@@ -172,9 +193,10 @@ def _too_many_sign_ins(wait: int) -> Response:
 
 
 def client_key(request: Request) -> str:
-    """Who failed a sign-in: a digest of the client's address, which uvicorn takes from the
-    proxy's X-Forwarded-For when `--forwarded-allow-ips` (or FORWARDED_ALLOW_IPS) names the
-    proxy; the address itself is not kept."""
+    """Who failed a sign-in: a digest of the client's address; the address itself is not kept.
+    It is the address that connected, unless FORWARDED_ALLOW_IPS names the proxy in front:
+    then uvicorn takes it from that proxy's X-Forwarded-For, and from no one else's, so a
+    client choosing its own header changes nothing (`devstack.children.uvicorn_options`)."""
     host = request.client.host if request.client else ""
     return hashlib.sha256(host.encode()).hexdigest()[:32]
 

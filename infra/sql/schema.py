@@ -110,18 +110,36 @@ submissions = Table(
     Column("judged_at", TIME),
     Column("failure", Text),
     # Where uploads from any team are one submission (a game that names its players): the
-    # game's identity (`core.game.Identity.key`), and the key no other game of the contest may
-    # share (`match`). NULL otherwise, and NULLs never clash.
+    # game's identity (`core.game.Identity.key`), and its seed and players (`match`), which
+    # rival logs of one game share: all are kept, and the standings count one (`core.disputes`).
+    # NULL otherwise, and NULLs never clash.
     Column("game_key", String(64)),
     Column("match_key", String(64)),
     UniqueConstraint("contest_id", "team_id", "sha256", name="uq_submissions_same_bytes"),
     Index("uq_submissions_game", "contest_id", "game_key", unique=True),
-    Index("uq_submissions_match", "contest_id", "match_key", unique=True),
+    Index("ix_submissions_match", "contest_id", "match_key"),
     Index("ix_submissions_state", "state", "state_at"),
     Index("ix_submissions_contest", "contest_id", "team_id"),
     # A rejudge pages through a contest in id order: read in index order, no sort, so the
     # first batch goes out after a few rows instead of after the whole page.
     Index("ix_submissions_contest_id", "contest_id", "id"),
+)
+
+# The organiser's settlements of disputed games (`core.disputes`): each row a log passed over,
+# with the rival log of the same seed and players chosen over it. A log counts when it is valid
+# and every other valid log of its game is passed over in its favour; settling again replaces
+# the rows of the game's logs. No foreign key to the submissions: a row of a deleted one is
+# never joined again.
+dispute_settlements = Table(
+    "dispute_settlements",
+    metadata,
+    Column("submission_id", ID, primary_key=True),  # the log passed over
+    Column("chosen_id", ID, nullable=False),
+    Column("contest_id", ID, nullable=False),
+    Column("match_key", String(64), nullable=False),
+    Column("settled_at", TIME, nullable=False),
+    Column("settled_by", String(100), nullable=False),
+    Index("ix_dispute_settlements_match", "contest_id", "match_key"),
 )
 
 # Every other team's upload of a shared submission (a game another club uploaded first), with

@@ -19,6 +19,7 @@ from core.errors import Duplicate
 from core.events import EventType
 from core.records import Contest, Team, TeamDeleted
 from infra.sql.copies import drop_team_copies, hand_on
+from infra.sql.disputes import DisputesMixin
 from infra.sql.engine import make_engine
 from infra.sql.games import drop_details, rows_of
 from infra.sql.results import recount_open_runs
@@ -45,7 +46,14 @@ _TEAM_WITH_CONTEST = (
 )
 
 
-class SqlStore(RulesetsMixin, SubmissionsMixin, StandingsMixin, SessionsMixin, TransparencyMixin):
+class SqlStore(
+    RulesetsMixin,
+    SubmissionsMixin,
+    StandingsMixin,
+    SessionsMixin,
+    TransparencyMixin,
+    DisputesMixin,
+):
     @classmethod
     def from_url(cls, url: str) -> SqlStore:
         return cls(make_engine(url))

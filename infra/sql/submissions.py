@@ -14,7 +14,7 @@ from sqlalchemy.sql.elements import ColumnElement
 from core import clock
 from core.errors import CoreError, Duplicate
 from core.events import EventType
-from core.intake import closed, conflict, no_log_right
+from core.intake import closed, no_log_right
 from core.records import Claim, JudgedResult, Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.base import RowsAmong, StoreBase, insert_all, unindexed
@@ -28,8 +28,6 @@ _SAME_BYTES_ROWS = RowsAmong("same_bytes", (_c.contest_id, _c.team_id, _c.sha256
 _SAME_BYTES = select(_c.contest_id, _c.team_id, _c.sha256, _c.id).where(_SAME_BYTES_ROWS.clause)
 _SAME_GAME_ROWS = RowsAmong("same_game", (_c.contest_id, _c.game_key))
 _SAME_GAME = select(_c.contest_id, _c.game_key, _c.id, _c.team_id).where(_SAME_GAME_ROWS.clause)
-_SAME_MATCH_ROWS = RowsAmong("same_match", (_c.contest_id, _c.match_key))
-_SAME_MATCH = select(_c.contest_id, _c.match_key, _c.id).where(_SAME_MATCH_ROWS.clause)
 _CLOSING = (
     select(contests.c.id, contests.c.closes_at)
     .where(contests.c.id.in_(bindparam("ids", expanding=True)))
@@ -127,8 +125,10 @@ class SubmissionsMixin(StoreBase):
         where its team sent the same bytes already (earlier, or earlier in this batch; for a
         game log, any team did: that team's copy is kept if it sent none before), or the error
         refusing it: Closed where its contest closed before it was received, NotAllowed where
-        its team may no longer upload game logs, Conflict where another game of the contest has
-        its seed and players (`Submission.match_key`).
+        its team may no longer upload game logs. Another game of the contest with the same seed
+        and players (`Submission.match_key`) is no refusal: both are kept and judged, and the
+        standings count the one valid log, or hold rival valid ones as disputed
+        (`core.disputes`).
         A concurrent writer of the same bytes makes it raise Duplicate, and nothing is written."""
         answers: dict[int, Submission | CoreError] = {}
         try:
@@ -155,7 +155,6 @@ class SubmissionsMixin(StoreBase):
         (absent: it is a submission already; a shared one's copy is kept, with its team)."""
         keys = [_same_key(s) for s in batch]
         seen = _stored_keys(conn, batch)
-        matched = _stored_matches(conn, batch)
         closes = _closing_times(conn, {s.contest_id for s in batch})
         refused = _without_log_right(conn, batch)
         answers: dict[int, Submission | CoreError] = {}
@@ -169,10 +168,6 @@ class SubmissionsMixin(StoreBase):
                 if submission.shared and seen[key][1] != submission.team_id:
                     copies.append((seen[key][0], submission))
                 continue
-            first = matched.get((submission.contest_id, submission.match_key))
-            if submission.match_key is not None and first is not None:
-                answers[id(submission)] = conflict(first)
-                continue
             closes_at = closes.get(submission.contest_id)
             if closes_at is not None and submission.received_at > closes_at:
                 answers[id(submission)] = closed(
@@ -180,8 +175,6 @@ class SubmissionsMixin(StoreBase):
                 )
                 continue
             seen[key] = (submission.id, submission.team_id)
-            if submission.match_key is not None:
-                matched[(submission.contest_id, submission.match_key)] = submission.id
             fresh.append(submission)
             answers[id(submission)] = submission
         if not fresh:
@@ -412,17 +405,6 @@ def _stored_keys(
         for r in _SAME_GAME_ROWS.among(found, shared):
             seen[(r[0], "", r[1])] = (r[2], r[3])
     return seen
-
-
-def _stored_matches(
-    conn: Connection, batch: Sequence[Submission]
-) -> dict[tuple[str, str | None], str]:
-    """The submissions holding the batch's match keys, by (contest, match key)."""
-    wanted = [(s.contest_id, s.match_key) for s in batch if s.match_key is not None]
-    if not wanted:
-        return {}
-    found = conn.execute(_SAME_MATCH, _SAME_MATCH_ROWS.values(wanted))
-    return {(r[0], r[1]): r[2] for r in _SAME_MATCH_ROWS.among(found, wanted)}
 
 
 def _without_log_right(conn: Connection, batch: Sequence[Submission]) -> set[str]:

@@ -49,6 +49,7 @@ LOGGED = {
     EventType.TEAM_DELETED,
     EventType.CONTEST_CLOSED,
     EventType.REJUDGE_APPLIED,
+    EventType.DISPUTE_SETTLED,
 }
 
 
@@ -253,6 +254,9 @@ def _entries_of(
         return _close(conn, cid, event.get("closes_at") or context.now)
     if kind is EventType.REJUDGE_APPLIED:
         return _applied(conn, event, contest, is_frozen)
+    if kind is EventType.DISPUTE_SETTLED:  # changes what counts: sealed while frozen
+        settled = {"type": "settled", "submission": sid, "match": event["match"]}
+        return [_entry(cid, settled, is_frozen, sid)]
     return []
 
 
@@ -277,9 +281,13 @@ def _live_verdicts(
     }
     if not wanted:
         return {}
+    # With each result its game log's match (its seed and players), which rival logs share.
+    judged = select(results, submissions.c.match_key).join(
+        submissions, submissions.c.id == results.c.submission_id
+    )
     rows = [
         row
-        for row in conn.execute(select(results).where(results.c.submission_id.in_(list(wanted))))
+        for row in conn.execute(judged.where(results.c.submission_id.in_(list(wanted))))
         if (row.lexicon_id, row.layout_id)
         == (wanted[row.submission_id].lexicon_id, wanted[row.submission_id].layout_id)
     ]
@@ -295,15 +303,22 @@ def _live_verdicts(
             (row.lexicon_id, row.layout_id),
             row.judge_version,
             fields.get(row.id),
+            row.match_key,
         )
         for row in rows
     }
 
 
 def _verdict(
-    sid: str, ruleset: tuple[str, str], judge_version: str, fields: dict[str, Any] | None
+    sid: str,
+    ruleset: tuple[str, str],
+    judge_version: str,
+    fields: dict[str, Any] | None,
+    match: str | None = None,
 ) -> dict[str, Any]:
-    return {
+    """A verdict entry; a game log's names its match, so the standings the log implies treat
+    rival logs of one game as the served ones do (`core.disputes`), and is sealed with it."""
+    verdict = {
         "type": "verdict",
         "submission": sid,
         "lexicon": ruleset[0],
@@ -311,6 +326,7 @@ def _verdict(
         "judge_version": judge_version,
         "result": fields,
     }
+    return verdict if match is None else {**verdict, "match": match}
 
 
 def _applied(
@@ -324,20 +340,20 @@ def _applied(
     entries = [_entry(contest.id, head, is_frozen)]
     before, after = _results_under(conn, contest, old), _results_under(conn, contest, new)
     for sid in sorted(after):
-        version, fields = after[sid]
-        if before.get(sid, (None, None))[1] != fields:
-            verdict = {**_verdict(sid, new, version, fields), "rejudge": run_id}
+        version, fields, match = after[sid]
+        if before.get(sid, (None, None, None))[1] != fields:
+            verdict = {**_verdict(sid, new, version, fields, match), "rejudge": run_id}
             entries.append(_entry(contest.id, verdict, is_frozen, sid))
     return entries
 
 
 def _results_under(
     conn: Connection, contest: Contest, ruleset: tuple[str, str]
-) -> dict[str, tuple[str, dict[str, Any] | None]]:
-    """Each of the contest's submissions' result under a ruleset: its judge version and its
-    log fields."""
+) -> dict[str, tuple[str, dict[str, Any] | None, str | None]]:
+    """Each of the contest's submissions' result under a ruleset: its judge version, its log
+    fields and its match."""
     rows = conn.execute(
-        select(results)
+        select(results, submissions.c.match_key)
         .join(submissions, submissions.c.id == results.c.submission_id)
         .where(
             and_(
@@ -348,7 +364,7 @@ def _results_under(
         )
     ).all()
     fields = rows_of(contest.game).log_results(conn, rows) if rows else {}
-    return {r.submission_id: (r.judge_version, fields.get(r.id)) for r in rows}
+    return {r.submission_id: (r.judge_version, fields.get(r.id), r.match_key) for r in rows}
 
 
 def _close(conn: Connection, contest_id: str, closes_at: str) -> list[Entry]:

@@ -59,6 +59,14 @@ class GameRows(Protocol):
     def changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]: ...
     def rank_changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]: ...
 
+    # Rival logs of one game (`core.disputes`), under the live ruleset: the valid ones that
+    # count for nothing while disputed (submission, match, team_id, received_at, winners), and
+    # every log of one game with whether it is valid (None: not judged under it yet).
+    def disputed(self, conn: Connection, contest_id: str) -> list[dict[str, Any]]: ...
+    def match_verdicts(
+        self, conn: Connection, contest_id: str, match_key: str
+    ) -> dict[str, bool | None]: ...
+
 
 class TeamRanked:
     """A game whose result is the shared row alone: each team ranked by its best score (ties
@@ -69,6 +77,14 @@ class TeamRanked:
 
     def put(self, conn: Connection, judged: Sequence[tuple[int, object]]) -> None:
         return None
+
+    def disputed(self, conn: Connection, contest_id: str) -> list[dict[str, Any]]:
+        return []  # each team's uploads are its own: no rival logs
+
+    def match_verdicts(
+        self, conn: Connection, contest_id: str, match_key: str
+    ) -> dict[str, bool | None]:
+        return {}
 
     def fields(self, store: StoreBase, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         with store.read() as conn:

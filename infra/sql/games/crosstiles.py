@@ -1,7 +1,13 @@
 """Crosstiles' rows in SQL and what is read of them: a judged game log's own result
 (`crosstiles_results`) and each player of a valid game (`crosstiles_players`), hung off its
-result row; the standings and invalid games of a contest under a ruleset; and a rejudge
-preview's changed games and moved players.
+result row; the standings, invalid and disputed games of a contest under a ruleset; and a
+rejudge preview's changed games and moved players.
+
+Rival logs of one game (the same seed and players, `submissions.match_key`) are all kept and
+judged; a valid log counts only when every other valid log of its game under the same ruleset
+is passed over in its favour by the organiser's settlement (`dispute_settlements`), so an
+invalid log never stands in a valid one's way and two valid ones count for nothing until
+settled (`core.disputes`).
 """
 
 from __future__ import annotations
@@ -9,58 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import (
-    BigInteger,
-    Boolean,
-    Column,
-    Connection,
-    ForeignKey,
-    Integer,
-    Row,
-    String,
-    Table,
-    Text,
-    and_,
-    false,
-    func,
-    insert,
-    select,
-)
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy import Connection, Row, and_, false, func, insert, select
 
 from core.games.crosstiles import WIN_TWELFTHS, GameOutcome
 from core.records import Run
 from infra.sql.base import StoreBase
-from infra.sql.schema import contests, metadata, results, submissions, teams
+from infra.sql.games.crosstiles_disputes import disputed_logs, match_verdicts
+from infra.sql.games.crosstiles_tables import crosstiles_players, crosstiles_results, rival, under
+from infra.sql.schema import contests, results, submissions, teams
 from infra.sql.standings import received_before
-
-# A judged Crosstiles game log's own result, hung off its result row (whose `score` is the
-# winning score, its `legal`, `illegal` and `tiles` Wordytaire's, 0 here), so that a rejudge's
-# results and their standings switch with `apply`, in one update.
-crosstiles_results = Table(
-    "crosstiles_results",
-    metadata,
-    Column("result_id", Integer, ForeignKey("results.id"), primary_key=True),
-    Column("valid", Boolean, nullable=False),
-    Column("turns", Integer, nullable=False),  # lines judged after the header, a failing one too
-    # An invalid game's first failing line, its reason code and detail; NULL for a valid one.
-    Column("line", Integer),
-    Column("reason", String(32)),
-    Column("detail", Text),
-)
-
-# Each player of a valid game log.
-crosstiles_players = Table(
-    "crosstiles_players",
-    metadata,
-    Column("result_id", Integer, ForeignKey("results.id"), primary_key=True),
-    Column("seat", Integer, primary_key=True),
-    Column("nick", String(32), nullable=False),
-    Column("score", BigInteger, nullable=False),
-    Column("removed", Boolean, nullable=False),
-    Column("win_twelfths", Integer, nullable=False),  # 12 a sole win, 12/k a k-way tie, else 0
-    Column("spread", BigInteger, nullable=False),  # score minus the best other player's
-)
 
 
 def game_standings(
@@ -69,10 +32,10 @@ def game_standings(
     ruleset: tuple[str, str] | None = None,
     before: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Every player named in the contest's valid game logs under the live ruleset (or the
-    given one), ranked by wins (a k-way tie for the win counts 1/k to each), then total
-    spread, then nick: games played, wins, spread. With `before`, only of the logs received
-    before that time (a frozen board)."""
+    """Every player named in the contest's valid game logs that count under the live ruleset
+    (or the given one; a disputed game counts for no one), ranked by wins (a k-way tie for
+    the win counts 1/k to each), then total spread, then nick: games played, wins, spread.
+    With `before`, only of the logs received before that time (a frozen board)."""
     with store.read() as conn:
         return standings_in(conn, contest_id, ruleset, before)
 
@@ -99,8 +62,9 @@ def standings_in(
         .where(
             and_(
                 submissions.c.contest_id == contest_id,
-                *_under(ruleset),
+                *under(ruleset),
                 *received_before(before),
+                ~rival(ruleset, before),
             )
         )
         .group_by(crosstiles_players.c.nick)
@@ -147,7 +111,7 @@ def invalid_games(
             and_(
                 submissions.c.contest_id == contest_id,
                 crosstiles_results.c.valid == false(),
-                *_under(ruleset),
+                *under(ruleset),
                 *received_before(before),
             )
         )
@@ -170,7 +134,8 @@ def game_verdicts(
     store: StoreBase, contest_id: str, ruleset: tuple[str, str]
 ) -> dict[str, dict[str, Any]]:
     """Each judged game log of the contest under a ruleset: by submission id, its team id,
-    whether it is valid, its winners (nicks, in seat order) and its error's reason."""
+    whether it is valid, whether it counts (valid, and not disputed by a rival valid log of
+    its game), its winners (nicks, in seat order) and its error's reason."""
     with store.read() as conn:
         return verdicts_in(conn, contest_id, ruleset)
 
@@ -185,6 +150,7 @@ def verdicts_in(
             submissions.c.team_id,
             crosstiles_results.c.reason,
             crosstiles_players.c.nick,
+            rival(ruleset).label("rivalled"),
         )
         .select_from(
             submissions.join(results, results.c.submission_id == submissions.c.id)
@@ -197,14 +163,21 @@ def verdicts_in(
                 ),
             )
         )
-        .where(and_(submissions.c.contest_id == contest_id, *_under(ruleset)))
+        .where(and_(submissions.c.contest_id == contest_id, *under(ruleset)))
         .order_by(submissions.c.id, crosstiles_players.c.seat)
     )
     verdicts: dict[str, dict[str, Any]] = {}
     for r in conn.execute(query):
+        valid = r.reason is None
         verdict = verdicts.setdefault(
             r.id,
-            {"team_id": r.team_id, "valid": r.reason is None, "winners": [], "reason": r.reason},
+            {
+                "team_id": r.team_id,
+                "valid": valid,
+                "counts": valid and not r.rivalled,
+                "winners": [],
+                "reason": r.reason,
+            },
         )
         if r.nick is not None:
             verdict["winners"].append(r.nick)
@@ -277,8 +250,9 @@ def logged_games(conn: Connection, result_ids: Sequence[int]) -> dict[int, dict[
 
 
 def game_changes(conn: Connection, run: Run) -> list[dict[str, Any]]:
-    """The games whose verdict or winners differ between the run's ruleset and the one it
-    replaces (a rejudge preview's `changed`), each with its team's name."""
+    """The games whose verdict, winners or whether they count (a valid log disputed by a
+    rival counts for nothing) differ between the run's ruleset and the one it replaces (a
+    rejudge preview's `changed`), each with its team's name."""
     before = verdicts_in(conn, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
     after = verdicts_in(conn, run.contest_id, (run.lexicon_id, run.layout_id))
     names = dict(
@@ -289,7 +263,8 @@ def game_changes(conn: Connection, run: Run) -> list[dict[str, Any]]:
     changed = []
     for sid in sorted(before.keys() & after.keys()):
         old, new = before[sid], after[sid]
-        if (old["valid"], old["winners"]) == (new["valid"], new["winners"]):
+        compared = ("valid", "counts", "winners")
+        if all(old[field] == new[field] for field in compared):
             continue
         changed.append(
             {
@@ -301,6 +276,8 @@ def game_changes(conn: Connection, run: Run) -> list[dict[str, Any]]:
                 "new_winners": new["winners"],
                 "old_reason": old["reason"],
                 "new_reason": new["reason"],
+                "old_counts": old["counts"],
+                "new_counts": new["counts"],
             }
         )
     return changed
@@ -335,17 +312,6 @@ def standing_changes(conn: Connection, run: Run) -> list[dict[str, Any]]:
 def _rank(standings: dict[str, dict[str, Any]], nick: str) -> int:
     found = standings.get(nick)
     return int(found["rank"]) if found is not None else 10**9
-
-
-def _under(ruleset: tuple[str, str] | None) -> tuple[ColumnElement[bool], ColumnElement[bool]]:
-    """Results under the contest's live lexicon and layout, or under the (lexicon, layout)
-    given (a rejudge preview's); the query joins `contests`, or, given a ruleset, need not."""
-    if ruleset is None:
-        return (
-            results.c.lexicon_id == contests.c.lexicon_id,
-            results.c.layout_id == contests.c.layout_id,
-        )
-    return results.c.lexicon_id == ruleset[0], results.c.layout_id == ruleset[1]
 
 
 class CrosstilesRows:
@@ -395,10 +361,23 @@ class CrosstilesRows:
         ruleset: tuple[str, str] | None = None,
         before: str | None = None,
     ) -> dict[str, Any]:
+        """The players, the invalid logs, and how many games are disputed (rival valid logs
+        the organiser has not settled): a count only, the same for everyone."""
+        with store.read() as conn:
+            disputed = {row["match"] for row in disputed_logs(conn, contest_id, ruleset, before)}
         return {
             "players": game_standings(store, contest_id, ruleset, before),
             "invalid": invalid_games(store, contest_id, ruleset, before),
+            "disputed": len(disputed),
         }
+
+    def disputed(self, conn: Connection, contest_id: str) -> list[dict[str, Any]]:
+        return disputed_logs(conn, contest_id)
+
+    def match_verdicts(
+        self, conn: Connection, contest_id: str, match_key: str
+    ) -> dict[str, bool | None]:
+        return match_verdicts(conn, contest_id, match_key)
 
     def log_results(self, conn: Connection, rows: Sequence[Row[Any]]) -> dict[int, dict[str, Any]]:
         return logged_games(conn, [r.id for r in rows])

@@ -114,7 +114,7 @@ def game_words(games: list[bytes], full_list: Lexicon) -> Lexicon:
 @pytest.fixture(scope="module")
 def bad_logs(full_list: Lexicon) -> list[bytes]:
     """One log spoilt in each way the corrupter knows, each of a game of its own (a spoilt
-    copy of a game uploaded whole would conflict with it)."""
+    copy of a game uploaded whole would be a rival log of it)."""
     rng = random.Random(7)
     return [
         corrupt(generate(2 + n % 3, f"spoilt-{n}", full_list, BOARD, rng_seed=n), kind, rng)
@@ -424,7 +424,7 @@ def test_five_spellings_of_one_game_from_two_clubs_are_one_game_in_the_standings
     assert len(pipe.uploads()) == 2
 
 
-def test_a_game_with_the_seed_and_players_of_another_but_other_turns_is_refused_with_409(
+def test_a_spoilt_log_of_a_game_sent_after_it_is_kept_as_invalid_and_the_game_still_counts(
     pipe: Pipeline, games: list[bytes], game_words: Lexicon
 ) -> None:
     first, second = logger(pipe, "ravens"), logger(pipe, "owls")
@@ -435,15 +435,15 @@ def test_a_game_with_the_seed_and_players_of_another_but_other_turns_is_refused_
         log for log in spoilt if identity(log).match == same.match and identity(log).key != same.key
     )  # fmt: skip
 
-    refused = pipe.upload(second, other_turns)
+    rival = pipe.upload(second, other_turns)
 
-    assert refused.status_code == 409
-    assert original in refused.json()["detail"]
-    assert len(pipe.uploads()) == 1  # the refused bytes were deleted again
+    assert rival.status_code == 202 and rival.json()["id"] != original
+    assert len(pipe.uploads()) == 2  # both logs kept: the standings tell which counts
     drain(pipe.services)
     board = pipe.client.get(f"/v1/contests/{CONTEST}/leaderboard").json()
     assert board["players"] == standings_of([verify(games[0], game_words, BOARD)])
-    assert board["invalid"] == []
+    assert [row["submission"] for row in board["invalid"]] == [rival.json()["id"]]
+    assert board["disputed"] == 0
 
 
 def test_deleting_the_first_club_to_upload_a_game_keeps_it_for_the_other_club(

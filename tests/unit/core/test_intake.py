@@ -4,14 +4,13 @@ commit, then the broker; a retry, the deadline, and a game sent by several teams
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from collections.abc import Iterator
 
 import pytest
 
 from core import receipts
-from core.errors import BlobStoreUnavailable, Closed, Conflict, NotAllowed, Throttled
+from core.errors import BlobStoreUnavailable, Closed, NotAllowed, Throttled
 from core.events import EventType
 from core.fakes import InMemoryBlobStore, InMemoryPublisher, InMemorySubmissionStore
 from core.group_commit import GroupCommit
@@ -20,7 +19,7 @@ from core.quota import InMemoryDailyBytes, StorageQuota
 from core.records import Contest, Submission, Team
 from core.states import SubmissionState
 from judge import Lexicon
-from judge.crosstiles import corrupt, default_board, generate
+from judge.crosstiles import default_board, generate
 from tests.unit.core.conftest import IN_TIME, LATE, make_contest, make_team
 
 RECEIPT_KEY = "receipt-key"
@@ -221,21 +220,43 @@ def test_after_the_close_a_game_another_club_sent_in_time_is_answered_and_this_c
     assert store.copy_of(first.id, south.id) is not None
 
 
-def test_a_game_with_the_seed_and_players_of_another_but_other_turns_conflicts_with_the_first(
+def prefix_of(log: bytes, lines: int = 8) -> bytes:
+    """The first lines of a log: its header and a few turns, an unfinished game."""
+    return b"".join(log.splitlines(keepends=True)[:lines])
+
+
+def test_a_prefix_of_a_game_uploaded_first_does_not_block_the_real_log(
     intake: Intake,
     store: InMemorySubmissionStore,
     blobs: InMemoryBlobStore,
     crosstiles: Contest,
 ) -> None:
+    """The review's attack: seeds are public once a game ends, so a club that knows one and
+    its nicks uploads an 8-line prefix first. The real log is still taken, as a game of its
+    own; the standings tell which counts (`core.disputes`)."""
     north, south = store.teams["north"], store.teams["south"]
-    first, _ = accept(intake, north, crosstiles, GAME)
-    other_turns = corrupt(GAME, "score", random.Random(3))
+    prefix, _ = accept(intake, north, crosstiles, prefix_of(GAME))
 
-    with pytest.raises(Conflict, match=f"submission {first.id}"):
-        accept(intake, south, crosstiles, other_turns)
+    real, created = accept(intake, south, crosstiles, GAME)
 
-    assert list(store.submissions) == [first.id]
-    assert uploads(blobs) == {first.blob_key}
+    assert created and real.id != prefix.id
+    assert real.match_key == prefix.match_key and real.game_key != prefix.game_key
+    assert sorted(store.submissions) == sorted([prefix.id, real.id])
+    assert uploads(blobs) == {prefix.blob_key, real.blob_key}
+
+
+def test_after_the_close_the_real_log_is_refused_only_for_lateness(
+    intake: Intake, store: InMemorySubmissionStore, crosstiles: Contest
+) -> None:
+    north, south = store.teams["north"], store.teams["south"]
+    accept(intake, north, crosstiles, prefix_of(GAME))
+
+    with pytest.raises(Closed, match=f"received at {LATE}"):
+        accept_late(intake, south, crosstiles, GAME)
+    with pytest.raises(Closed, match=f"received at {LATE}"):
+        accept(intake, south, crosstiles, GAME, LATE)
+
+    assert len(store.submissions) == 1
 
 
 def test_a_club_not_allowed_to_send_game_logs_is_refused_and_nothing_is_kept(
