@@ -109,10 +109,13 @@ class StandingsMixin(StoreBase):
                 ).scalar_one()
             )
 
-    def results_page(self, contest_id: str, after: str, limit: int) -> list[ResultLine]:
+    def results_page(
+        self, contest_id: str, after: str, limit: int, team_id: str | None = None
+    ) -> list[ResultLine]:
         """Up to `limit` of the contest's submissions with ids after `after`, in id order,
         each with its team's name and its result under the live ruleset (None before it is
-        judged): one page of an export, read along the (contest, id) index."""
+        judged): one page of an export, read along the (contest, id) index; with `team_id`,
+        of that team's submissions alone (what a team audits)."""
         live = and_(
             results.c.submission_id == submissions.c.id,
             results.c.lexicon_id == contests.c.lexicon_id,
@@ -133,7 +136,13 @@ class StandingsMixin(StoreBase):
             .join(contests, contests.c.id == submissions.c.contest_id)
             .join(teams, teams.c.id == submissions.c.team_id)
             .outerjoin(results, live)
-            .where(and_(submissions.c.contest_id == contest_id, submissions.c.id > after))
+            .where(
+                and_(
+                    submissions.c.contest_id == contest_id,
+                    submissions.c.id > after,
+                    *([submissions.c.team_id == team_id] if team_id is not None else []),
+                )
+            )
             .order_by(submissions.c.id)
             .limit(limit)
         )
