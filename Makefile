@@ -10,7 +10,7 @@ TOOLS := $(VENV)/.extras-test-lint
 BENCH_TOOLS := $(VENV)/.extras-test-bench
 
 .DEFAULT_GOAL := install
-.PHONY: install bytecode lexicon browser go-tools ha-services run shell test test-fast lint bench bench-pipeline clean
+.PHONY: install bytecode lexicon browser go-tools ha-services clics-tools run shell test test-fast lint bench bench-pipeline clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "tilejudge needs Python 3.11 or newer; run: make PYTHON=python3.11 (or newer)")'
@@ -95,11 +95,20 @@ ha-services:
 		$$SUDO apt-get update -qq && \
 		$$SUDO apt-get install -y -qq --no-install-recommends patroni etcd-server redis-sentinel; }
 
+# The CLICS consistency check (check-api-consistency.php of the CCS specs) runs on PHP's
+# command-line interpreter, from Debian's package; install it when missing.
+clics-tools:
+	@command -v php >/dev/null || { \
+		echo "installing Debian's php-cli for the CLICS consistency check"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && \
+		$$SUDO apt-get install -y -qq --no-install-recommends php-cli; }
+
 # Test processes: the suites in groups (tests/conftest.py), the fault and cluster suites in one,
 # in collection order so that the longest group starts first.
 TEST_JOBS ?= 2
 
-test: lint lexicon browser go-tools ha-services
+test: lint lexicon browser go-tools ha-services clics-tools
 	$(BIN)/pytest -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder
 
 test-fast: $(TOOLS)
@@ -109,6 +118,7 @@ bench: install lexicon
 	$(BIN)/python -m benchmarks.judge_bench
 	$(BIN)/python -m benchmarks.cli_judge
 	$(BIN)/python -m benchmarks.crosstiles_speed
+	$(BIN)/python -m benchmarks.hostile_identity
 
 # The whole stack, several minutes each: figures for BENCHMARKS.md.
 bench-pipeline: $(BENCH_TOOLS) lexicon

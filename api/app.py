@@ -15,6 +15,7 @@ from api.openapi import document_errors
 from api.routes import (
     contests,
     dashboard,
+    disputes,
     docs,
     health,
     privacy,
@@ -22,6 +23,7 @@ from api.routes import (
     rulesets,
     standings,
     submissions,
+    team_results,
     transparency,
 )
 from api.routes.clics import clics_app
@@ -40,11 +42,13 @@ ROUTERS = (
     submissions.router,
     standings.router,
     rejudges.router,
+    disputes.router,
     health.router,
     dashboard.router,
     privacy.router,
     docs.router,
     transparency.router,
+    team_results.router,
 )
 
 
@@ -76,7 +80,9 @@ def create_app(services: Services | None = None, sweeper: bool = True) -> FastAP
             sequencer.start()
         if services is None:
             settle_heap()
+        svc.token_news.start()
         yield
+        svc.token_news.stop()
         if sequencer is not None:
             sequencer.stop()
         if thread is not None:

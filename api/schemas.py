@@ -150,6 +150,12 @@ class SubmissionAccepted(BaseModel):
     # The upload's leaf in the contest's transparency log; null for a retry's answer
     # (`GET /v1/submissions/{id}/log` lists every leaf of a submission, with proofs).
     log_leaf: int | None = None
+    hint: str | None = Field(
+        default=None,
+        description="present when the upload is accepted and judged but is most likely not "
+        "what was meant: empty, holding a NUL byte, not UTF-8, or in another game's format (a "
+        "game log sent to a Wordytaire contest, a move list to a Crosstiles one); one sentence",
+    )
 
 
 class SubmissionOut(BaseModel):
@@ -242,6 +248,12 @@ class GameStandings(BaseModel):
     game: str
     players: list[PlayerStanding]
     invalid: list[InvalidGame]
+    disputed: int = Field(
+        default=0,
+        description="games with rival valid logs the organiser has not settled: counted for "
+        "no one (GET /v1/contests/{contest}/disputes lists them to the organiser and the clubs "
+        "that sent them)",
+    )
     next: str | None = Field(default=None, description=NEXT_PAGE)
     frozen: bool = Field(default=False, description=FROZEN)
     pending: int = Field(default=0, description=PENDING)
@@ -294,3 +306,67 @@ class RejudgeIn(Body):
     )
     # The wire values of `core.states.RejudgeMode`, spelled out so the schema lists them inline.
     mode: Literal["full", "affected"] = "full"
+
+
+class SealedEntry(BaseModel):
+    leaf: int
+    entry: str = Field(description="the entry's canonical bytes, base64")
+
+
+class OwnSubmission(SubmissionOut):
+    """A submission as `GET /v1/submissions/{id}` shows it, and the entries of it that the
+    contest's public log withholds while frozen (`docs/transparency.md`)."""
+
+    sealed: list[SealedEntry] = Field(
+        default_factory=list,
+        description="its outcome entries sealed in the contest's log while it is frozen, each "
+        "with its leaf: to check against the leaf hashes of the level-0 tile (empty otherwise)",
+    )
+
+
+class SubmissionsPage(BaseModel):
+    contest: str
+    team: str | None = Field(
+        description="the calling team's id, whose submissions these are; null for the organiser"
+    )
+    submissions: list[OwnSubmission]
+    next: str | None = Field(
+        description="pass as `after` for the next page; null after the last page"
+    )
+
+
+class DisputedLogOut(BaseModel):
+    """A valid log of a disputed game: the teams that uploaded it (by name), when it was
+    received, and whom it makes the winners."""
+
+    submission: str
+    teams: list[str]
+    received_at: str
+    winners: list[str]
+
+
+class DisputeOut(BaseModel):
+    """A game (its seed and players, `match`) with rival valid logs, none of which counts
+    until the organiser settles it."""
+
+    match: str
+    logs: list[DisputedLogOut]
+
+
+class DisputeList(BaseModel):
+    contest: str
+    disputes: list[DisputeOut]
+
+
+class SettleIn(Body):
+    submission: str = Field(
+        pattern=r"^[A-Za-z0-9_-]{1,64}$", description="the log chosen: it counts, the others not"
+    )
+
+
+class SettlementOut(BaseModel):
+    contest: str
+    match: str
+    chosen: str
+    passed_over: list[str]
+    changed: bool = Field(description="false when the game was settled so already")

@@ -72,6 +72,9 @@ def run_submit(
             receipt = submit_retrying(api, contest, data, retry, err)
             out.write(format_receipt(receipt))
             out.flush()  # the receipt is proof of upload: show it even if waiting is cut short
+            if receipt.get("hint"):  # accepted, but most likely not what was meant
+                err.write(f"tilejudge: note: {receipt['hint']}\n")
+                err.flush()
             if not wait:
                 return EXIT_OK
             status = wait_for_result(api, str(receipt["id"]), poll)

@@ -14,6 +14,7 @@ from cli.options import (
     URL_HELP,
     CliError,
     Role,
+    add_url_option,
     add_verbose_option,
     command,
     fail_call,
@@ -43,7 +44,7 @@ def add_command(commands: Any) -> None:
         "(load-DATE-TIME-XXXX, created for the run) unless --contest names one; the report's "
         "last lines say which and how to remove them.",
     )
-    load.add_argument("--url", help=f"{URL_HELP}; 127.0.0.1, localhost or ::1 only")
+    add_url_option(load, help=f"{URL_HELP}; 127.0.0.1, localhost or ::1 only")
     add_verbose_option(load)
     load.add_argument(
         "--contest",

@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from cli import admin as admin_cli
 from cli import audit as audit_cli
 from cli import contests as contests_cli
+from cli import disputes as disputes_cli
 from cli import load as load_cli
 from cli import offline as offline_cli
 from cli import results as results_cli
@@ -20,6 +21,7 @@ from cli.options import (
     STACK_URL_FILE,
     WAIT_TIMEOUT_S,
     Role,
+    add_global_options,
     add_server_options,
     command,
     read_input,
@@ -47,7 +49,9 @@ ENVIRONMENT = f"""\
 environment:
   TILEJUDGE_URL          the API for commands that talk to a server; without it (and without
                          --url) the URL a running `tilejudge up` recorded in
-                         $TILEJUDGE_HOME/{STACK_URL_FILE}, else {DEFAULT_URL}
+                         $TILEJUDGE_HOME/{STACK_URL_FILE}, else {DEFAULT_URL} where no
+                         `tilejudge up` ever ran (where one ran and stopped, a command says so
+                         and how to start it, and calls no server)
   TILEJUDGE_HOME         the local stack's data directory (default: ./.tilejudge); `up` writes
                          the admin token to $TILEJUDGE_HOME/{ADMIN_TOKEN_FILE}, which organiser
                          commands read when neither --token nor $TILEJUDGE_ADMIN_TOKEN is given
@@ -71,6 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=ENVIRONMENT,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_global_options(parser)
     commands = parser.add_subparsers(required=True, metavar="COMMAND")
 
     offline_cli.add_commands(commands)
@@ -91,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
     admin_cli.add_lexicon_actions(lexicon_commands)
     admin_cli.add_commands(commands)
     contests_cli.add_commands(commands)
+    disputes_cli.add_commands(commands)
     results_cli.add_commands(commands)
     _add_service_commands(commands)
     roles_cli.add_commands(commands)

@@ -33,7 +33,8 @@ STACK_URL_FILE, STACK_LOCK_FILE, ADMIN_TOKEN_FILE = "api-url", "up.lock", "admin
 WAIT_TIMEOUT_S = 120.0
 URL_HELP = (
     "the API's URL (default: $TILEJUDGE_URL, then the URL a running `tilejudge up` recorded in "
-    f"$TILEJUDGE_HOME/{STACK_URL_FILE}, then {DEFAULT_URL})"
+    f"$TILEJUDGE_HOME/{STACK_URL_FILE}, then {DEFAULT_URL} where no `tilejudge up` ever ran; "
+    "a stopped local stack is an error, not a reason to use the default)"
 )
 VERBOSE_HELP = (
     "say on stderr which server is used and where its URL came from (said anyway when the "
@@ -130,10 +131,11 @@ def resolve(
     """The server and the token to call it with.
 
     The server: `url`, else $TILEJUDGE_URL, else the URL a running `tilejudge up` recorded
-    under $TILEJUDGE_HOME, else the local API; with `verbose`, `err` (stderr) is told which and
-    why. The token for `role`: a team's is `token`, else $TILEJUDGE_TOKEN; an organiser's is
-    `token`, else $TILEJUDGE_ADMIN_TOKEN, else the one `up` wrote to
-    $TILEJUDGE_HOME/admin-token; a reader's is either. SettingsError, naming the option
+    under $TILEJUDGE_HOME, else the local API where no `up` ever ran there (SettingsError saying
+    how to start it where one ran and stopped: another stack may answer on the default port);
+    with `verbose`, `err` (stderr) is told which and why. The token for `role`: a team's is
+    `token`, else $TILEJUDGE_TOKEN; an organiser's is `token`, else $TILEJUDGE_ADMIN_TOKEN,
+    else the one `up` wrote to $TILEJUDGE_HOME/admin-token; a reader's is either. SettingsError, naming the option
     (`flag`) and the variables, when there is none."""
     server = _server(settings, url)
     if verbose:
@@ -163,10 +165,18 @@ def _server(settings: ClientSettings, url: str | None) -> Target:
     if settings.url:
         return Target(settings.url, None, UrlSource.ENVIRONMENT)
     home = _shown(settings.home)
-    recorded = stack_url(settings.home)
-    if recorded is None:
-        return Target(DEFAULT_URL, None, UrlSource.DEFAULT, home)
-    return Target(recorded, None, UrlSource.STACK, home)
+    lock = settings.home / STACK_LOCK_FILE
+    if _stack_runs(lock):
+        recorded = _recorded_url(settings.home)
+        if recorded is not None:
+            return Target(recorded, None, UrlSource.STACK, home)
+    elif lock.exists():
+        # A stack ran here and stopped: whatever answers on the default port is another's.
+        raise SettingsError(
+            f"the local stack in {home} is not running: start it with {STARTERS}, or pass "
+            "--url URL (or set TILEJUDGE_URL) to use another server"
+        )
+    return Target(DEFAULT_URL, None, UrlSource.DEFAULT, home)
 
 
 def announce(target: Target, err: TextIO) -> None:
@@ -180,6 +190,10 @@ def stack_url(home: Path) -> str | None:
     SettingsError naming the file if what it holds is not a URL."""
     if not _stack_runs(home / STACK_LOCK_FILE):
         return None
+    return _recorded_url(home)
+
+
+def _recorded_url(home: Path) -> str | None:
     path = home / STACK_URL_FILE
     try:
         recorded = path.read_text().strip()
@@ -234,17 +248,39 @@ def command(actions: Any, name: str, summary: str, **options: Any) -> argparse.A
     return parser
 
 
+def add_global_options(parser: argparse.ArgumentParser) -> None:
+    """--url and -v/--verbose on the `tilejudge` command itself, so that they may come before
+    the subcommand too (`tilejudge -v contest list`); a subcommand's own leave them as given
+    there unless given again after it (`add_url_option`, `add_verbose_option`)."""
+    parser.add_argument("--url", help=URL_HELP + "; also after the command")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help=VERBOSE_HELP + "; also after the command"
+    )
+
+
 def add_server_options(parser: argparse.ArgumentParser, role: Role, **options: Any) -> None:
     """--url, -v/--verbose, and --token for a command that needs one (`options`: more for all,
     such as `default=argparse.SUPPRESS` on a subcommand whose parent has them too)."""
-    parser.add_argument("--url", help=URL_HELP, **options)
+    add_url_option(parser, **options)
     add_verbose_option(parser, **options)
     if role is not Role.PUBLIC:
         parser.add_argument("--token", help=TOKEN_HELP[role], **options)
 
 
+# A subcommand's --url and -v set nothing when left out (SUPPRESS), so that the same option
+# given before the subcommand (`add_global_options`) holds.
+def add_url_option(parser: argparse.ArgumentParser, help: str = URL_HELP, **options: Any) -> None:
+    parser.add_argument("--url", help=help, **{"default": argparse.SUPPRESS, **options})
+
+
 def add_verbose_option(parser: argparse.ArgumentParser, **options: Any) -> None:
-    parser.add_argument("-v", "--verbose", action="store_true", help=VERBOSE_HELP, **options)
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        help=VERBOSE_HELP,
+        **{"default": argparse.SUPPRESS, **options},
+    )
 
 
 def run_with_client(

@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import csv
 import hashlib
+import itertools
 import json
 import os
 import sys
@@ -102,8 +103,11 @@ def _run(role: Role, action: Action, args: argparse.Namespace, environ: Mapping[
 
 def _export(api: Client, args: argparse.Namespace) -> int:
     pages = api.pages(f"/v1/contests/{args.contest}/results", "results")
+    # The first page is asked for before anything is written: an unknown contest (404) or a
+    # refused token leaves no header on stdout and no file.
+    first = next(pages, [])
     with _destination(args.output) as out:
-        count = write_results(pages, args.format, out)
+        count = write_results(itertools.chain([first], pages), args.format, out)
     where = args.output or "stdout"
     sys.stderr.write(f"tilejudge: exported {count} submissions of {args.contest} to {where}\n")
     return 0

@@ -2,9 +2,9 @@
 chosen by name through the registry (`core.games.game`). Generic modules ask the game of a
 contest and never branch on which game it is.
 
-A game says how an upload is recognised and keyed (`identity`), how its rules data beside the
-word list is read and shown (`parse_rules`, `rules_json`, `default_rules`), and how an upload is
-judged into a result and a report (`judge`).
+A game says how an upload is recognised at a glance (`looks_like`) and keyed (`identity`), how
+its rules data beside the word list is read and shown (`parse_rules`, `rules_json`,
+`default_rules`), and how an upload is judged into a result and a report (`judge`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ class Identity:
     `key` None: each team's uploads are its own, the same bytes from the same team being one
     submission (a Wordytaire move list). Otherwise uploads with the same `key` are one
     submission whichever team of the contest sent them and in whatever bytes (a Crosstiles game
-    log, read as the verifier reads it); `match`, when given, is what two uploads may not share
-    unless their keys are equal too (the same seed and players with other turns: a conflict).
+    log, read as the verifier reads it); `match`, when given, is the game's seed and players:
+    uploads that share it with other keys are rival logs of one game, all kept, of which the
+    standings count only one (`core.disputes`).
     """
 
     key: str | None = None
@@ -78,6 +79,12 @@ class Game(Protocol):
     @property
     def rules_errors(self) -> tuple[type[Exception], ...]: ...  # rules data that cannot be read
     def identity(self, data: bytes) -> Identity: ...
+    def looks_like(self, data: bytes) -> bool:
+        """Whether `data` reads, at a glance (its first lines, never the whole upload), as one
+        of this game's uploads: an upload to a contest of another game that one of them
+        recognises and its own game does not gets a hint (`core.upload_hints`)."""
+        ...
+
     def default_rules(self) -> Rules: ...
     def parse_rules(self, content: str) -> Rules: ...  # one of `rules_errors` if it cannot
     def rules_json(self, rules: Any) -> str: ...  # as registered: `parse_rules` reads it back

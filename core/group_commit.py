@@ -320,7 +320,7 @@ def _sort(
 
 def _answer(done: Future[Submission | None], row: Submission | CoreError | None) -> None:
     """Stored (the row), a submission already (None), or refused: its contest closed, its
-    team may not upload game logs, or it conflicts with another game."""
+    team may not upload game logs."""
     if isinstance(row, CoreError):
         done.set_exception(row)
     else:

@@ -130,16 +130,28 @@ def load_demo(
             logs = _load_games(api, state, state_path, tokens, games_list.read_bytes())
             if wait:
                 _wait_judged(api, logs, "game logs")
-    print(f"demo: contest {CONTEST!r} judged with the word list {LEXICON_NAME}", flush=True)
+        # A rejudge since an earlier start may have moved a contest to another list: named as
+        # the server has it now, not as the demo first made it.
+        used = list_in_use(api, CONTEST)
+        games_used = list_in_use(api, GAMES_CONTEST) if games_list is not None else ""
+    print(f"demo: contest {CONTEST!r} judged with the word list {used}", flush=True)
     if games_list is not None:
         print(
-            f"demo: contest {GAMES_CONTEST!r}: Crosstiles game logs judged with {GAMES_LIST_NAME}",
+            f"demo: contest {GAMES_CONTEST!r}: Crosstiles game logs judged with {games_used}",
             flush=True,
         )
     print(f"demo: team tokens in {tokens}/ (one file per team)", flush=True)
     print(f"demo: leaderboard: tilejudge leaderboard --contest {CONTEST}", flush=True)
     if games_list is not None:
         print(f"demo: standings: tilejudge leaderboard --contest {GAMES_CONTEST}", flush=True)
+
+
+def list_in_use(api: Client, contest: str) -> str:
+    """The name of the word list the contest is judged with now (its id where it has none)."""
+    with step(f"reading the contest {contest}", DemoError):
+        lexicon_id = str(api.call("GET", f"/v1/contests/{contest}")["lexicon"])
+        listed = api.call("GET", "/v1/lexicons")["lexicons"]
+    return next((str(row["name"]) for row in listed if row["id"] == lexicon_id), lexicon_id)
 
 
 def games_lexicon(lexicon_path: Path) -> Path | None:

@@ -21,6 +21,7 @@ from core import clock, freeze, receipts, report_blobs
 from core.errors import NotFound, read_failure
 from core.intake import check_opened, may_upload, no_log_right
 from core.records import Contest, Submission, Team
+from core.upload_hints import upload_hint
 
 router = APIRouter()
 log = structlog.get_logger("tilejudge.api")
@@ -41,8 +42,14 @@ async def submit(contest: str, request: Request, svc: Svc, token: BearerToken) -
     that submission, flagged `X-Tilejudge-Duplicate`); anything else is refused with 403. A
     Crosstiles contest takes logs only from teams the organiser allowed (403 otherwise); a
     game already in the contest, uploaded again by any team in any bytes (line endings, notes,
-    spacing), is answered with the submission it already is, even after the close; a game with
-    the seed and players of another but other turns is refused (409, naming the first)."""
+    spacing), is answered with the submission it already is, even after the close; a log with
+    the seed and players of another but other turns is taken as a rival log of that game (the
+    standings count the one valid log; two valid ones are a dispute the organiser settles:
+    `/v1/contests/{contest}/disputes`).
+
+    An upload that is empty, holds a NUL byte, is not UTF-8, or reads as another game's is
+    accepted and judged all the same (the rules give it a result), and the answer carries a
+    `hint` saying so."""
     # Two trips to the thread pool in all, the body read on the event loop between them: the
     # team, the contest, whether it opened and the rate limit before a byte is read, then intake.
     team, found = await run_in_threadpool(_admit, svc, token, contest)
@@ -58,15 +65,20 @@ async def submit(contest: str, request: Request, svc: Svc, token: BearerToken) -
         leaf = await run_in_threadpool(_upload_leaf, svc, submission.id, team.id)
     # The documented SubmissionAccepted, built directly: the busiest route skips FastAPI's
     # validation of its own answer.
+    answer: dict[str, object] = {
+        "id": submission.id,
+        "sha256": submission.sha256,
+        "received_at": submission.received_at,
+        "receipt": submission.receipt,
+        # Its upload's leaf in the contest's transparency log (`GET .../log` proves it).
+        "log_leaf": leaf,
+    }
+    # Accepted and judged all the same (the rules give it a result); the team hears at once.
+    hint = upload_hint(found.game, data)
+    if hint is not None:
+        answer["hint"] = hint
     return JSONResponse(
-        {
-            "id": submission.id,
-            "sha256": submission.sha256,
-            "received_at": submission.received_at,
-            "receipt": submission.receipt,
-            # Its upload's leaf in the contest's transparency log (`GET .../log` proves it).
-            "log_leaf": leaf,
-        },
+        answer,
         status_code=202,
         headers=None if created else {"X-Tilejudge-Duplicate": "true"},
     )

@@ -7,7 +7,6 @@ the invalid logs, and a rejudge's preview."""
 from __future__ import annotations
 
 import argparse
-import io
 import json
 import re
 import sys
@@ -27,6 +26,7 @@ from cli.games import (
     write_lines,
 )
 from cli.options import CliError, read_input
+from core.games.crosstiles import BOM, is_game_log
 from infra import lexicon_files
 from infra.settings import ClientSettings
 from judge import Lexicon
@@ -38,11 +38,6 @@ EXIT_INVALID = 1
 PLAYERS = (2, 3, 4)
 SEED = re.compile(r"[!-~]{1,128}")  # CROSSTILES.md: 1 to 128 printable ASCII, no space
 SHOWN_CHARS = 80  # of a failing line's text in the human report
-BOM = b"\xef\xbb\xbf"
-# CROSSTILES.md: a log may hold blank and #note lines anywhere; the first other line is the
-# header's `#crosstiles` pragma.
-IGNORED_LINE = re.compile(rb"[ \t]*(?:#note.*)?", re.DOTALL)
-HEADER = re.compile(rb"[ \t]*#crosstiles(?:[ \t]|$)")
 
 BOARD = Option(
     "--board", "Crosstiles' board JSON file (default: the packaged board-1)", metavar="FILE"
@@ -87,17 +82,6 @@ REASONS: dict[Reason, str] = {
     Reason.AFTER_END: "Only blank and #note lines may follow the game's end lines",
     Reason.UNFINISHED: "The log stops before the game and its end lines are complete",
 }
-
-
-def is_game_log(data: bytes) -> bool:
-    """Whether the first line of `data` that is neither blank nor a #note (lines a log may hold
-    anywhere) is the `#crosstiles` pragma, whatever version it gives: the verifier then says
-    what is wrong with it, if anything."""
-    for line in io.BytesIO(data.removeprefix(BOM)):
-        text = line.removesuffix(b"\n").removesuffix(b"\r")
-        if not IGNORED_LINE.fullmatch(text):
-            return HEADER.match(text) is not None
-    return False
 
 
 def judge_logs(

@@ -15,11 +15,14 @@ Wordytaire fills (`legal`, `illegal`, `tiles`) are 0.
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from core.disputes import counting
 from core.game import Identity, Judged
 from core.records import JudgedResult
 from core.transparency import Logged
@@ -28,6 +31,11 @@ from judge.crosstiles import Board, BoardError, CrosstilesReport, default_board,
 from judge.crosstiles import identity as game_identity
 from judge.crosstiles.board import TILE_NAMES
 
+BOM = b"\xef\xbb\xbf"
+# docs/rules/crosstiles.md: a log may hold blank and #note lines anywhere; the first other line
+# is the header's `#crosstiles` pragma.
+IGNORED_LINE = re.compile(rb"[ \t]*(?:#note.*)?", re.DOTALL)
+HEADER = re.compile(rb"[ \t]*#crosstiles(?:[ \t]|$)")
 # Recorded as `judge_version` with every Crosstiles result.
 CROSSTILES_JUDGE_VERSION = "crosstiles-1"
 # A win's share is kept in twelfths: a game has at most four players, so a k-way tie among the
@@ -120,6 +128,37 @@ def board_json(board: Board) -> str:
     return json.dumps(doc, indent=1)
 
 
+def is_game_log(data: bytes) -> bool:
+    """Whether the first line of `data` that is neither blank nor a #note (lines a log may hold
+    anywhere) is the `#crosstiles` pragma, whatever version it gives: the verifier then says
+    what is wrong with it, if anything. Reads no further than that line."""
+    for line in io.BytesIO(data.removeprefix(BOM)):
+        text = line.removesuffix(b"\n").removesuffix(b"\r")
+        if not IGNORED_LINE.fullmatch(text):
+            return HEADER.match(text) is not None
+    return False
+
+
+def _not_counted(logged: Mapping[str, Logged]) -> set[str]:
+    """The valid logs that count for nothing: rival logs of a game (one match) of which the
+    settlements logged choose none, or choose another."""
+    games: dict[str, dict[str, Logged]] = {}
+    for sid, sub in logged.items():
+        if sub.match is not None:
+            games.setdefault(sub.match, {})[sid] = sub
+    held: set[str] = set()
+    for rivals in games.values():
+        valid = {sid: _valid(sub) for sid, sub in rivals.items()}
+        passed = {sid: sub.passed_over_for for sid, sub in rivals.items() if sub.passed_over_for}
+        counted = counting(valid, passed)
+        held |= {sid for sid, ok in valid.items() if ok and sid not in counted}
+    return held
+
+
+def _valid(sub: Logged) -> bool | None:
+    return None if sub.verdict is None else bool(sub.verdict["valid"])
+
+
 class Crosstiles:
     name = "crosstiles"
     rules_noun = "board"
@@ -130,6 +169,9 @@ class Crosstiles:
     def identity(self, data: bytes) -> Identity:
         found = game_identity.identity(data)
         return Identity(found.key, found.match)
+
+    def looks_like(self, data: bytes) -> bool:
+        return is_game_log(data)
 
     def default_rules(self) -> Board:
         return default_board()
@@ -188,16 +230,21 @@ class Crosstiles:
         }
 
     def log_standings(self, logged: Mapping[str, Logged]) -> dict[str, list[dict[str, Any]]]:
-        """The players of the valid games by wins (in twelfths), spread, then nick by code
-        point; the invalid games by receipt, each with its failing line and reason."""
+        """The players of the valid games that count (`core.disputes`: rival valid logs of
+        one game count for no one until a settlement chose one) by wins (in twelfths), spread,
+        then nick by code point; the invalid games by receipt, each with its failing line and
+        reason."""
         totals: dict[str, list[int]] = {}
         invalid = []
+        held = _not_counted(logged)
         for sid, sub in sorted(logged.items(), key=lambda item: (item[1].received_at, item[0])):
             verdict = sub.verdict
             if verdict is None:
                 continue
             if verdict["error"] is not None:
                 invalid.append({"submission": sid, **verdict["error"]})
+            if sid in held:
+                continue
             for player in verdict["players"]:
                 games, twelfths, spread = totals.setdefault(player["nick"], [0, 0, 0])
                 totals[player["nick"]] = [

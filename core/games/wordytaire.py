@@ -4,6 +4,8 @@ legal and illegal lines and the tiles placed."""
 
 from __future__ import annotations
 
+import io
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -13,6 +15,23 @@ from core.transparency import Logged
 from judge import Lexicon
 from judge.wordytaire import JUDGE_VERSION, Layout, LayoutError, default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
+
+BOM = b"\xef\xbb\xbf"
+# docs/rules/wordytaire.md: a line of spaces and tabs alone is blank; a move is five fields, the
+# first four numbers (an optional '-', then 1 to 18 digits).
+BLANK_LINE = re.compile(rb"[ \t]*")
+MOVE_SHAPE = re.compile(rb"[ \t]*(?:-?\d{1,18}[ \t]+){4}[^ \t]+[ \t]*")
+
+
+def is_move_list(data: bytes) -> bool:
+    """Whether the first line of `data` that is not blank has the shape of a move (`x1 y1 x2
+    y2 word`, whatever the word): a move list, even if that move is illegal. Reads no further
+    than that line."""
+    for line in io.BytesIO(data.removeprefix(BOM)):
+        text = line.removesuffix(b"\n").removesuffix(b"\r")
+        if not BLANK_LINE.fullmatch(text):
+            return MOVE_SHAPE.fullmatch(text) is not None
+    return False
 
 
 class Wordytaire:
@@ -27,6 +46,9 @@ class Wordytaire:
 
     def identity(self, data: bytes) -> Identity:
         return Identity()  # a team's uploads are its own: the same bytes again are a retry
+
+    def looks_like(self, data: bytes) -> bool:
+        return is_move_list(data)
 
     def default_rules(self) -> Layout:
         return default_layout()

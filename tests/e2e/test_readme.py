@@ -8,11 +8,14 @@ this checkout's installed dependencies (a .pth line, and the `weed` binary) and 
 itself in editable mode, so every command, the stack and its workers run the copy's code.
 
 A ```sh block right after a `<!-- readme-test -->` line is run, command by command, in README
-order: with `.venv/bin` first on PATH (as `source .venv/bin/activate` puts it), in a scratch
-directory, with what the banner's `export` lines set. Each command must exit 0. The ```text
-block that follows (if any) is what the block prints: each of its lines must appear in the
-output, in order, where ids, digests, times and tokens may differ, `…` stands for one value
-that differs between games and a `...` line for lines left out. A `NAME=…` command sets NAME
+order: with `.venv/bin` first on PATH (as `source .venv/bin/activate` puts it), in the copy's
+root (where a user who cloned the repository runs them), with what the banner's `export` lines
+set. The copy is made a git checkout first: after the blocks, `git status --porcelain` must show
+nothing it did not show before them (the walkthrough leaves no file behind in a clone). Each
+command must exit 0. The ```text block that follows (if any) is what the block prints: each
+of its lines must appear in the output, in order, where ids, digests, times and tokens may
+differ, `…` stands for one value that differs between games and a `...` line for lines left
+out. A `NAME=…` command sets NAME
 for the commands after it, as in a shell; `TEAM_ID`, `SUBMISSION_ID` and `RUN_ID` are ids an
 earlier command printed (`PLACEHOLDERS`).
 """
@@ -304,8 +307,6 @@ def test_the_readme_walkthrough_runs_as_written_from_a_copy_that_stands_alone(
     assert fetched.returncode == 0, fetched.stdout + fetched.stderr
     cache = copy.cache / "tilejudge"
     assert sorted(p.name for p in cache.iterdir()) == sorted(k.file for k in KNOWN_LISTS)
-    workdir = tmp_path / "work"
-    workdir.mkdir()
     env = {
         "TILEJUDGE_ADMIN_TOKEN": "",  # generated into the home, as for a user
         "XDG_CACHE_HOME": str(copy.cache),
@@ -321,7 +322,8 @@ def test_the_readme_walkthrough_runs_as_written_from_a_copy_that_stands_alone(
         _wait_for_demo(stack)
         recorded = (stack.home / "api-url").read_text()
         assert recorded == f"{stack.url}\n", "up records the API's URL while it runs"
-        shell = Shell(workdir, base | _banner_exports(stack))
+        untracked_before = git_status(copy.root)
+        shell = Shell(copy.root, base | _banner_exports(stack))
         for block in blocks:
             printed = "".join(shell.run(command) for command in block.commands)
             missing = missing_lines(block.sample, printed)
@@ -330,7 +332,24 @@ def test_the_readme_walkthrough_runs_as_written_from_a_copy_that_stands_alone(
                 + "\n".join(missing[:3])
                 + f"\non, in what the block printed:\n{printed[-6000:]}"
             )
+        left = sorted(set(git_status(copy.root)) - set(untracked_before))
+        assert left == [], f"the README's blocks left in the checkout: {left}"
     assert not (stack.home / "api-url").exists(), "a clean stop removes the recorded URL"
+
+
+def git_status(root: Path) -> list[str]:
+    """`git status --porcelain` of the copy, every untracked file named; the copy is made a
+    checkout of its own files first (staged, so that each is known to git)."""
+    if not (root / ".git").exists():
+        subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+        subprocess.run(["git", "add", "-A"], cwd=root, check=True)
+    return subprocess.run(
+        ["git", "status", "--porcelain", "--untracked-files=all"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
 
 
 def test_the_sample_matcher_finds_lines_in_order_and_only_there() -> None:

@@ -273,6 +273,15 @@ def test_an_export_of_an_unknown_contest_leaves_no_file(
     assert list(tmp_path.glob("out.csv*")) == []
 
 
+@pytest.mark.parametrize("form", ["csv", "jsonl"])
+def test_an_export_of_an_unknown_contest_writes_nothing_before_the_error(
+    pipe: Pipeline, capsys: pytest.CaptureFixture[str], form: str
+) -> None:
+    code, out, err = run(capsys, "results", "export", "--contest", "nope", "--format", form)
+    assert (code, out) == (2, "")
+    assert err.startswith("tilejudge: HTTP 404")
+
+
 def submit(pipe: Pipeline, token: str, data: bytes) -> str:
     """An upload as the team whose token is given; its submission's id."""
     response = pipe.client.post(

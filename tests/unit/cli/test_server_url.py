@@ -74,14 +74,74 @@ def test_a_running_stacks_url_comes_before_the_default(
     assert said == f"tilejudge: using {STACK} (recorded by the stack in .tilejudge)\n"
 
 
-def test_a_stack_that_is_not_running_is_not_believed(tmp_path: Path) -> None:
+def test_a_stack_that_is_not_running_is_not_believed_nor_replaced_by_the_default(
+    tmp_path: Path,
+) -> None:
     with running_stack(tmp_path):
         pass  # the stack stopped: its lock is free, its URL file is left behind
+    with pytest.raises(SettingsError) as refused:
+        server(tmp_path, verbose=False)
+    assert str(refused.value) == (
+        f"the local stack in {tmp_path} is not running: start it with `make run` (or "
+        "`tilejudge up`), or pass --url URL (or set TILEJUDGE_URL) to use another server"
+    )
+
+
+def test_without_a_home_the_default_is_used(tmp_path: Path) -> None:
     assert server(tmp_path, verbose=False) == ("http://127.0.0.1:8000", "")
     assert server(tmp_path)[1] == (
         "tilejudge: using http://127.0.0.1:8000 (the default: no running stack recorded a URL "
         f"in {tmp_path})\n"
     )
+
+
+@pytest.mark.parametrize("command", [["leaderboard", "--contest", "demo"], ["contest", "list"]])
+def test_a_command_beside_a_stopped_stack_says_so_and_calls_no_server(
+    command: list[str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = refused_connection(monkeypatch)
+    monkeypatch.chdir(tmp_path)
+    home = tmp_path / ".tilejudge"
+    home.mkdir()
+    with running_stack(home):
+        pass
+
+    code = main(command, environ={"TILEJUDGE_HOME": str(home)})
+
+    assert code == 2
+    assert calls == []
+    assert capsys.readouterr().err == (
+        "tilejudge: the local stack in .tilejudge is not running: start it with `make run` (or "
+        "`tilejudge up`), or pass --url URL (or set TILEJUDGE_URL) to use another server\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ"),
+    [(["--url", "http://127.0.0.1:9"], {}), ([], {"TILEJUDGE_URL": "http://127.0.0.1:9"})],
+    ids=["option", "environment"],
+)
+def test_a_url_given_reaches_its_server_beside_a_stopped_stack(
+    argv: list[str],
+    environ: dict[str, str],
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    calls = refused_connection(monkeypatch)
+    with running_stack(tmp_path):
+        pass
+
+    code = main(
+        ["leaderboard", "--contest", "demo", *argv],
+        environ={"TILEJUDGE_HOME": str(tmp_path), **environ},
+    )
+
+    assert code == 2  # nothing listens there: what matters is where it called
+    assert calls == ["http://127.0.0.1:9"]
 
 
 def test_without_a_lock_file_the_default_is_used_and_no_lock_file_is_made(tmp_path: Path) -> None:
@@ -96,7 +156,8 @@ def test_the_lock_is_let_go_at_once_so_a_stack_can_start(tmp_path: Path) -> None
     (tmp_path / "up.lock").touch()
     (tmp_path / "api-url").write_text(STACK + "\n")
 
-    assert server(tmp_path)[0] == "http://127.0.0.1:8000"
+    with pytest.raises(SettingsError):
+        server(tmp_path)  # a stopped stack
 
     with (tmp_path / "up.lock").open("w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises if the check still held it

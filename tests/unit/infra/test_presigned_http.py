@@ -185,7 +185,10 @@ def test_an_endpoint_that_never_answers_fails_after_the_read_timeout_twice(
         hold.set()
         http.close()
 
-    assert 0.55 < time.monotonic() - started < 3
+    # Each of the two attempts waited out its read timeout (a lower bound: load only adds to
+    # it); a client without one would have hung until the server gave up and closed, which
+    # raises a connection error, not TimeoutError.
+    assert time.monotonic() - started > 0.55
     assert len(server.requests) == 2
 
 
