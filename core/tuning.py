@@ -58,8 +58,9 @@ REJUDGE_PAGE = 512  # whole batches of REJUDGE_BATCH_MOST: each page's last is f
 # of it are left to publish, down to REJUDGE_BATCH, so the last batches still spread over up to
 # REJUDGE_SPREAD processes and none finishes long after the others (guided self-scheduling).
 # Against batches of 16 throughout, alternating in one stack: a full rejudge against live
-# judging 1.00, 1.04 and 1.01 against 0.96, 0.98 and 0.98 (BENCHMARKS.md). An affected-only
-# run's few submissions go in batches of REJUDGE_BATCH, spread over every process. A live upload
+# judging 1.00, 1.04 and 1.01 against 0.96, 0.98 and 0.98 (measured 2026-12-05; in the git
+# history of BENCHMARKS.md). An affected-only run's few submissions go in batches of
+# REJUDGE_BATCH, spread over every process. A live upload
 # never waits behind a batch: a standby process takes it, or judge_batch hands the rest of the
 # batch back. Each size is REJUDGE_BATCH times a power of two, and divides REJUDGE_PAGE.
 REJUDGE_BATCH = 16

@@ -8,7 +8,7 @@ worker's parent would decode the envelope and encode it again into Redis's hash 
 not yet acknowledged, and the process judging it would decode the body: about 0.7 ms of CPU
 a 56 KB upload in all (timed in one process), where a key costs Redis a copy. End to end, the
 ratio of `benchmarks.pipeline_bench` went from 0.61 and 0.58 to 0.63 and 0.65 in alternating
-runs (BENCHMARKS.md).
+runs (measured 2026-12-05; the figures are in BENCHMARKS.md's git history).
 
 A team's deletion drops the copies of its uploads (`forget`). Redis's append-only file, where
 persistence is on, keeps the history of every write until the file is rewritten. So a deletion,

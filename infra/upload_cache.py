@@ -9,7 +9,7 @@ read is only a miss.
 
 Each process appends to a segment file of its own: a record is the digest (32 bytes), the
 length (8) and the bytes. An append costs about 12 µs for 40 KB, where a file per upload cost
-150 µs and more to create on ext4 (BENCHMARKS.md). A process indexes its own appends, and
+150 µs and more to create on ext4 (docs/performance.md). A process indexes its own appends, and
 reads the other processes' segments for theirs when it misses (at most once a second). A
 segment is closed at a sixteenth of `capacity` or RECORDS_A_SEGMENT records; whoever starts a
 new one deletes the oldest segments until the whole fits in `capacity`. So the folder holds at
