@@ -45,6 +45,7 @@ from infra.upload_cache import DiskUploadCache
 from workers.bulk_slots import BulkSlots
 from workers.live_watch import LiveWatch
 from workers.scheduling import run_niced
+from workers.soft_limit import SOFT_LIMIT_SIGNAL  # noqa: F401  (connects its task signals)
 
 app = Celery("tilejudge")
 # Read when Celery first reads the app's configuration (the worker starting), not at import.

@@ -57,7 +57,10 @@ files = resources.files("api")
 # A stand-in for the services: any dashboard session is taken as signed in; public reads are
 # shared and paced as the real services do.
 sessions = SimpleNamespace(check=lambda cookie: object())
-services = SimpleNamespace(admin_token={ADMIN_TOKEN!r}, sessions=sessions, public=SharedReads())
+news = SimpleNamespace(start=lambda: None, stop=lambda: None)  # no Redis to hear from
+services = SimpleNamespace(
+    admin_token={ADMIN_TOKEN!r}, sessions=sessions, public=SharedReads(), token_news=news
+)
 app = create_app(services=services)
 with TestClient(app, raise_server_exceptions=False) as client:
     client.cookies.set("tilejudge_admin", "a-session")
