@@ -10,7 +10,7 @@ TOOLS := $(VENV)/.extras-test-lint
 BENCH_TOOLS := $(VENV)/.extras-test-bench
 
 .DEFAULT_GOAL := install
-.PHONY: install bytecode lexicon browser go-tools ha-services clics-tools run shell test test-fast lint bench bench-pipeline clean
+.PHONY: install bytecode lexicon browser axe go-tools ha-services clics-tools run shell test test-fast lint bench bench-pipeline clean
 
 $(BIN)/python:
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11) and "tilejudge needs Python 3.11 or newer; run: make PYTHON=python3.11 (or newer)")'
@@ -77,6 +77,22 @@ browser:
 		$$SUDO apt-get update -qq && \
 		$$SUDO apt-get install -y -qq --no-install-recommends chromium fonts-liberation; }
 
+# The browser tests check every page with npm's axe-core, run in the page; installed under
+# .venv (no lock file, an exact version), with Debian's npm when the machine has none.
+AXE_VERSION := 4.14.1
+AXE := $(VENV)/node/node_modules/axe-core/axe.min.js
+
+axe: $(AXE)
+
+$(AXE): | $(BIN)/python
+	@command -v npm >/dev/null || { \
+		echo "installing Debian's npm for axe-core, the browser tests' accessibility check"; \
+		SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+		$$SUDO apt-get update -qq && \
+		$$SUDO apt-get install -y -qq --no-install-recommends npm; }
+	npm install --prefix $(VENV)/node --no-save --no-package-lock --no-audit --no-fund \
+		--loglevel=error axe-core@$(AXE_VERSION)
+
 # The transparency log's cross-check builds a verifier on Go's own golang.org/x/mod/sumdb
 # packages, from Debian's sources (no module download); install them when missing.
 go-tools:
@@ -108,7 +124,7 @@ clics-tools:
 # in collection order so that the longest group starts first.
 TEST_JOBS ?= 2
 
-test: lint lexicon browser go-tools ha-services clics-tools
+test: lint lexicon browser axe go-tools ha-services clics-tools
 	$(BIN)/pytest -n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder
 
 test-fast: $(TOOLS)

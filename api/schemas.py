@@ -230,6 +230,12 @@ class PlayerStanding(BaseModel):
     spread: int = Field(
         description="summed over the games: the player's score minus the best other player's"
     )
+    rating: float = Field(
+        description="Glicko-2 rating after the contest's counted games in receipt order, each "
+        "game a rating period (docs/rules/crosstiles.md); every player starts at 1500"
+    )
+    deviation: float = Field(description="the rating's deviation (RD); 350 at the start")
+    volatility: float = Field(description="the rating's volatility; 0.06 at the start")
 
 
 class InvalidGame(BaseModel):

@@ -218,16 +218,26 @@ def format_standings(board: Mapping[str, Any], contest: str) -> str:
         return f"no judged game logs in contest {name} yet\n"
     out = []
     if players:
-        header = ("rank", "player", "games", "wins", "spread")
+        header = ("rank", "player", "games", "wins", "spread", "rating", "RD")
         rows = [header] + [
-            (str(p["rank"]), str(p["nick"]), str(p["games"]), f"{p['wins']:g}", f"{p['spread']:+d}")
+            (
+                str(p["rank"]),
+                str(p["nick"]),
+                str(p["games"]),
+                f"{p['wins']:g}",
+                f"{p['spread']:+d}",
+                f"{p['rating']:.0f}" if "rating" in p else "-",
+                f"{p['deviation']:.0f}" if "deviation" in p else "-",
+            )
             for p in players
         ]
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         out += [
-            f"{rank:>{widths[0]}}  {nick:<{widths[1]}}  {games:>{widths[2]}}  "
-            f"{wins:>{widths[3]}}  {spread:>{widths[4]}}"
-            for rank, nick, games, wins, spread in rows
+            "  ".join(
+                cell.ljust(widths[i]) if i == 1 else cell.rjust(widths[i])
+                for i, cell in enumerate(row)
+            ).rstrip()
+            for row in rows
         ]
     else:
         out.append(f"no valid game logs in contest {name} yet")

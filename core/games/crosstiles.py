@@ -30,6 +30,7 @@ from judge import Lexicon
 from judge.crosstiles import Board, BoardError, CrosstilesReport, default_board, generate, verify
 from judge.crosstiles import identity as game_identity
 from judge.crosstiles.board import TILE_NAMES
+from judge.crosstiles.ratings import Seat, contest_ratings, shown
 
 BOM = b"\xef\xbb\xbf"
 # docs/rules/crosstiles.md: a log may hold blank and #note lines anywhere; the first other line
@@ -236,6 +237,7 @@ class Crosstiles:
         reason."""
         totals: dict[str, list[int]] = {}
         invalid = []
+        counted: list[list[Seat]] = []  # each counted game's players, in receipt order
         held = _not_counted(logged)
         for sid, sub in sorted(logged.items(), key=lambda item: (item[1].received_at, item[0])):
             verdict = sub.verdict
@@ -245,6 +247,10 @@ class Crosstiles:
                 invalid.append({"submission": sid, **verdict["error"]})
             if sid in held:
                 continue
+            if verdict["players"]:
+                counted.append(
+                    [Seat(p["nick"], p["score"], p["removed"]) for p in verdict["players"]]
+                )
             for player in verdict["players"]:
                 games, twelfths, spread = totals.setdefault(player["nick"], [0, 0, 0])
                 totals[player["nick"]] = [
@@ -253,15 +259,17 @@ class Crosstiles:
                     spread + player["spread"],
                 ]
         order = sorted(totals.items(), key=lambda item: (-item[1][1], -item[1][2], item[0]))
+        ratings = contest_ratings(counted)
         players = [
             {
                 "rank": rank,
                 "nick": nick,
-                "games": games,
+                "games": played,
                 "wins": twelfths / WIN_TWELFTHS,
                 "spread": spread,
+                **shown(ratings[nick]),
             }
-            for rank, (nick, (games, twelfths, spread)) in enumerate(order, 1)
+            for rank, (nick, (played, twelfths, spread)) in enumerate(order, 1)
         ]
         return {"players": players, "invalid": invalid}
 

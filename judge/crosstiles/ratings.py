@@ -121,6 +121,16 @@ def pair_score(mine: Seat, theirs: Seat) -> float:
     return 1.0 if mine.score > theirs.score else 0.0
 
 
+def shown(rating: Rating) -> dict[str, float]:
+    """A rating as the standings show it: rating and deviation to two decimals, volatility to
+    six (every place that shows standings rounds through here, so they agree to the digit)."""
+    return {
+        "rating": round(rating.rating, 2),
+        "deviation": round(rating.deviation, 2),
+        "volatility": round(rating.volatility, 6),
+    }
+
+
 def contest_ratings(
     games: Iterable[Sequence[Seat]], rules: RatingRules = RatingRules()
 ) -> dict[str, Rating]:

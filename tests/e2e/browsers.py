@@ -7,9 +7,13 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser, Page, sync_playwright
 
 CHROMIUM = "/usr/bin/chromium"
+# npm's axe-core, fetched into the virtualenv by `make axe`.
+AXE = Path(__file__).resolve().parents[2] / ".venv/node/node_modules/axe-core/axe.min.js"
+# The impacts a page may not have: axe-core's two highest of four.
+AXE_REFUSED = ("serious", "critical")
 CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -25,3 +29,24 @@ def chromium() -> Iterator[Browser]:
         launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield launched
         launched.close()
+
+
+def axe_violations(page: Page) -> list[str]:
+    """axe-core's serious and critical violations of the page as it is now, one line each
+    (rule, impact, help and the elements): run in the page through the DevTools protocol,
+    which the page's Content-Security-Policy does not govern, so the page's own CSP stays."""
+    if not AXE.is_file():
+        pytest.fail(f"{AXE} is missing: run `make axe`")
+    if not page.evaluate("() => typeof window.axe === 'object'"):
+        page.evaluate(AXE.read_text() + "\n;undefined")
+    found = page.evaluate(
+        """async () => (await axe.run(document)).violations.map(v => ({
+            id: v.id, impact: v.impact, help: v.help,
+            nodes: v.nodes.map(n => n.target.join(" ")).slice(0, 5),
+        }))"""
+    )
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']}: {', '.join(v['nodes'])}"
+        for v in found
+        if v["impact"] in AXE_REFUSED
+    ]

@@ -61,6 +61,7 @@ from infra.sql.schema import (
     word_hashes,
 )
 from infra.sql.store import SqlStore
+from judge.crosstiles.ratings import Seat, contest_ratings, shown
 from tests.integration.conftest import POSTGRES_ONLY
 
 pytestmark = pytest.mark.integration
@@ -1616,6 +1617,14 @@ def test_deleting_a_games_first_uploader_hands_it_to_the_next_and_keeps_its_stan
     assert store.get_submission(shared.id) is not None  # a copy's team leaves the game alone
 
 
+def rated(rows: list[dict[str, Any]], games: list[GameOutcome]) -> list[dict[str, Any]]:
+    """The standings rows with each player's Glicko-2 rating after `games`, in that order."""
+    ratings = contest_ratings(
+        [[Seat(p.nick, p.score, p.removed) for p in g.players] for g in games]
+    )
+    return [{**row, **shown(ratings[row["nick"]])} for row in rows]
+
+
 def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the_standings(
     store: SqlStore,
 ) -> None:
@@ -1636,10 +1645,13 @@ def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the
         assert store.record_results([(claim, result, signature(["colour"]))]) == {sub.id}
 
     standings = crosstiles_sql.game_standings(store, "g1")
-    assert standings == [
-        {"rank": 1, "nick": "ann", "games": 2, "wins": 1.5, "spread": 40},
-        {"rank": 2, "nick": "bob", "games": 2, "wins": 0.5, "spread": -40},
-    ]
+    assert standings == rated(
+        [
+            {"rank": 1, "nick": "ann", "games": 2, "wins": 1.5, "spread": 40},
+            {"rank": 2, "nick": "bob", "games": 2, "wins": 0.5, "spread": -40},
+        ],
+        [ann_wins, level],
+    )
     assert crosstiles_sql.invalid_games(store, "g1") == [
         {"submission": subs[2].id, "team": "a", "line": 7, "reason": "not_in_dictionary",
          "detail": "'colour' is not in the list"}
@@ -1655,12 +1667,15 @@ def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the
     wider = signature(["colour", "neighbour"])
     assert rejudges.record_batch(run, [(subs[2].id, rejudged)], {subs[2].id: wider}) == 1
 
-    assert crosstiles_sql.game_standings(store, "g1", ("lex-2", LAYOUT)) == [
-        standings[0],
-        {"rank": 2, "nick": "cy", "games": 1, "wins": 1.0, "spread": 10},
-        {**standings[1], "rank": 3},
-        {"rank": 4, "nick": "dee", "games": 1, "wins": 0.0, "spread": -10},
-    ]
+    assert crosstiles_sql.game_standings(store, "g1", ("lex-2", LAYOUT)) == rated(
+        [
+            standings[0],
+            {"rank": 2, "nick": "cy", "games": 1, "wins": 1.0, "spread": 10},
+            {**standings[1], "rank": 3},
+            {"rank": 4, "nick": "dee", "games": 1, "wins": 0.0, "spread": -10},
+        ],
+        [ann_wins, level, valid],
+    )
     assert crosstiles_sql.invalid_games(store, "g1", ("lex-2", LAYOUT)) == []
     assert (
         crosstiles_sql.game_standings(store, "g1") == standings

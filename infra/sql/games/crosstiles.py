@@ -24,6 +24,7 @@ from infra.sql.games.crosstiles_disputes import disputed_logs, match_verdicts
 from infra.sql.games.crosstiles_tables import crosstiles_players, crosstiles_results, rival, under
 from infra.sql.schema import contests, results, submissions, teams
 from infra.sql.standings import received_before
+from judge.crosstiles.ratings import Seat, contest_ratings, shown
 
 
 def game_standings(
@@ -70,6 +71,7 @@ def standings_in(
         .group_by(crosstiles_players.c.nick)
     )
     found = conn.execute(query).all()
+    ratings = contest_ratings(_games_in_order(conn, contest_id, ruleset, before))
     # Sorted here, not in SQL: nicks compare by code point whatever the database's collation.
     rows = sorted(found, key=lambda r: (-int(r.twelfths), -int(r.spread), r.nick))
     return [
@@ -79,9 +81,50 @@ def standings_in(
             "games": int(r.games),
             "wins": int(r.twelfths) / WIN_TWELFTHS,
             "spread": int(r.spread),
+            **shown(ratings[r.nick]),
         }
         for rank, r in enumerate(rows, 1)
     ]
+
+
+def _games_in_order(
+    conn: Connection,
+    contest_id: str,
+    ruleset: tuple[str, str] | None,
+    before: str | None,
+) -> list[list[Seat]]:
+    """The players of each game the standings count, the games in receipt order (received,
+    then id, as the log's replay orders them): what the ratings are computed from."""
+    query = (
+        select(
+            submissions.c.id,
+            crosstiles_players.c.nick,
+            crosstiles_players.c.score,
+            crosstiles_players.c.removed,
+        )
+        .select_from(
+            crosstiles_players.join(results, results.c.id == crosstiles_players.c.result_id)
+            .join(submissions, submissions.c.id == results.c.submission_id)
+            .join(contests, contests.c.id == submissions.c.contest_id)
+        )
+        .where(
+            and_(
+                submissions.c.contest_id == contest_id,
+                *under(ruleset),
+                *received_before(before),
+                ~rival(ruleset, before),
+            )
+        )
+        .order_by(submissions.c.received_at, submissions.c.id, crosstiles_players.c.seat)
+    )
+    games: list[list[Seat]] = []
+    last = None
+    for row in conn.execute(query):
+        if row.id != last:
+            games.append([])
+            last = row.id
+        games[-1].append(Seat(row.nick, int(row.score), bool(row.removed)))
+    return games
 
 
 def invalid_games(

@@ -33,6 +33,7 @@ from judge.crosstiles.bag import Bag
 from judge.crosstiles.board import TILE_NAMES
 from judge.crosstiles.generator import CORRUPTIONS
 from judge.crosstiles.identity import identity
+from judge.crosstiles.ratings import Seat, contest_ratings, shown
 from judge.wordytaire import default_layout
 from tests.conftest import shared_list
 from tests.pipeline_fixtures import (
@@ -162,8 +163,15 @@ def report_of(pipe: Pipeline, submission_id: str) -> dict[str, Any]:
 
 def standings_of(reports: list[CrosstilesReport]) -> list[dict[str, Any]]:
     """The standings the offline verifier's reports make: by player, games, wins (1/k each
-    in a k-way tie) and spread (score minus the best other score), ranked."""
+    in a k-way tie) and spread (score minus the best other score), ranked; each player's
+    Glicko-2 rating over the valid games in the order given (the order they were uploaded)."""
     table: dict[str, list[Any]] = {}
+    games = [
+        [Seat(p.nick, p.score, p.removed) for p in report.players]
+        for report in reports
+        if report.valid
+    ]
+    ratings = contest_ratings(games)
     for report in reports:
         if not report.valid:
             continue
@@ -176,8 +184,15 @@ def standings_of(reports: list[CrosstilesReport]) -> list[dict[str, Any]]:
             row[2] += player.score - others
     ranked = sorted(table.items(), key=lambda item: (-item[1][1], -item[1][2], item[0]))
     return [
-        {"rank": n, "nick": nick, "games": games, "wins": float(wins), "spread": spread}
-        for n, (nick, (games, wins, spread)) in enumerate(ranked, 1)
+        {
+            "rank": n,
+            "nick": nick,
+            "games": played,
+            "wins": float(wins),
+            "spread": spread,
+            **shown(ratings[nick]),
+        }
+        for n, (nick, (played, wins, spread)) in enumerate(ranked, 1)
     ]
 
 
@@ -339,10 +354,14 @@ def test_the_standings_rank_players_by_wins_a_draw_counting_half_then_by_spread(
     keys = [(-p["wins"], -p["spread"], p["nick"]) for p in body["players"]]
     assert keys == sorted(keys)
     # The drawn game alone: each of its two winners has half a win from it.
-    assert standings_of([verify(draw, game_words, BOARD)]) == [
+    drawn = standings_of([verify(draw, game_words, BOARD)])
+    assert [{k: row[k] for k in ("rank", "nick", "games", "wins", "spread")} for row in drawn] == [
         {"rank": 1, "nick": "ann", "games": 1, "wins": 0.5, "spread": 0},
         {"rank": 2, "nick": "bob", "games": 1, "wins": 0.5, "spread": 0},
     ]
+    # A draw between two new players moves neither rating, and makes both surer alike.
+    assert [row["rating"] for row in drawn] == [1500.0, 1500.0]
+    assert drawn[0]["deviation"] == drawn[1]["deviation"] < 350
     assert body["invalid"] == [
         {"submission": sid, "team": "ravens", **report.error.to_json()}
         for sid, report in zip(ids, reports, strict=True)
@@ -359,7 +378,7 @@ def test_the_leaderboard_command_prints_players_and_invalid_games(
 
     printed = format_leaderboard(body, CONTEST).splitlines()
 
-    assert printed[0].split() == ["rank", "player", "games", "wins", "spread"]
+    assert printed[0].split() == ["rank", "player", "games", "wins", "spread", "rating", "RD"]
     assert [line.split()[1] for line in printed[1 : 1 + len(body["players"])]] == [
         p["nick"] for p in body["players"]
     ]
