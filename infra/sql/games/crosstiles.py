@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, and_, false, func, insert, select
+from sqlalchemy.sql.elements import ColumnElement
 
 from core.games.crosstiles import WIN_TWELFTHS, GameOutcome
 from core.records import Run
@@ -25,6 +26,27 @@ from infra.sql.games.crosstiles_tables import crosstiles_players, crosstiles_res
 from infra.sql.schema import contests, results, submissions, teams
 from infra.sql.standings import received_before
 from judge.crosstiles.ratings import Seat, contest_ratings, shown
+
+# Each player of a judged game, with its result, submission and contest.
+_PLAYED = (
+    crosstiles_players.join(results, results.c.id == crosstiles_players.c.result_id)
+    .join(submissions, submissions.c.id == results.c.submission_id)
+    .join(contests, contests.c.id == submissions.c.contest_id)
+)
+
+
+def _counted(
+    contest_id: str, ruleset: tuple[str, str] | None, before: str | None
+) -> ColumnElement[bool]:
+    """The players of the contest's games that count under the ruleset (the live one unless
+    given), of the logs received before `before` if given: no rival valid log stands in their
+    way."""
+    return and_(
+        submissions.c.contest_id == contest_id,
+        *under(ruleset),
+        *received_before(before),
+        ~rival(ruleset, before),
+    )
 
 
 def game_standings(
@@ -55,19 +77,8 @@ def standings_in(
             func.sum(crosstiles_players.c.win_twelfths).label("twelfths"),
             func.sum(crosstiles_players.c.spread).label("spread"),
         )
-        .select_from(
-            crosstiles_players.join(results, results.c.id == crosstiles_players.c.result_id)
-            .join(submissions, submissions.c.id == results.c.submission_id)
-            .join(contests, contests.c.id == submissions.c.contest_id)
-        )
-        .where(
-            and_(
-                submissions.c.contest_id == contest_id,
-                *under(ruleset),
-                *received_before(before),
-                ~rival(ruleset, before),
-            )
-        )
+        .select_from(_PLAYED)
+        .where(_counted(contest_id, ruleset, before))
         .group_by(crosstiles_players.c.nick)
     )
     found = conn.execute(query).all()
@@ -102,19 +113,8 @@ def _games_in_order(
             crosstiles_players.c.score,
             crosstiles_players.c.removed,
         )
-        .select_from(
-            crosstiles_players.join(results, results.c.id == crosstiles_players.c.result_id)
-            .join(submissions, submissions.c.id == results.c.submission_id)
-            .join(contests, contests.c.id == submissions.c.contest_id)
-        )
-        .where(
-            and_(
-                submissions.c.contest_id == contest_id,
-                *under(ruleset),
-                *received_before(before),
-                ~rival(ruleset, before),
-            )
-        )
+        .select_from(_PLAYED)
+        .where(_counted(contest_id, ruleset, before))
         .order_by(submissions.c.received_at, submissions.c.id, crosstiles_players.c.seat)
     )
     games: list[list[Seat]] = []
