@@ -19,6 +19,7 @@ from api.routes import (
     docs,
     health,
     privacy,
+    public_pages,
     rejudges,
     rulesets,
     standings,
@@ -29,6 +30,7 @@ from api.routes import (
 from api.routes.clics import clics_app
 from api.routes.games import game_routers
 from api.services import Services
+from api.team_pages.routes import router as team_page_router
 from infra import compose
 from infra.logging import configure_logging
 from infra.settings import Settings
@@ -49,6 +51,8 @@ ROUTERS = (
     docs.router,
     transparency.router,
     team_results.router,
+    public_pages.router,
+    team_page_router,
 )
 
 

@@ -19,6 +19,7 @@ from api.body import UPLOAD_READ_SECONDS
 from api.errors import CORE_ERRORS, RETRY_AFTER_S, ApiError
 from api.openapi import dependency_calls
 from api.services import Needs, Services, admin, bearer_token, caller, verify_token
+from api.team_sessions import TEAM_COOKIE, TEAM_COOKIE_PATH
 from core.errors import StoreUnavailable
 
 JSON_MAX_BYTES = 1024 * 1024  # a contest, team or rejudge request is a few hundred bytes
@@ -69,7 +70,7 @@ class RequestLimits:
             await _refuse(431, "headers_too_large", detail)(scope, receive, send)
             return
         route = self._route(scope)
-        if (route is None or route.paced) and not await _turn(scope):
+        if (route is None or route.paced) and not _signed_in(scope) and not await _turn(scope):
             await _busy(scope, receive, send)
             return
         if route is not None and route.needs is not None:
@@ -121,6 +122,17 @@ class RequestLimits:
             await _refuse(408, "request_timeout", detail)(scope, receive, send)
             return
         await self.app(scope, _replay(b"".join(chunks), receive), send)
+
+
+def _signed_in(scope: Scope) -> bool:
+    """Whether the request carries a team page session this server signed (checked without the
+    store): a team's own page, its uploads included, is no stranger's public read and is not
+    paced with them. A forged or expired cookie is paced like any public request."""
+    svc: Services | None = getattr(scope["app"].state, "services", None)
+    if svc is None or not scope["path"].startswith(TEAM_COOKIE_PATH + "/"):
+        return False
+    cookie = Request(scope).cookies.get(TEAM_COOKIE)
+    return cookie is not None and svc.team_sessions.signed(cookie)
 
 
 async def _turn(scope: Scope) -> bool:

@@ -22,6 +22,7 @@ from api.clics_feed import FeedHub
 from api.errors import Forbidden, Unauthorized
 from api.public import SharedReads
 from api.strangers import Strangers, UnknownTokens
+from api.team_sessions import TeamSessions
 from api.token_news import TokenNews
 from core import clock, tuning
 from core.errors import NotAuthenticated
@@ -177,11 +178,13 @@ class DashboardSessions:
 @dataclass
 class Services(ApiParts):
     """What the routes use: the composition root's parts, this process's token memory, the
-    dashboard's sessions, the public reads' shared answers and the per-caller limits on
-    report reads and failed sign-ins (in Redis when there is one, else in this process)."""
+    dashboard's and the team page's sessions, the public reads' shared answers and the
+    per-caller limits on report reads and failed sign-ins (in Redis when there is one, else in
+    this process)."""
 
     uploaders: Uploaders = field(init=False)
     sessions: DashboardSessions = field(init=False)
+    team_sessions: TeamSessions = field(init=False)
     public: SharedReads = field(init=False)
     report_reads: Limiter = field(init=False)
     login_failures: Limiter = field(init=False)
@@ -196,6 +199,7 @@ class Services(ApiParts):
         self.sessions = DashboardSessions(
             self.settings.session_key_value(), self.store, self.admin_token
         )
+        self.team_sessions = TeamSessions(self.settings.session_key_value(), self.store)
         self.public = SharedReads(rate=self.settings.public_reads_per_second)
         self.report_reads = _limiter(
             self.redis, self.settings.report_reads_per_minute, "reports", "report reads a minute"

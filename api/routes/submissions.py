@@ -53,6 +53,12 @@ async def submit(contest: str, request: Request, svc: Svc, token: BearerToken) -
     # Two trips to the thread pool in all, the body read on the event loop between them: the
     # team, the contest, whether it opened and the rate limit before a byte is read, then intake.
     team, found = await run_in_threadpool(_admit, svc, token, contest)
+    return await take_upload(request, svc, team, found)
+
+
+async def take_upload(request: Request, svc: Services, team: Team, found: Contest) -> JSONResponse:
+    """The upload's body read and taken by intake, once `admit` let it in; the 202 answer. The
+    same steps for the API's route and the team page's upload form."""
     data = await upload_bytes(request, svc.settings.max_upload_bytes)
     received_at = clock.now()
     if received_at > found.closes_at:
@@ -101,6 +107,11 @@ def _admit(svc: Services, token: str, contest_id: str) -> tuple[Team, Contest]:
     """Who uploads, to which contest, whether it is open and whether the team may send more
     now: the checks made before the body is read (401, 403, 404, 429)."""
     team, found = uploader(svc, token)
+    return admit(svc, team, found, contest_id)
+
+
+def admit(svc: Services, team: Team, found: Contest, contest_id: str) -> tuple[Team, Contest]:
+    """Whether `team` of the contest `found` may upload to `contest_id` now (403, 404, 429)."""
     if found.id != contest_id:
         raise NotFound(f"no contest {contest_id[:64]!r} for this team")
     if not may_upload(team, found):

@@ -30,6 +30,10 @@ SHIPPED = (
     "static/dashboard.js",
     "static/privacy.css",
     "static/swagger-init.js",
+    "static/scoreboard.css",
+    "static/scoreboard.js",
+    "static/team.css",
+    "static/team.js",
     "privacy.md",
 )
 SERVED = {
@@ -37,6 +41,10 @@ SERVED = {
     "/dashboard/static/dashboard.css": "static/dashboard.css",
     "/dashboard/static/dashboard.js": "static/dashboard.js",
     "/static/privacy.css": "static/privacy.css",
+    "/pages/static/scoreboard.css": "static/scoreboard.css",
+    "/pages/static/scoreboard.js": "static/scoreboard.js",
+    "/team/static/team.css": "static/team.css",
+    "/team/static/team.js": "static/team.js",
 }
 ADMIN_TOKEN = "wheel-test-admin-token"
 
