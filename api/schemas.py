@@ -61,6 +61,12 @@ class ContestIn(Body):
         description="ISO 8601 UTC, from opens_at to closes_at: from then until the thaw, the "
         "public standings show only the verdicts of uploads received before it (default: none)",
     )
+    options: dict[str, Any] | None = Field(
+        default=None,
+        description="what the contest's game takes besides its rules data, fixed at creation: "
+        'for Crosstiles, {"ratings": {"rating", "deviation", "volatility", "tau"}}, each '
+        "optional (default: 1500, 350, 0.06, 0.5); Wordytaire takes none",
+    )
 
     @field_validator("opens_at", "closes_at", "freeze_at")
     @classmethod
@@ -90,6 +96,11 @@ class ContestOut(BaseModel):
     )
     thawed_at: str | None = Field(
         default=None, description="when the organiser thawed them; null until then"
+    )
+    options: dict[str, Any] | None = Field(
+        default=None,
+        description="the options its game took at creation, completed with the defaults; "
+        "null where none were given",
     )
     frozen: bool = Field(
         default=False,

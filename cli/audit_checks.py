@@ -34,7 +34,7 @@ def standings_differences(
     contest = json.loads(text(get, base))
     played = game(contest["game"])
     found.game = played.name
-    expected = played.log_standings(implied.live())
+    expected = played.log_standings(implied.live(), contest.get("options"))
     served = join_pages(lambda path: json.loads(text(get, path)), f"{base}/leaderboard?limit=1000")
     differences, matched = [], []
     for name, rows in expected.items():

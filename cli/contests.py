@@ -5,6 +5,7 @@ API."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -65,6 +66,13 @@ def add_commands(commands: Any) -> None:
         help="freeze the public standings from then until `contest thaw`: ISO 8601 UTC, or a "
         "duration before the close (1h, 30m, 90s, 1h30m); uploads received from then on "
         "show as pending to the public (default: no freeze)",
+    )
+    create.add_argument(
+        "--options",
+        metavar="JSON",
+        help="what the game takes besides its rules data, as a JSON object: for Crosstiles, "
+        '\'{"ratings": {"rating": 1500, "deviation": 350, "volatility": 0.06, "tau": 0.5}}\', '
+        "any of them (the rest as shown, the default)",
     )
     _organiser(create, Role.ADMIN, _create)
 
@@ -178,6 +186,13 @@ def _create(api: Client, args: argparse.Namespace) -> int:
         body["freeze_at"] = freeze_time(args.freeze, times["--closes"])
         if not times["--opens"] <= body["freeze_at"] <= times["--closes"]:
             raise CliError("--freeze must fall from --opens to --closes")
+    if args.options:
+        try:
+            body["options"] = json.loads(args.options)
+        except ValueError:
+            raise CliError("--options must be a JSON object") from None
+        if not isinstance(body["options"], dict):
+            raise CliError("--options must be a JSON object")
     sys.stdout.write(format_contest(api.call("POST", "/v1/contests", json_body=body)))
     return 0
 
@@ -300,7 +315,10 @@ def _team_delete(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
 def format_contest(contest: Mapping[str, Any]) -> str:
     shown = "".join(f"{key:<12}{contest.get(key, '-')}\n" for key in CONTEST_FIELDS)
-    return shown + f"{'freeze':<12}{_freeze_line(contest)}\n"
+    shown += f"{'freeze':<12}{_freeze_line(contest)}\n"
+    if contest.get("options"):
+        shown += f"{'options':<12}{json.dumps(contest['options'], sort_keys=True)}\n"
+    return shown
 
 
 def _freeze_line(contest: Mapping[str, Any]) -> str:

@@ -95,10 +95,19 @@ class Game(Protocol):
         fields back from the stored rows)."""
         ...
 
-    def log_standings(self, logged: Mapping[str, Logged]) -> dict[str, list[dict[str, Any]]]:
+    def log_standings(
+        self, logged: Mapping[str, Logged], options: Mapping[str, Any] | None = None
+    ) -> dict[str, list[dict[str, Any]]]:
         """The standings a contest's transparency log implies (`core.transparency`), from each
-        counted submission's latest verdict: lists keyed as the API's standings are, each row
-        with the fields an entry can tell (no names: ids and nicks)."""
+        counted submission's latest verdict and the contest's `options`: lists keyed as the
+        API's standings are, each row with the fields an entry can tell (no names: ids and
+        nicks)."""
+        ...
+
+    def contest_options(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """The options a contest of this game is created with, checked and completed (what
+        its standings are computed with, besides the rules data); Invalid, with one sentence,
+        for options the game does not take. `{}` given: the game's defaults."""
         ...
 
     def sample(self, lexicon: Lexicon, rules: Any, seed: int, size: int) -> bytes:

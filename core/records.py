@@ -3,6 +3,7 @@ rejudge runs and what they change. Plain frozen values; the SQL store reads and 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +30,12 @@ class Contest:
     # the freeze (the ruleset it replaced), None if none was.
     frozen_lexicon_id: str | None = None
     frozen_layout_id: str | None = None
+    # The options its game took at creation (`Game.contest_options`), as canonical JSON; None
+    # where none were given (the game's defaults).
+    options: str | None = None
+
+    def options_json(self) -> dict[str, Any]:
+        return json.loads(self.options) if self.options else {}
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import secrets
 import uuid
 from functools import partial
@@ -38,6 +39,7 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
     if lexicon is None:
         raise Invalid(f"no lexicon with id or name {body.lexicon!r}; POST /v1/lexicons first")
     played = game(body.game)
+    options = played.contest_options(body.options) if body.options is not None else None
     contest = Contest(
         id=body.id,
         title=body.title,
@@ -48,6 +50,7 @@ def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.Con
         created_at=clock.now(),
         game=played.name,
         freeze_at=clock.format_time(freezes) if freezes is not None else None,
+        options=json.dumps(options, sort_keys=True) if options is not None else None,
     )
     svc.store.create_contest(contest)
     with contextlib.suppress(PublishFailed):  # best effort: workers load it on demand anyway
@@ -232,5 +235,6 @@ def _contest_out(contest: Contest, now: str | None = None) -> schemas.ContestOut
         status=status,
         freeze_at=contest.freeze_at,
         thawed_at=contest.thawed_at,
+        options=contest.options_json() if contest.options else None,
         frozen=freeze.frozen(contest, now),
     )

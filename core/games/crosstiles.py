@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.disputes import counting
+from core.errors import Invalid
 from core.game import Identity, Judged
 from core.records import JudgedResult
 from core.transparency import Logged
@@ -30,7 +31,7 @@ from judge import Lexicon
 from judge.crosstiles import Board, BoardError, CrosstilesReport, default_board, generate, verify
 from judge.crosstiles import identity as game_identity
 from judge.crosstiles.board import TILE_NAMES
-from judge.crosstiles.ratings import Seat, contest_ratings, shown
+from judge.crosstiles.ratings import RatingRules, Seat, contest_ratings, shown
 
 BOM = b"\xef\xbb\xbf"
 # docs/rules/crosstiles.md: a log may hold blank and #note lines anywhere; the first other line
@@ -230,7 +231,20 @@ class Crosstiles:
             ],
         }
 
-    def log_standings(self, logged: Mapping[str, Logged]) -> dict[str, list[dict[str, Any]]]:
+    def contest_options(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        """`ratings`: where every player starts and τ (docs/rules/crosstiles.md, Ratings)."""
+        unknown = sorted(set(given) - {"ratings"})
+        if unknown:
+            raise Invalid(f"a Crosstiles contest takes the option ratings, not {unknown[0]!r}")
+        try:
+            rules = RatingRules.from_json(given.get("ratings", {}))
+        except ValueError as exc:
+            raise Invalid(str(exc)) from None
+        return {"ratings": rules.to_json()}
+
+    def log_standings(
+        self, logged: Mapping[str, Logged], options: Mapping[str, Any] | None = None
+    ) -> dict[str, list[dict[str, Any]]]:
         """The players of the valid games that count (`core.disputes`: rival valid logs of
         one game count for no one until a settlement chose one) by wins (in twelfths), spread,
         then nick by code point; the invalid games by receipt, each with its failing line and
@@ -259,7 +273,7 @@ class Crosstiles:
                     spread + player["spread"],
                 ]
         order = sorted(totals.items(), key=lambda item: (-item[1][1], -item[1][2], item[0]))
-        ratings = contest_ratings(counted)
+        ratings = contest_ratings(counted, rating_rules(options))
         players = [
             {
                 "rank": rank,
@@ -276,3 +290,9 @@ class Crosstiles:
     def sample(self, lexicon: Lexicon, rules: Any, seed: int, size: int) -> bytes:
         """A whole valid game between two to four bots (`size` does not bound a game)."""
         return generate(2 + seed % 3, f"sample-{seed}", lexicon, rules, rng_seed=seed)
+
+
+def rating_rules(options: Mapping[str, Any] | None) -> RatingRules:
+    """The rating rules a contest's options name (as `contest_options` completed them)."""
+    ratings = (options or {}).get("ratings")
+    return RatingRules.from_json(ratings) if ratings is not None else RatingRules()

@@ -9,6 +9,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from core.errors import Invalid
 from core.game import Identity, Judged
 from core.records import JudgedResult
 from core.transparency import Logged
@@ -88,7 +89,14 @@ class Wordytaire:
             "tiles": result.tiles,
         }
 
-    def log_standings(self, logged: Mapping[str, Logged]) -> dict[str, list[dict[str, Any]]]:
+    def contest_options(self, given: Mapping[str, Any]) -> dict[str, Any]:
+        if given:
+            raise Invalid(f"a Wordytaire contest takes no options (given {sorted(given)[0]!r})")
+        return {}
+
+    def log_standings(
+        self, logged: Mapping[str, Logged], options: Mapping[str, Any] | None = None
+    ) -> dict[str, list[dict[str, Any]]]:
         """Each team's best score, ties to the earlier receipt, then the smaller id (the
         leaderboard's order); a row names the submission, as the public leaderboard does."""
         best: dict[str, tuple[int, str, str]] = {}

@@ -78,6 +78,8 @@ contests = Table(
     Column("thawed_at", TIME),
     Column("frozen_lexicon_id", ID),
     Column("frozen_layout_id", ID),
+    # The options its game took at creation, as JSON (`Game.contest_options`); NULL: defaults.
+    Column("options", Text),
 )
 
 teams = Table(

@@ -75,6 +75,7 @@ class SqlStore(
                         "layout": contest.layout_id,
                         "game": contest.game,
                         "freeze_at": contest.freeze_at,
+                        "options": contest.options_json() or None,
                     }
                 )
         except Duplicate as exc:

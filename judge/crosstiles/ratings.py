@@ -45,6 +45,39 @@ class RatingRules:
     def start(self) -> Rating:
         return Rating(self.rating, self.deviation, self.volatility)
 
+    @classmethod
+    def from_json(cls, given: object) -> RatingRules:
+        """The rules a contest names (any of `rating`, `deviation`, `volatility`, `tau`; the
+        rest as by default); ValueError with one sentence for anything else."""
+        if not isinstance(given, dict):
+            raise ValueError("ratings must be an object of rating, deviation, volatility, tau")
+        unknown = sorted(set(given) - set(_BOUNDS))
+        if unknown:
+            raise ValueError(
+                f"ratings take rating, deviation, volatility and tau, not {unknown[0]!r}"
+            )
+        values = {}
+        for name, value in given.items():
+            low, high = _BOUNDS[name]
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                raise ValueError(f"ratings.{name} must be a number")
+            if not low < value <= high:
+                raise ValueError(f"ratings.{name} must be over {low:g} and at most {high:g}")
+            values[name] = float(value)
+        return cls(**values)
+
+    def to_json(self) -> dict[str, float]:
+        return {name: getattr(self, name) for name in _BOUNDS}
+
+
+# What a contest may set each rule to: above the first, at most the second.
+_BOUNDS = {
+    "rating": (0.0, 10000.0),
+    "deviation": (0.0, 1000.0),
+    "volatility": (0.0, 1.0),
+    "tau": (0.0, 5.0),
+}
+
 
 @dataclass(frozen=True)
 class Seat:

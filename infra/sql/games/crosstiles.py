@@ -12,13 +12,14 @@ settled (`core.disputes`).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, Row, and_, false, func, insert, select
 from sqlalchemy.sql.elements import ColumnElement
 
-from core.games.crosstiles import WIN_TWELFTHS, GameOutcome
+from core.games.crosstiles import WIN_TWELFTHS, GameOutcome, rating_rules
 from core.records import Run
 from infra.sql.base import StoreBase
 from infra.sql.games.crosstiles_disputes import disputed_logs, match_verdicts
@@ -82,7 +83,9 @@ def standings_in(
         .group_by(crosstiles_players.c.nick)
     )
     found = conn.execute(query).all()
-    ratings = contest_ratings(_games_in_order(conn, contest_id, ruleset, before))
+    options = conn.execute(select(contests.c.options).where(contests.c.id == contest_id)).scalar()
+    rules = rating_rules(json.loads(options) if options else None)
+    ratings = contest_ratings(_games_in_order(conn, contest_id, ruleset, before), rules)
     # Sorted here, not in SQL: nicks compare by code point whatever the database's collation.
     rows = sorted(found, key=lambda r: (-int(r.twelfths), -int(r.spread), r.nick))
     return [

@@ -10,6 +10,7 @@ import io
 import random
 import shutil
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ import pytest
 from cli.client import format_leaderboard
 from cli.games.crosstiles import print_preview
 from cli.main import main
+from core import clock
 from core.fakes import InMemoryPublisher
 from core.games import game
 from core.judging import Outcome, WorkerDeps
@@ -33,7 +35,7 @@ from judge.crosstiles.bag import Bag
 from judge.crosstiles.board import TILE_NAMES
 from judge.crosstiles.generator import CORRUPTIONS
 from judge.crosstiles.identity import identity
-from judge.crosstiles.ratings import Seat, contest_ratings, shown
+from judge.crosstiles.ratings import RatingRules, Seat, contest_ratings, shown
 from judge.wordytaire import default_layout
 from tests.conftest import shared_list
 from tests.pipeline_fixtures import (
@@ -829,3 +831,68 @@ def test_the_transparency_log_implies_the_served_standings_a_shared_game_counted
     assert found.problems == [], found
     assert any("players" in line for line in found.passed)
     assert any("invalid" in line for line in found.passed)
+
+
+def test_a_contest_sets_where_ratings_start_and_the_standings_and_the_audit_follow(
+    tmp_path: Path, games: list[bytes], game_words: Lexicon
+) -> None:
+    from tests.unit.api.test_transparency import run_audit, sequence
+
+    options = {"ratings": {"rating": 1200, "tau": 0.3}}
+    (tmp_path / "rated").mkdir()
+    with open_pipeline(tmp_path / "rated") as pipe:
+        register(pipe, "game-words", words_of(game_words))
+        now = datetime.now(UTC)
+        body = {
+            "id": "rated", "title": "Rated", "lexicon": "game-words", "game": "crosstiles",
+            "opens_at": clock.format_time(now - timedelta(hours=1)),
+            "closes_at": clock.format_time(now + timedelta(hours=1)), "options": options,
+        }  # fmt: skip
+        created = pipe.client.post("/v1/contests", json=body, headers=ADMIN)
+        assert created.status_code == 201, created.text
+        completed = {"rating": 1200.0, "deviation": 350.0, "volatility": 0.06, "tau": 0.3}
+        assert created.json()["options"] == {"ratings": completed}
+        assert pipe.client.get("/v1/contests/rated").json()["options"] == {"ratings": completed}
+        sent(pipe, pipe.add_team("ravens", contest="rated", uploads_logs=True), games[:6])
+        reports = [verify(log, game_words, BOARD) for log in games[:6]]
+
+        players = pipe.client.get("/v1/contests/rated/leaderboard").json()["players"]
+        rules = RatingRules(rating=1200, tau=0.3)
+        ratings = contest_ratings(
+            [[Seat(p.nick, p.score, p.removed) for p in r.players] for r in reports if r.valid],
+            rules,
+        )
+        assert [(p["nick"], p["rating"]) for p in players] == [
+            (p["nick"], shown(ratings[p["nick"]])["rating"]) for p in players
+        ]
+        defaults = contest_ratings(
+            [[Seat(p.nick, p.score, p.removed) for p in r.players] for r in reports if r.valid]
+        )
+        assert any(ratings[nick] != defaults[nick] for nick in ratings)  # the options count
+        sequence(pipe)
+        assert run_audit(pipe, tmp_path / "seen", "rated").problems == []
+
+
+@pytest.mark.parametrize(
+    ("game_name", "options", "sentence"),
+    [
+        ("crosstiles", {"ratings": {"rating": -5}}, "ratings.rating must be over 0"),
+        ("crosstiles", {"ratings": {"tau": "high"}}, "ratings.tau must be a number"),
+        ("crosstiles", {"ratings": {"k": 1}}, "ratings take rating, deviation, volatility"),
+        ("crosstiles", {"elo": {}}, "a Crosstiles contest takes the option ratings, not 'elo'"),
+        ("wordytaire", {"ratings": {}}, "a Wordytaire contest takes no options"),
+    ],
+)
+def test_options_a_game_does_not_take_are_refused_with_a_sentence(
+    pipe: Pipeline, game_name: str, options: dict[str, Any], sentence: str
+) -> None:
+    now = datetime.now(UTC)
+    body = {
+        "id": "other", "title": "Other", "lexicon": "game-words", "game": game_name,
+        "opens_at": clock.format_time(now), "options": options,
+        "closes_at": clock.format_time(now + timedelta(hours=1)),
+    }  # fmt: skip
+    refused = pipe.client.post("/v1/contests", json=body, headers=ADMIN)
+    assert refused.status_code == 422, refused.text
+    assert sentence in refused.json()["detail"]
+    assert pipe.client.get("/v1/contests/other").status_code == 404
