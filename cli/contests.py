@@ -74,15 +74,15 @@ def add_commands(commands: Any) -> None:
         '\'{"ratings": {"rating": 1500, "deviation": 350, "volatility": 0.06, "tau": 0.5}}\', '
         "any of them (the rest as shown, the default)",
     )
-    _organiser(create, Role.ADMIN, _create)
+    with_client(create, Role.ADMIN, _create)
 
-    _organiser(command(actions, "list", "list every contest with its window"), Role.PUBLIC, _list)
+    with_client(command(actions, "list", "list every contest with its window"), Role.PUBLIC, _list)
 
     show = command(
         actions, "show", "show a contest: title, game, window, status, word list, layout"
     )
     show.add_argument("contest_id", metavar="ID", help="the contest's id")
-    _organiser(show, Role.PUBLIC, _show)
+    with_client(show, Role.PUBLIC, _show)
 
     close = command(
         actions,
@@ -90,7 +90,7 @@ def add_commands(commands: Any) -> None:
         "close a contest now: every upload received from now on is refused",
     )
     close.add_argument("contest_id", metavar="ID", help="the contest's id")
-    _organiser(close, Role.ADMIN, _close)
+    with_client(close, Role.ADMIN, _close)
 
     thaw = command(
         actions,
@@ -98,7 +98,7 @@ def add_commands(commands: Any) -> None:
         "thaw a contest's frozen standings: the public sees every verdict from now on",
     )
     thaw.add_argument("contest_id", metavar="ID", help="the contest's id")
-    _organiser(thaw, Role.ADMIN, _thaw)
+    with_client(thaw, Role.ADMIN, _thaw)
 
     _add_team_commands(commands)
 
@@ -118,7 +118,7 @@ def _add_team_commands(commands: Any) -> None:
         help="allow the team to upload game logs to a Crosstiles contest (a log names other "
         "players, so only teams allowed may)",
     )
-    _organiser(add, Role.ADMIN, _team_add)
+    with_client(add, Role.ADMIN, _team_add)
 
     allow = command(
         actions,
@@ -127,7 +127,7 @@ def _add_team_commands(commands: Any) -> None:
     )
     allow.add_argument("team_id", metavar="TEAM_ID", help="the team's id (`team list` shows it)")
     allow.add_argument("--no", action="store_true", help="take the right back")
-    _organiser(allow, Role.ADMIN, _team_allow_logs)
+    with_client(allow, Role.ADMIN, _team_allow_logs)
 
     listing = command(
         actions,
@@ -136,7 +136,7 @@ def _add_team_commands(commands: Any) -> None:
         "upload game logs)",
     )
     listing.add_argument("--contest", required=True, help="the contest's id")
-    _organiser(listing, Role.ADMIN, _team_list)
+    with_client(listing, Role.ADMIN, _team_list)
 
     delete = command(actions, "delete", "delete a team with its uploads, results and reports")
     delete.add_argument(
@@ -147,7 +147,8 @@ def _add_team_commands(commands: Any) -> None:
     delete.set_defaults(run=_team_delete)
 
 
-def _organiser(parser: argparse.ArgumentParser, role: Role, action: Action) -> None:
+def with_client(parser: argparse.ArgumentParser, role: Role, action: Action) -> None:
+    """The command runs `action` with a client of the server, as `role`."""
     add_server_options(parser, role)
     parser.set_defaults(
         run=lambda args, environ: run_with_client(

@@ -10,9 +10,8 @@ import sys
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from cli.admin import ADMIN_TIMEOUT_S
-from cli.contests import table
-from cli.options import Action, CliError, Role, add_server_options, command, run_with_client
+from cli.contests import table, with_client
+from cli.options import CliError, Role, command
 
 if TYPE_CHECKING:
     from infra.api_client import Client
@@ -31,7 +30,7 @@ def add_commands(commands: Any) -> None:
     )
     listing.add_argument("--contest", required=True, help="the contest's id")
     listing.add_argument("--json", action="store_true", help="the API's answer, one line")
-    _with_client(listing, Role.READER, _list)
+    with_client(listing, Role.READER, _list)
 
     settle = command(
         actions,
@@ -44,23 +43,7 @@ def add_commands(commands: Any) -> None:
     settle.add_argument(
         "submission_id", metavar="SUBMISSION_ID", help="the log chosen (`dispute list` shows them)"
     )
-    _with_client(settle, Role.ADMIN, _settle)
-
-
-def _with_client(parser: argparse.ArgumentParser, role: Role, action: Action) -> None:
-    add_server_options(parser, role)
-    parser.set_defaults(
-        run=lambda args, environ: run_with_client(
-            role,
-            lambda api: action(api, args),
-            environ,
-            args.url,
-            getattr(args, "token", None),
-            err=sys.stderr,
-            timeout=ADMIN_TIMEOUT_S,
-            verbose=args.verbose,
-        )
-    )
+    with_client(settle, Role.ADMIN, _settle)
 
 
 def _path(contest: str) -> str:
