@@ -33,9 +33,11 @@ from infra.ratelimit import Limiter, LocalLimiter, RateLimiter
 
 ADMIN_COOKIE = "tilejudge_admin"
 SESSION_MAX_AGE_S = 12 * 3600
-# The only routes a dashboard session is accepted on: the page's own reads (GET). Every write,
-# and every other read, takes the admin token in an Authorization header, which no other site
-# can make a browser send, so a cross-site form carrying the cookie is refused.
+# The only API routes a dashboard session is accepted on: the page's own reads (GET). Every
+# write of the API, and every other read, takes the admin token in an Authorization header,
+# which no other site can make a browser send, so a cross-site form carrying the cookie is
+# refused. The dashboard's own forms (sign-out, settling a disputed game) take the cookie,
+# SameSite=Strict, and check the request's Origin (`api.routes.dashboard`).
 DASHBOARD_READS = tuple(
     compile_path(path)[0] for path in ("/dashboard", "/v1/stats", "/v1/rejudges/{run_id}")
 )
