@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 MARKER = "<!-- readme-test -->"
 COMMAND_TIMEOUT_S = 300.0  # a rejudge of the demo takes seconds; a loaded CI machine, longer
-DEMO_TIMEOUT_S = 180.0
+DEMO_TIMEOUT_S = 480.0  # a hang catcher: the demo loads in about 20 s
 # A README placeholder, replaced by group 1 of the last match in the output so far.
 PLACEHOLDERS = {
     "RUN_ID": re.compile(r"^rejudge ([0-9a-f]{32}) \(", re.M),

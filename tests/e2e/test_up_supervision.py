@@ -57,7 +57,7 @@ def _wait_restarted(stack: RunningStack, marker: str, old: int) -> None:
     pytest.fail(f"{marker} was not started again:\n{(stack.home / 'up.out').read_text()}")
 
 
-def _upload_and_wait(http: httpx.Client, token: str, body: bytes, timeout: float = 60.0) -> dict:
+def _upload_and_wait(http: httpx.Client, token: str, body: bytes, timeout: float = 300.0) -> dict:
     headers = {"Authorization": f"Bearer {token}", "content-type": "text/plain"}
     deadline = time.monotonic() + timeout
     while True:  # the API may answer 503 while Redis comes back; the client retries

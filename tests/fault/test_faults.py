@@ -20,7 +20,6 @@ from devstack.burst import Burst
 from devstack.plan import Corpus
 from judge import Lexicon
 from tests.fault.harness import (
-    VISIBILITY_TIMEOUT_S,
     FaultStack,
     Load,
     Recovery,
@@ -37,11 +36,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 UPLOADS = 300
 RATE = 20.0  # uploads a second: the load spans about ten seconds, the fault sits inside it
 # The target is recovery within the visibility timeout after the fault ends: each test
-# prints the figure (RELIABILITY.md keeps it). What a test asserts is only that recovery came,
-# within a bound a busy machine cannot reach by slowness alone: three timeouts.
-RECOVERY_BOUND_S = 3 * VISIBILITY_TIMEOUT_S
+# prints the figure (RELIABILITY.md keeps it). What a test asserts is only that recovery came:
+# every acknowledged upload judged once before the harness gives up waiting (GIVE_UP_S).
 KILLS = 6  # of worker children in the SIGKILL test
-GIVE_UP_S = 120.0  # waiting longer than the bound still measures how long recovery took
+GIVE_UP_S = 120.0  # a hang catcher: what is not judged by then is a failure
 
 
 @pytest.fixture(scope="module")
@@ -65,11 +63,6 @@ def assert_recovered(name: str, recovery: Recovery, stack: FaultStack, **figures
         **figures,
     )
     assert not recovery.problems, "\n".join(recovery.problems[:20]) + "\n" + stack.log("worker")
-    assert recovery.seconds <= RECOVERY_BOUND_S, (
-        f"recovered {recovery.seconds:.1f} s after the fault, over the "
-        f"{RECOVERY_BOUND_S:.0f} s bound (three visibility timeouts); the last one judged: "
-        f"{recovery.last_trail}"
-    )
 
 
 def assert_no_server_errors(burst: Burst) -> None:
