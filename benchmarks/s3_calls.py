@@ -3,9 +3,9 @@
 
 Times `S3BlobStore.put` and `S3BlobStore.get` of N objects of `--size` bytes (text like a
 move list), first through the boto3 client's own calls, then as URLs the client presigns, sent
-with `infra.blobstore.PresignedHttp`, then as URLs `infra.blobstore.Presigner` signs (what `S3BlobStore.from_settings`
-builds), in turns for R rounds, each object stored as `--content-type` (intake's media type for
-an upload unless given: SeaweedFS gzips what it takes for text). Prints, a call, the calling
+with `infra.presigned_http.PresignedHttp`, then as URLs `infra.blobstore.Presigner` signs
+(what `S3BlobStore.from_settings` builds), in turns for R rounds, each object stored as
+`--content-type` (intake's media type for an upload unless given: SeaweedFS gzips what it takes for text). Prints, a call, the calling
 process's CPU (user + system, this thread's network stack included) and SeaweedFS's, the median
 of the rounds; then the CPU of signing one URL alone, the client's way and `Presigner`'s.
 Prints figures and asserts nothing."""
@@ -30,7 +30,8 @@ from benchmarks.machine import cpu_model
 from core.intake import UPLOAD_CONTENT_TYPE
 from devstack.process import Service
 from devstack.seaweedfs import s3_credentials, start_seaweedfs
-from infra.blobstore import _HEADERS, PRESIGNED_S, PresignedHttp, S3BlobStore
+from infra.blobstore import _HEADERS, PRESIGNED_S, S3BlobStore
+from infra.presigned_http import PresignedHttp
 
 BUCKET = "bench"
 

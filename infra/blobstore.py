@@ -8,13 +8,7 @@ import hashlib
 import hmac
 import http.client
 import re
-import select
-import socket
-import ssl
-import threading
-import weakref
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -28,17 +22,20 @@ from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 from botocore.utils import percent_encode
 
 from core.errors import BlobNotFound, BlobStoreUnavailable
+from infra.presigned_http import (
+    CONNECT_TIMEOUT_S,
+    CONNECTIONS,
+    READ_TIMEOUT_S,
+    Answer,
+    PresignedHttp,
+    pieces,
+    refusal,
+)
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client
 
     from infra.settings import Settings
-
-
-# Both ways of calling S3 (boto3's client, presigned URLs) keep these the same.
-CONNECT_TIMEOUT_S = 3  # fail fast: intake answers 503 rather than holding the client
-READ_TIMEOUT_S = 20.0
-CONNECTIONS = 64
 
 
 def client_config(read_timeout: float = READ_TIMEOUT_S, connections: int = CONNECTIONS) -> Config:
@@ -64,7 +61,6 @@ def client_config(read_timeout: float = READ_TIMEOUT_S, connections: int = CONNE
 
 # How long a URL presigned for one object GET or PUT stays good: it is sent at once.
 PRESIGNED_S = 300
-_ERROR_CODE = re.compile(rb"<Code>([^<]{1,64})</Code>")
 
 
 class S3BlobStore:
@@ -177,7 +173,7 @@ class S3BlobStore:
     def stream(self, key: str, piece: int = 64 * 1024) -> Iterator[bytes]:
         """The object in pieces of up to `piece` bytes, found on the call (BlobNotFound) and
         read from S3 as they are taken; a read that breaks off is BlobStoreUnavailable."""
-        return _pieces(self._body(key), key, piece)
+        return pieces(self._body(key), key, piece)
 
     def _body(self, key: str) -> Any:
         """The object's body, not yet read: BlobNotFound, or BlobStoreUnavailable for an outage."""
@@ -196,13 +192,13 @@ class S3BlobStore:
             return response.data
         if response.status == 404:
             raise BlobNotFound(key)
-        raise BlobStoreUnavailable(f"S3 get {key}: {_refusal(response)}")
+        raise BlobStoreUnavailable(f"S3 get {key}: {refusal(response)}")
 
     def _put_presigned(self, key: str, data: bytes, fields: dict[str, str]) -> None:
         fields["ContentMD5"] = base64.b64encode(hashlib.md5(data).digest()).decode("ascii")
         response = self._send("PUT", key, fields, data)
         if response.status != 200:
-            raise BlobStoreUnavailable(f"S3 put {key}: {_refusal(response)}")
+            raise BlobStoreUnavailable(f"S3 put {key}: {refusal(response)}")
 
     def _send(self, method: str, key: str, fields: dict[str, str], body: bytes | None) -> Answer:
         """`method` ("GET" or "PUT") on `key`, presigned with the object call's `fields`
@@ -361,167 +357,3 @@ _PROBE_KEY = "tilejudge-presign-probe"
 _PLAIN_KEY = re.compile(
     r"(?!\.{1,2}(?:/|$))[A-Za-z0-9_.~-]+(?:/(?!\.{1,2}(?:/|$))[A-Za-z0-9_.~-]+)*"
 )
-
-
-@dataclass(frozen=True)
-class Answer:
-    """An S3 endpoint's answer to a presigned call, read whole."""
-
-    status: int
-    data: bytes
-
-
-class PresignedHttp:
-    """Presigned GETs and PUTs over the standard library's `http.client`, on kept-alive
-    connections shared by the threads (at most `connections` kept idle an endpoint).
-
-    Not urllib3, botocore's own HTTP library: it parses each URL and re-encodes its long
-    signed query character by character in Python, and builds retry, timeout and response
-    objects around every request, about 0.2 ms of CPU a call more (`benchmarks.s3_calls`,
-    a 51 KB PUT). Kept from it: the connect and
-    read timeouts, a kept-alive connection the endpoint has closed found before it is used
-    (one `poll`) or, closed on the way, sent again on a new one, and one retry of a
-    connection refused or dropped, or of a 5xx answer. GET and PUT of a whole object are both
-    idempotent, so sending one again is safe. Straight to the endpoint, through no proxy; over
-    https, checked against the system's certificate authorities."""
-
-    def __init__(
-        self,
-        read_timeout: float = READ_TIMEOUT_S,
-        connect_timeout: float = CONNECT_TIMEOUT_S,
-        connections: int = CONNECTIONS,
-    ) -> None:
-        self._read_timeout = read_timeout
-        self._connect_timeout = connect_timeout
-        self._most = connections
-        self._idle: dict[tuple[str, str], list[http.client.HTTPConnection]] = {}
-        self._lock = threading.Lock()
-        self._tls: ssl.SSLContext | None = None  # made once, on the first https connection
-        # Its idle connections closed when it is dropped, as urllib3 closes a pool's.
-        weakref.finalize(self, _close_idle, self._idle, self._lock)
-
-    def request(
-        self,
-        method: str,
-        url: str,
-        body: bytes | None = None,
-        headers: Mapping[str, str] | None = None,
-    ) -> Answer:
-        """`method` on `url`, the whole answer read; the error of the last try where none
-        answered (OSError, http.client.HTTPException)."""
-        parts = urlsplit(url)
-        endpoint = (parts.scheme, parts.netloc)
-        target = f"{parts.path}?{parts.query}" if parts.query else parts.path
-        retries = 1
-        while True:
-            conn, reused = self._take(endpoint)
-            try:
-                if not reused:
-                    self._open(conn)
-                conn.request(method, target, body=body, headers=dict(headers or {}))
-                response = conn.getresponse()
-                data = response.read()
-            except (OSError, http.client.HTTPException) as exc:
-                conn.close()
-                if reused and isinstance(exc, _CLOSED_ON_THE_WAY):
-                    continue  # the endpoint closed an idle connection: not a failed try
-                if retries == 0:
-                    raise
-                retries -= 1
-                continue
-            if response.will_close:
-                conn.close()
-            else:
-                self._give_back(endpoint, conn)
-            if response.status < 500 or retries == 0:
-                return Answer(response.status, data)
-            retries -= 1
-
-    def close(self) -> None:
-        _close_idle(self._idle, self._lock)
-
-    def _take(self, endpoint: tuple[str, str]) -> tuple[http.client.HTTPConnection, bool]:
-        """A kept-alive connection to `endpoint` still open (and True), else a new one, not
-        yet open (and False)."""
-        while True:
-            with self._lock:
-                idle = self._idle.get(endpoint)
-                conn = idle.pop() if idle else None
-            if conn is None:
-                return self._new(endpoint), False
-            if conn.sock is not None and not _readable(conn.sock):
-                return conn, True
-            conn.close()  # closed by the endpoint (readable: its end of file) while idle
-
-    def _new(self, endpoint: tuple[str, str]) -> http.client.HTTPConnection:
-        scheme, netloc = endpoint
-        conn: http.client.HTTPConnection
-        if scheme == "https":
-            if self._tls is None:
-                self._tls = ssl.create_default_context()
-            conn = http.client.HTTPSConnection(
-                netloc, timeout=self._connect_timeout, context=self._tls
-            )
-        elif scheme == "http":
-            conn = http.client.HTTPConnection(netloc, timeout=self._connect_timeout)
-        else:
-            raise ValueError(f"not an http(s) URL: {scheme}://{netloc}")
-        return conn
-
-    def _open(self, conn: http.client.HTTPConnection) -> None:
-        """Connect within the connect timeout (and, over https, shake hands), then wait for
-        answers up to the read timeout."""
-        conn.connect()
-        assert conn.sock is not None
-        conn.sock.settimeout(self._read_timeout)
-
-    def _give_back(self, endpoint: tuple[str, str], conn: http.client.HTTPConnection) -> None:
-        with self._lock:
-            idle = self._idle.setdefault(endpoint, [])
-            if len(idle) < self._most:
-                idle.append(conn)
-                return
-        conn.close()
-
-
-def _close_idle(
-    idle: dict[tuple[str, str], list[http.client.HTTPConnection]], lock: threading.Lock
-) -> None:
-    with lock:
-        conns = [conn for kept in idle.values() for conn in kept]
-        idle.clear()
-    for conn in conns:
-        conn.close()
-
-
-# A kept-alive connection the endpoint closed shows as one of these when it is used.
-_CLOSED_ON_THE_WAY = (
-    http.client.RemoteDisconnected,
-    BrokenPipeError,
-    ConnectionResetError,
-    ConnectionAbortedError,
-)
-
-
-def _readable(sock: socket.socket) -> bool:
-    """Whether an idle connection's socket has something to read: its peer closed it (or
-    broke the protocol); either way it is not to be used again."""
-    poller = select.poll()
-    poller.register(sock, select.POLLIN)
-    return bool(poller.poll(0))
-
-
-def _refusal(response: Answer) -> str:
-    """The S3 error code of a refused presigned call (`AccessDenied`), else its status."""
-    found = _ERROR_CODE.search(response.data[:4096])
-    code = found.group(1).decode("ascii", "replace") if found else "no error code"
-    return f"HTTP {response.status} ({code})"
-
-
-def _pieces(body: Any, key: str, piece: int) -> Iterator[bytes]:
-    try:
-        yield from body.iter_chunks(piece)
-    except BotoCoreError as exc:
-        raise BlobStoreUnavailable(f"S3 get {key}: {exc}") from exc
-    finally:
-        body.close()

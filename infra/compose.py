@@ -33,9 +33,10 @@ from core.quota import StorageQuota
 from core.reports import Reports
 from core.sweeping import SweeperThread
 from infra import broker_copies
-from infra.blobstore import READ_TIMEOUT_S, S3BlobStore
+from infra.blobstore import S3BlobStore
 from infra.celery_config import celery_config
 from infra.leader import SWEEPER_LOCK, Election
+from infra.presigned_http import READ_TIMEOUT_S
 from infra.publisher import CeleryPublisher
 from infra.queues import broker_epoch, light_backlog, live_backlog
 from infra.quota import RedisDailyBytes

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from infra.blobstore import PresignedHttp
+from infra.presigned_http import PresignedHttp
 
 OK = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
 UNAVAILABLE = b"HTTP/1.1 503 Slow Down\r\nContent-Length: 4\r\n\r\nbusy"

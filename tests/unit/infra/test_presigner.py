@@ -17,11 +17,11 @@ from hypothesis import strategies as st
 from infra.blobstore import (
     _HEADERS,
     PRESIGNED_S,
-    PresignedHttp,
     Presigner,
     S3BlobStore,
     client_config,
 )
+from infra.presigned_http import PresignedHttp
 
 BUCKET = "tilejudge-presign"
 INSTANT = datetime.datetime(2026, 12, 4, 12, 34, 56)
