@@ -5,9 +5,9 @@ Times `S3BlobStore.put` and `S3BlobStore.get` of N objects of `--size` bytes (te
 move list), first through the boto3 client's own calls, then as URLs the client presigns, sent
 with `infra.presigned_http.PresignedHttp`, then as URLs `infra.blobstore.Presigner` signs
 (what `S3BlobStore.from_settings` builds), in turns for R rounds, each object stored as
-`--content-type` (intake's media type for an upload unless given: SeaweedFS gzips what it takes for text). Prints, a call, the calling
-process's CPU (user + system, this thread's network stack included) and SeaweedFS's, the median
-of the rounds; then the CPU of signing one URL alone, the client's way and `Presigner`'s.
+`--content-type` (intake's media type for an upload unless given: SeaweedFS gzips what it
+takes for text). Prints, a call, the calling process's CPU (user + system, this thread's
+network stack included) and SeaweedFS's, the median of the rounds; then the CPU of signing one URL alone, the client's way and `Presigner`'s.
 Prints figures and asserts nothing."""
 
 from __future__ import annotations
