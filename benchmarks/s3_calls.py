@@ -1,14 +1,14 @@
 """CPU of one S3 object call, as the project makes it, against a local `weed mini`:
 `python -m benchmarks.s3_calls [--objects N] [--size BYTES] [--rounds R] [--content-type T]`.
 
-Times `S3BlobStore.put` and `S3BlobStore.get` of N objects of `--size` bytes (text like a
-move list), first through the boto3 client's own calls, then as URLs the client presigns, sent
-with `infra.presigned_http.PresignedHttp`, then as URLs `infra.blobstore.Presigner` signs
-(what `S3BlobStore.from_settings` builds), in turns for R rounds, each object stored as
-`--content-type` (intake's media type for an upload unless given: SeaweedFS gzips what it
-takes for text). Prints, a call, the calling process's CPU (user + system, this thread's
-network stack included) and SeaweedFS's, the median of the rounds; then the CPU of signing one URL alone, the client's way and `Presigner`'s.
-Prints figures and asserts nothing."""
+Times `S3BlobStore.put` and `S3BlobStore.get` of N objects of `--size` bytes (text like a move
+list), first through the boto3 client's own calls, then as URLs the client presigns, sent with
+`infra.presigned_http.PresignedHttp`, then as URLs `infra.blobstore.Presigner` signs (what
+`S3BlobStore.from_settings` builds), in turns for R rounds, each object stored as
+`--content-type` (intake's media type for an upload unless given: SeaweedFS gzips what it takes
+for text). Prints, a call, the calling process's CPU (user + system, this thread's network
+stack included) and SeaweedFS's, the median of the rounds; then the CPU of signing one URL
+alone, the client's way and `Presigner`'s. Prints figures and asserts nothing."""
 
 from __future__ import annotations
 
