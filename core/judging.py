@@ -31,6 +31,7 @@ from core.game import Judged
 from core.games import game, names
 from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore, UploadCache
 from core.records import Claim, Contest, JudgedResult, Run, Submission
+from core.report_blobs import report_key
 from core.word_hashes import signature
 
 log = structlog.get_logger("tilejudge.worker")
@@ -123,22 +124,6 @@ class WorkerDeps:
     defer_reports: bool = True
     # Where the host keeps the uploads it judged or read, for a rejudge to read them again.
     upload_cache: UploadCache = field(default_factory=NoUploadCache)
-
-
-def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
-    return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
-
-
-def report_ruleset(key: str, submission_id: str) -> tuple[str, str] | None:
-    """The word list and rules data a report key names (`report_key`'s ids are hex digests):
-    the ruleset its report is judged under, which a result carried over to another list (an
-    affected-only rejudge) does not share, since it keeps the report it had. None for a key
-    of another shape."""
-    prefix = f"reports/{submission_id}/"
-    if not (key.startswith(prefix) and key.endswith(".json")):
-        return None
-    lexicon_id, dash, layout_id = key[len(prefix) : -len(".json")].partition("-")
-    return (lexicon_id, layout_id) if dash and lexicon_id and layout_id else None
 
 
 def ruleset_ready(deps: WorkerDeps, game_name: str, lexicon_id: str, rules_id: str) -> None:
@@ -355,14 +340,14 @@ def drop_reports_of_deleted(deps: WorkerDeps, written: Sequence[tuple[str, str]]
     while they were judged, after its deletion removed what it could find. (A report of one
     that still exists is left alone: another attempt holds its claim and writes the same key.)
     Best effort: a report that cannot be deleted now is logged, with its key."""
-    for submission_id, report_key in written:
+    for submission_id, key in written:
         try:
             if deps.store.get_submission(submission_id) is None:
-                deps.blobs.delete(report_key)
+                deps.blobs.delete(key)
                 log.info("worker.report_of_deleted_dropped", submission=submission_id)
         except Exception as exc:
             log.error(
-                "worker.report_of_deleted_kept", submission=submission_id, key=report_key,
+                "worker.report_of_deleted_kept", submission=submission_id, key=key,
                 error=str(exc),
             )  # fmt: skip
 

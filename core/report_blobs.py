@@ -204,3 +204,19 @@ def accepts_gzip(accept_encoding: str) -> bool:
         weights[coding.lower()] = weight
     named = [weights[c] for c in ("gzip", "x-gzip") if c in weights]
     return max(named) > 0 if named else weights.get("*", 0.0) > 0
+
+
+def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
+    return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
+
+
+def report_ruleset(key: str, submission_id: str) -> tuple[str, str] | None:
+    """The word list and rules data a report key names (`report_key`'s ids are hex digests):
+    the ruleset its report is judged under, which a result carried over to another list (an
+    affected-only rejudge) does not share, since it keeps the report it had. None for a key
+    of another shape."""
+    prefix = f"reports/{submission_id}/"
+    if not (key.startswith(prefix) and key.endswith(".json")):
+        return None
+    lexicon_id, dash, layout_id = key[len(prefix) : -len(".json")].partition("-")
+    return (lexicon_id, layout_id) if dash and lexicon_id and layout_id else None

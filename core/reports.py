@@ -22,9 +22,10 @@ import structlog
 from core import report_blobs
 from core.errors import BlobNotFound, Conflict, NotFound, UnknownRuleset, UploadCorrupt
 from core.games import game
-from core.judging import packed_report, read_upload, report_ruleset
+from core.judging import packed_report, read_upload
 from core.ports import BlobStore, Rulesets
 from core.records import Contest, JudgedResult, StoredResult, Submission
+from core.report_blobs import report_ruleset
 
 log = structlog.get_logger("tilejudge.api")
 

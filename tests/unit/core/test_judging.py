@@ -19,7 +19,8 @@ from core.fakes import (
     InMemoryRulesets,
     InMemorySubmissionStore,
 )
-from core.judging import Outcome, RetryLater, WorkerDeps, judge_group, report_key
+from core.judging import Outcome, RetryLater, WorkerDeps, judge_group
+from core.report_blobs import report_key
 from core.states import SubmissionState
 from judge.wordytaire import JUDGE_VERSION
 from tests.unit.core.conftest import LAYOUT, MAX_ATTEMPTS, TINY, Clock, stored
