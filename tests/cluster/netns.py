@@ -540,8 +540,9 @@ class Cluster:
         self.redis_password = secrets.token_urlsafe(18)
         self.s3_key, self.s3_secret = f"tj{secrets.token_hex(8)}", secrets.token_urlsafe(24)
         self.admin_token = secrets.token_urlsafe(24)
-        # (ha_services builds on this module's hosts: imported here, once both are loaded.)
-        from tests.cluster.ha_services import PatroniGroup, SentinelGroup
+        # (the groups build on this module's hosts: imported here, once both are loaded.)
+        from tests.cluster.patroni import PatroniGroup
+        from tests.cluster.sentinel import SentinelGroup
 
         self.databases = [network.add_host(name, OCTETS[name]) for name in DATABASE_HOSTS]
         self.redises = [network.add_host(name, OCTETS[name]) for name in REDIS_HOSTS]
