@@ -176,18 +176,14 @@ def _migrate(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         return EXIT_ERROR
     from sqlalchemy.exc import SQLAlchemyError
 
-    from infra.sql.engine import make_engine
-    from infra.sql.migrate import upgrade
+    from infra import compose
 
-    engine = make_engine(settings.resolved_database_url())
     try:
-        done = upgrade(engine)
+        done = compose.migrate(settings.resolved_database_url())
     except SQLAlchemyError as exc:
         # The driver's first line: SQLAlchemy's message adds the statement and a link.
         cause = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
         raise CliError(f"the database could not be upgraded: {cause}") from exc
-    finally:
-        engine.dispose()
     change = "upgraded" if done.before != done.after else "already at the newest revision"
     print(f"revision {done.before or 'none'} -> {done.after or 'none'} ({change})")
     return EXIT_OK

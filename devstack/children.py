@@ -101,17 +101,6 @@ def child_env(
     }
 
 
-def migrate(database_url: str) -> None:
-    from infra.sql.engine import make_engine
-    from infra.sql.migrate import upgrade
-
-    engine = make_engine(database_url)
-    try:
-        upgrade(engine)
-    finally:
-        engine.dispose()
-
-
 def register_judge_lexicon(settings: Settings, s3_endpoint: str, database_url: str) -> None:
     """Register the judge's word list before the workers start, so their parent preloads it
     and the pool shares one copy from the first upload on (a list registered later is loaded

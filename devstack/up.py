@@ -24,7 +24,7 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from core.log_signing import LogSigner
-from devstack.children import api_argv, child_env, migrate, register_judge_lexicon, worker_argv
+from devstack.children import api_argv, child_env, register_judge_lexicon, worker_argv
 from devstack.ports import LOOPBACK, free_port, port_is_free
 from devstack.process import Service, ServiceStartError
 from devstack.redis_server import redis_password, start_redis
@@ -129,6 +129,8 @@ def _run(settings: Settings, stack: Stack, lexicon_path: Path | None, workers: b
             settings, s3_access_key=local_s3.access_key, s3_secret_key=local_s3.secret_key
         )
     database_url = settings.resolved_database_url()
+    from infra.compose import migrate  # the clients' modules, in the one process that needs them
+
     migrate(database_url)
     # Generated here, once, so the API and the workers never race to create the same file.
     admin_token = settings.admin_token_value()

@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from celery import Celery
     from sqlalchemy.engine import Engine
 
+    from infra.sql.migrate import Upgraded
+
 SENTINEL_PROBE_TIMEOUT_S = 0.5  # each sentinel the dashboard asks, once a second at most
 
 
@@ -119,6 +121,29 @@ def make_redis(settings: Settings, timeout: float = 3.0, retry: Retry | None = N
         **options,
     )
     return client
+
+
+def migrate(database_url: str) -> Upgraded:
+    """The SQL store at the newest revision (`tilejudge migrate`, and `up` before its roles).
+    Alembic is imported here, by the one process that migrates."""
+    from infra.sql.migrate import upgrade
+
+    engine = make_engine(database_url)
+    try:
+        return upgrade(engine)
+    finally:
+        engine.dispose()
+
+
+def worker_celery() -> Celery:
+    """The workers' Celery app, configured from the environment when Celery first reads its
+    configuration (the worker starting), not when it is built: `celery -A` imports the module
+    that holds it before the worker's settings are final."""
+    from celery import Celery
+
+    app = Celery("tilejudge")
+    app.add_defaults(lambda: celery_config(Settings.from_env()))
+    return app
 
 
 def make_celery(settings: Settings, publisher_only: bool = False) -> Celery:

@@ -19,7 +19,6 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import structlog
-from celery import Celery
 from celery.signals import worker_init, worker_process_init, worker_ready
 from celery.worker.control import control_command
 
@@ -37,7 +36,6 @@ from core.messages import (
 )
 from core.rejudging import judge_batch, produce
 from infra import broker_copies, compose
-from infra.celery_config import celery_config
 from infra.logging import configure_logging
 from infra.rulesets import RulesetCache, worth_preloading
 from infra.settings import Settings
@@ -47,9 +45,7 @@ from workers.live_watch import LiveWatch
 from workers.scheduling import run_niced
 from workers.soft_limit import SOFT_LIMIT_SIGNAL  # noqa: F401  (connects its task signals)
 
-app = Celery("tilejudge")
-# Read when Celery first reads the app's configuration (the worker starting), not at import.
-app.add_defaults(lambda: celery_config(Settings.from_env()))
+app = compose.worker_celery()
 log = structlog.get_logger("tilejudge.worker")
 T = TypeVar("T")
 MAX_BACKOFF_S = 300  # the longest a retry waits, where the visibility timeout leaves room

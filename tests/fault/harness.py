@@ -29,7 +29,6 @@ from core import clock
 from devstack.burst import Burst, run_burst
 from devstack.children import (  # what `up` runs
     api_argv,
-    migrate,
     register_judge_lexicon,
     worker_argv,
 )
@@ -41,6 +40,7 @@ from devstack.proof import event_mark, follow_events, verify
 from devstack.redis_server import redis_password, start_redis
 from devstack.seaweedfs import S3Credentials, s3_credentials, start_seaweedfs
 from infra import lexicon_files
+from infra.compose import migrate
 from infra.settings import ClientSettings, Settings
 from judge import Lexicon
 from tests.log_checks import entry_problems
