@@ -16,6 +16,7 @@ if os.environ.get("TILEJUDGE_PURE") != "1":
             "judge/wordytaire/engine.py",
             "judge/wordytaire/report_lines.py",
             "judge/crosstiles/engine.py",
+            "judge/crosstiles/move_line.py",
             "judge/crosstiles/bag.py",
             "judge/crosstiles/grid.py",
             "judge/crosstiles/header.py",

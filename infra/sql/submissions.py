@@ -1,5 +1,7 @@
 """The results store's submissions and their lifecycle: stored -> queued -> judging -> judged
-(or back to queued for a retry, or failed), each move with its event."""
+(or back to queued for a retry, or failed), each move with its event. Here: reading them,
+storing uploads and queueing them; `infra.sql.claims` holds judging's moves (claim, record,
+release)."""
 
 from __future__ import annotations
 
@@ -8,18 +10,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, or_, select, update
-from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy import Connection, and_, bindparam, select, update
 
 from core import clock
 from core.errors import CoreError, Duplicate
 from core.events import EventType
 from core.intake import closed, no_log_right
-from core.records import Claim, JudgedResult, Submission
+from core.records import Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
-from infra.sql.base import RowsAmong, StoreBase, insert_all, unindexed
+from infra.sql.base import RowsAmong, insert_all, unindexed
+from infra.sql.claims import ClaimsMixin, about
 from infra.sql.copies import keep_copies
-from infra.sql.results import keep_words, put_results
 from infra.sql.schema import contests, rejudge_runs, submission_copies, submissions, teams
 
 # The statements of intake's transaction, built once: each call binds its values.
@@ -59,7 +60,7 @@ _MARK_QUEUED = (
 _MARK_QUEUED_RETURNING = _MARK_QUEUED.returning(_c.id, _c.contest_id, _c.team_id)
 
 
-class SubmissionsMixin(StoreBase):
+class SubmissionsMixin(ClaimsMixin):
     # -- submissions ------------------------------------------------------------------------
 
     def find_same(
@@ -192,7 +193,7 @@ class SubmissionsMixin(StoreBase):
         pending.extend(
             {
                 "type": EventType.SUBMISSION_STORED,
-                **_about(s),
+                **about(s),
                 "sha256": s.sha256,
                 "size": s.size,
                 "received_at": s.received_at,
@@ -250,7 +251,7 @@ class SubmissionsMixin(StoreBase):
                 ).scalars()
             )
             marked = [s for s in published if s.id in moved]
-        pending.extend({"type": EventType.SUBMISSION_QUEUED, **_about(s)} for s in marked)
+        pending.extend({"type": EventType.SUBMISSION_QUEUED, **about(s)} for s in marked)
 
     @staticmethod
     def _mark_queued_one_by_one(conn: Connection, ids: list[str]) -> list[tuple[str, str, str]]:
@@ -288,88 +289,8 @@ class SubmissionsMixin(StoreBase):
                     if seen.state == SubmissionState.STORED
                     else EventType.SUBMISSION_REQUEUED
                 )
-                pending.append({"type": kind, **_about(seen), "was": seen.state})
+                pending.append({"type": kind, **about(seen), "was": seen.state})
             return bool(changed)
-
-    def claim_many(self, submission_ids: Sequence[str], stale_after: float) -> list[Claim]:
-        """Take submissions for judging, all in one transaction; the ones taken, in the order
-        asked (not those judged, failed or being judged now)."""
-        now = clock.now()
-        stale = clock.ago(now, stale_after)
-        with self.write() as (conn, pending):
-            rows = {
-                row["id"]: Submission(**row)
-                for row in conn.execute(
-                    select(submissions).where(submissions.c.id.in_(submission_ids))
-                ).mappings()
-            }
-            # Conditional on what was read: under PostgreSQL's read committed, two workers can
-            # read the same free row; only the first update matches (its attempts moved on). A
-            # free row may have gone from stored to queued since (intake marks it once
-            # published): still free, so either matches.
-            candidates = []
-            for submission_id in dict.fromkeys(submission_ids):
-                current = rows.get(submission_id)
-                if current is None:
-                    continue
-                free = current.state in _FREE
-                abandoned = current.state == SubmissionState.JUDGING and current.state_at < stale
-                if free or abandoned:
-                    candidates.append(current)
-            taken = _take(conn, candidates, now)
-            claims = []
-            for current in candidates:
-                if current.id not in taken:
-                    continue
-                attempt = current.attempts + 1
-                pending.append(
-                    {"type": EventType.SUBMISSION_JUDGING, **_about(current), "attempt": attempt}
-                )
-                claims.append(Claim(current, attempt))
-            return claims
-
-    def record_results(self, judged: Sequence[tuple[Claim, JudgedResult, bytes]]) -> set[str]:
-        """judging -> judged with their results, all in one transaction of a few statements
-        whatever the group's size; the ids recorded (a claim the sweeper handed on meanwhile
-        writes nothing)."""
-        now = clock.now()
-        with self.write() as (conn, pending):
-            held = _judged_now(conn, [claim for claim, _, _ in judged], now)
-            mine = [item for item in judged if (item[0].submission.id, item[0].attempt) in held]
-            put_results(conn, [(claim.submission.id, result) for claim, result, _ in mine], now)
-            keep_words(conn, {claim.submission.id: words for claim, _, words in mine})
-            for claim, result, _ in mine:
-                sub = claim.submission
-                pending.append(
-                    {
-                        "type": EventType.SUBMISSION_JUDGED,
-                        **_about(sub),
-                        "score": result.score,
-                        "legal": result.legal,
-                        "illegal": result.illegal,
-                        "received_at": sub.received_at,
-                        "lexicon": result.lexicon_id,
-                        "layout": result.layout_id,
-                    }
-                )
-            return {sid for sid, _ in held}
-
-    def release(self, claim: Claim, error: str, give_up: bool) -> None:
-        """A judging attempt failed: back to queued for a retry, or failed for good."""
-        now = clock.now()
-        sub = claim.submission
-        state = SubmissionState.FAILED if give_up else SubmissionState.QUEUED
-        with self.write() as (conn, pending):
-            changed = conn.execute(
-                update(submissions)
-                .where(_still_held(claim))
-                .values(state=state, state_at=now, failure=error[:2000])
-            ).rowcount
-            if changed:
-                kind = EventType.SUBMISSION_FAILED if give_up else EventType.SUBMISSION_RETRYING
-                pending.append(
-                    {"type": kind, **_about(sub), "attempt": claim.attempt, "reason": error[:500]}
-                )
 
 
 def _with_leaf(
@@ -425,96 +346,3 @@ def _closing_times(conn: Connection, contest_ids: set[str]) -> dict[str, str]:
     many uploads it holds. On PostgreSQL the rows are share-locked, so a concurrent close
     (which locks its row first) either waits for this group's commit or is seen by it."""
     return {row[0]: row[1] for row in conn.execute(_CLOSING, {"ids": sorted(contest_ids)})}
-
-
-def _about(submission: Submission) -> dict[str, Any]:
-    return {
-        "submission": submission.id,
-        "contest": submission.contest_id,
-        "team": submission.team_id,
-    }
-
-
-def _take(conn: Connection, candidates: list[Submission], now: str) -> set[str]:
-    """Claim for judging the submissions read free or abandoned, each only if it is still as
-    read: free, or judging (abandoned), with the attempts read (every claim raises them). The
-    ids claimed; one statement where the database returns what an UPDATE changed."""
-    kinds = [
-        (list(_FREE), [sub for sub in candidates if sub.state in _FREE]),
-        ([SubmissionState.JUDGING], [sub for sub in candidates if sub.state not in _FREE]),
-    ]
-    read = [(states, subs) for states, subs in kinds if subs]
-    if not read:
-        return set()
-    taking = update(submissions).values(
-        state=SubmissionState.JUDGING, state_at=now, attempts=submissions.c.attempts + 1
-    )
-    if not conn.dialect.update_returning:  # SQLite before 3.35
-        return {
-            sub.id
-            for states, subs in read
-            for sub in subs
-            if conn.execute(taking.where(_as_read(states, [sub]))).rowcount
-        }
-    as_read = or_(*(_as_read(states, subs) for states, subs in read))
-    return {row.id for row in conn.execute(taking.where(as_read).returning(submissions.c.id))}
-
-
-def _as_read(states: list[SubmissionState], subs: list[Submission]) -> ColumnElement[bool]:
-    """The rows of `subs` still in one of `states` with the attempts they were read with."""
-    return and_(
-        unindexed(submissions.c.state).in_(states),
-        _attempts_among([(s.id, s.attempts) for s in subs]),
-    )
-
-
-def _attempts_among(pairs: Sequence[tuple[str, int]]) -> ColumnElement[bool]:
-    """The rows of these (id, attempts) pairs: the ids grouped by attempts, each group an IN
-    list of ids beside its count. Bound values, where a row-value IN list would be rendered
-    value by value into the SQL on every call (SQLite takes no row-value parameters); a
-    message's uploads are claimed together, so there is one group as a rule."""
-    by_attempts: dict[int, list[str]] = {}
-    for submission_id, attempts in pairs:
-        by_attempts.setdefault(attempts, []).append(submission_id)
-    return or_(
-        *(
-            and_(submissions.c.id.in_(ids), submissions.c.attempts == attempts)
-            for attempts, ids in sorted(by_attempts.items())
-        )
-    )
-
-
-def _judged_now(conn: Connection, claims: Sequence[Claim], now: str) -> set[tuple[str, int]]:
-    """Mark judged the submissions whose claims still hold, in one statement where the
-    database returns what an UPDATE changed; the claims that held, as (id, attempt)."""
-    done = {"state": SubmissionState.JUDGED, "state_at": now, "judged_at": now, "failure": None}
-    if not conn.dialect.update_returning:  # SQLite before 3.35
-        return {
-            (claim.submission.id, claim.attempt)
-            for claim in claims
-            if conn.execute(update(submissions).where(_still_held(claim)).values(**done)).rowcount
-        }
-    held = conn.execute(
-        update(submissions)
-        .where(
-            and_(
-                unindexed(submissions.c.state) == SubmissionState.JUDGING,
-                _attempts_among([(claim.submission.id, claim.attempt) for claim in claims]),
-            )
-        )
-        .values(**done)
-        .returning(submissions.c.id, submissions.c.attempts)
-    )
-    return {(row.id, row.attempts) for row in held}
-
-
-def _still_held(claim: Claim) -> ColumnElement[bool]:
-    """The claim's attempt still owns the submission (the sweeper has not handed it on)."""
-    return and_(
-        submissions.c.id == claim.submission.id,
-        submissions.c.state == SubmissionState.JUDGING,
-        submissions.c.attempts == claim.attempt,
-    )
-
-
-_FREE = (SubmissionState.STORED, SubmissionState.QUEUED)  # waiting for a worker

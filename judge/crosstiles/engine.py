@@ -45,7 +45,7 @@ import re
 from typing import Final
 
 from judge.crosstiles.bag import Bag
-from judge.crosstiles.board import BLANK, CENTER, SIZE, TILE_KINDS, Board
+from judge.crosstiles.board import CENTER, TILE_KINDS, Board
 from judge.crosstiles.details import (
     clash_detail,
     field_text,
@@ -56,6 +56,17 @@ from judge.crosstiles.details import (
 )
 from judge.crosstiles.grid import Grid, tiles_placed
 from judge.crosstiles.header import Header
+
+# The move table's reading; `X as X` keeps the names exported from here too, where `identity`
+# takes them to read lines as the verifier does.
+from judge.crosstiles.move_line import _EXCHANGE as _EXCHANGE
+from judge.crosstiles.move_line import _GAIN as _GAIN
+from judge.crosstiles.move_line import _MOVE as _MOVE
+from judge.crosstiles.move_line import _PENALTY as _PENALTY
+from judge.crosstiles.move_line import _PLACEMENT as _PLACEMENT
+from judge.crosstiles.move_line import _TIMEOUT, _codes, _counts
+from judge.crosstiles.move_line import _kind as _kind
+from judge.crosstiles.move_line import _locate as _locate
 from judge.crosstiles.report import CrosstilesReport, LogError, PlayerResult, Reason
 from judge.lexicon import Lexicon
 
@@ -66,30 +77,11 @@ _SCORELESS_TURNS_TO_END: Final = 6
 _TIMEOUTS_TO_REMOVAL: Final = 3
 _DOT: Final = 46  # "."
 
-# Every row of the spec's move table in one match. Groups: 1 nick, 2 rack, then placement
-# (3 position, 4 play, 5 score), exchange or pass (6 tiles, empty for a pass; 7 score),
-# missed deadline (8 score), rack penalty (9 tiles, 10 points), going out (11 tiles,
-# 12 points), and 13 the total.
-_MOVE: Final = re.compile(
-    rb"[ \t]*>([A-Za-z0-9_-]{1,32}):[ \t]+(?:([A-Z?]+)[ \t]+(?:"
-    rb"([0-9]{1,2}[A-Z]|[A-Z][0-9]{1,2})[ \t]+([A-Za-z.]+)[ \t]+\+([0-9]{1,9})"
-    rb"|-([A-Z?]*)[ \t]+\+([0-9]{1,9})"
-    rb"|\(timeout\)[ \t]+\+([0-9]{1,9})"
-    rb"|\(([A-Z?]+)\)[ \t]+-([0-9]{1,9}))"
-    rb"|\(([A-Z?]+)\)[ \t]+\+([0-9]{1,9}))"
-    rb"[ \t]+(-?[0-9]{1,9})[ \t]*"
-)
-
-# Phases of a replay, and the kinds of move line (the group that holds each kind's score).
+# Phases of a replay.
 _HEADER: Final = 0
 _TURNS: Final = 1
 _ENDING: Final = 2
 _DONE: Final = 3
-_PLACEMENT: Final = 5
-_EXCHANGE: Final = 7
-_TIMEOUT: Final = 8
-_PENALTY: Final = 10
-_GAIN: Final = 12
 
 
 def verify(log_bytes: bytes, lexicon: Lexicon, board: Board) -> CrosstilesReport:
@@ -417,52 +409,6 @@ class _Replay:
         if kind == _PENALTY:
             return f"'>{self.nicks[player]}: {text} ({text}) -{points} TOTAL'"
         return f"'>{self.nicks[player]}: ({text}) +{points} TOTAL'"
-
-
-def _kind(move: re.Match[bytes]) -> int:
-    """Which row of the move table matched: the group number of its score."""
-    if move.group(5) is not None:
-        return _PLACEMENT
-    if move.group(7) is not None:
-        return _EXCHANGE
-    if move.group(8) is not None:
-        return _TIMEOUT
-    if move.group(10) is not None:
-        return _PENALTY
-    return _GAIN
-
-
-def _counts(tiles: bytes) -> list[int]:
-    counts = [0] * TILE_KINDS
-    for byte in tiles:
-        counts[BLANK if byte == 63 else byte - 65] += 1
-    return counts
-
-
-def _codes(tiles: bytes) -> list[int]:
-    return [BLANK if byte == 63 else byte - 65 for byte in tiles]
-
-
-def _locate(position: bytes, length: int) -> tuple[int, int, str]:
-    """The first square and the step of the run POS and the play's length name, and why it
-    is off the board ("" when it is not)."""
-    if position[0] <= 57:  # a digit first: the row, running across
-        row = int(position[:-1]) - 1
-        column = position[-1] - 65
-        step, along = 1, column
-    else:
-        column = position[0] - 65
-        row = int(position[1:]) - 1
-        step, along = SIZE, row
-    if not (0 <= row < SIZE and 0 <= column < SIZE):
-        return 0, step, f"{field_text(position)} is not on the board"
-    if along + length > SIZE:
-        return (
-            0,
-            step,
-            f"{length} squares from {field_text(position)} run past the edge of the board",
-        )
-    return row * SIZE + column, step, ""
 
 
 def _short(wanted: list[int], have: list[int]) -> bool:
