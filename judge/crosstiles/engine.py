@@ -59,14 +59,18 @@ from judge.crosstiles.header import Header
 
 # The move table's reading; `X as X` keeps the names exported from here too, where `identity`
 # takes them to read lines as the verifier does.
-from judge.crosstiles.move_line import _EXCHANGE as _EXCHANGE
-from judge.crosstiles.move_line import _GAIN as _GAIN
-from judge.crosstiles.move_line import _MOVE as _MOVE
-from judge.crosstiles.move_line import _PENALTY as _PENALTY
-from judge.crosstiles.move_line import _PLACEMENT as _PLACEMENT
-from judge.crosstiles.move_line import _TIMEOUT, _codes, _counts
-from judge.crosstiles.move_line import _kind as _kind
-from judge.crosstiles.move_line import _locate as _locate
+from judge.crosstiles.move_line import (
+    _EXCHANGE,
+    _GAIN,
+    _MOVE,
+    _PENALTY,
+    _PLACEMENT,
+    _TIMEOUT,
+    _codes,
+    _counts,
+    _kind,
+    _locate,
+)
 from judge.crosstiles.report import CrosstilesReport, LogError, PlayerResult, Reason
 from judge.lexicon import Lexicon
 

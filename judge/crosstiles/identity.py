@@ -13,8 +13,9 @@ and spaced) and there is no match.
 Only what never reaches a report is normalised, so two logs with one key get the same report
 from ``verify`` but for its line numbers: a turn's ``RACK`` stays as written (a wrong one is
 quoted), as does a ``POS`` off the board. Lines are split, classified and parsed by the
-verifier's own code (``engine._BOM``, ``engine._MOVE``, ``engine._kind``, ``engine._locate``,
-``header._FIELDS``, ``header.Header``) in one pass; no lexicon, no board, never raises.
+verifier's own code (``engine._BOM``, ``move_line._MOVE``, ``move_line._kind``,
+``move_line._locate``, ``header._FIELDS``, ``header.Header``) in one pass; no lexicon, no
+board, never raises.
 """
 
 from __future__ import annotations
@@ -27,17 +28,9 @@ from itertools import chain
 from typing import Final
 
 from judge.crosstiles.board import SIZE, TILE_NAMES
-from judge.crosstiles.engine import (
-    _BOM,
-    _EXCHANGE,
-    _GAIN,
-    _MOVE,
-    _PENALTY,
-    _PLACEMENT,
-    _kind,
-    _locate,
-)
+from judge.crosstiles.engine import _BOM
 from judge.crosstiles.header import _FIELDS, Header
+from judge.crosstiles.move_line import _EXCHANGE, _GAIN, _MOVE, _PENALTY, _PLACEMENT, _kind, _locate
 
 VERSION: Final = b"crosstiles-identity-1\n"
 MATCH_VERSION: Final = b"crosstiles-match-1\n"
