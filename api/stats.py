@@ -23,8 +23,10 @@ from urllib.parse import quote
 import redis
 
 from api.heartbeats import WorkerWatch
+from api.pages.games import page_of
 from api.services import Services
 from core import clock, tuning
+from core.games import game, names
 from core.ports import RejudgeRuns, ResultReads
 from core.records import Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
@@ -168,6 +170,7 @@ class StatsSnapshotter:
             "failures": sql.failures,
             "contests": [contest | _contest_links(contest["id"]) for contest in sql.contests],
             "rejudges": rejudges,
+            "games": games_words(),  # the page's script names no game: it reads these
             "events": list(reversed(tail)),
             "services": services_view(replication),
             "compute_ms": round((time.perf_counter() - started) * 1000, 1),
@@ -311,6 +314,15 @@ def services_view(status: ReplicationStatus | None) -> dict[str, Any]:
             for f in status.failovers
         ],
         "failovers_seen": {service.value: n for service, n in status.failovers_seen.items()},
+    }
+
+
+def games_words() -> dict[str, dict[str, Any]]:
+    """Each game's words, by name, for the contests and rejudge runs of that game: what its
+    rules data is called and how its standings are spoken of (`api.pages.games.words`)."""
+    return {
+        name: {"rules_noun": game(name).rules_noun} | asdict(page_of(name).words)
+        for name in names()
     }
 
 

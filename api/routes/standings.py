@@ -13,6 +13,7 @@ from fastapi import APIRouter, Query
 from api import schemas
 from api.lookups import known_contest, shown, well_formed
 from api.public import FRESH_PER_WINDOW
+from api.routes.games import leaderboard_model
 from api.services import Admin, Organiser, Services, Svc
 from core import clock, freeze
 from core.records import ResultLine
@@ -26,7 +27,7 @@ BOARD_PAGE, BOARD_PAGE_MOST = 100, 1000
 
 @router.get(
     "/v1/contests/{contest}/leaderboard",
-    response_model=schemas.Leaderboard | schemas.GameStandings,
+    response_model=leaderboard_model(),
     tags=["public"],
 )
 async def leaderboard(

@@ -1,5 +1,6 @@
 // tilejudge operations dashboard: polls /v1/stats (the HttpOnly admin cookie goes along) and
 // redraws. Everything is built with textContent: event fields come from uploads and teams.
+// Each game's words come with the stats (`games`): the script names no game.
 "use strict";
 
 const POLL_MS = 1000; // the server refreshes at most once a second, however many pages poll
@@ -120,9 +121,7 @@ function renderContests(s) {
     name.title = `${c.title} (${c.game})`;
     const board = el("a", "board", "leaderboard");
     board.href = c.leaderboard_page_url;
-    board.title = c.game === "crosstiles"
-      ? `${c.title}: the players of its valid game logs, ranked, and its invalid logs`
-      : `${c.title}: each team's best score, ranked`;
+    board.title = `${c.title}: ${s.games[c.game].leaderboard}`;
     name.appendChild(board);
     tr.appendChild(name);
     const counts = c.counts;
@@ -166,15 +165,10 @@ function rulesetNames(r) {
   return parts.join("\n");
 }
 
-// What a run's preview counts: scores and team ranks, or (game logs) games and players.
-function changeWords(r) {
-  return r.game === "crosstiles"
-    ? [["game", "games"], ["player's standing", "players' standings"]]
-    : [["score", "scores"], ["rank", "ranks"]];
-}
-
-function changesText(r) {
-  const [first, second] = changeWords(r);
+// What a run's preview counts (its `scores` and its `ranks`), in its game's words: each as
+// one and as many (`games` of /v1/stats).
+function changesText(r, words) {
+  const [first, second] = [words.scores, words.ranks];
   if (r.changes === null) {
     return r.state === "running" ? `${first[1]} and ${second[1]} that change: once every submission is judged` : "";
   }
@@ -192,8 +186,8 @@ function renderRejudges(s) {
     head.appendChild(el("span", "", `${r.contest} · ${r.game} · run ${r.id.slice(0, 8)} · ${r.mode}`));
     head.appendChild(el("span", `run-state ${r.state}`, r.state));
     box.appendChild(head);
-    const layout = r.game === "crosstiles" ? "board" : "layout";
-    const rules = el("div", "run-rules", `${rulesetChange(r, "lexicon", "word list")} · ${rulesetChange(r, "layout", layout)}`);
+    const words = s.games[r.game];
+    const rules = el("div", "run-rules", `${rulesetChange(r, "lexicon", "word list")} · ${rulesetChange(r, "layout", words.rules_noun)}`);
     rules.dataset.field = "rules";
     rules.title = rulesetNames(r);
     box.appendChild(rules);
@@ -214,13 +208,11 @@ function renderRejudges(s) {
     box.appendChild(el("div", "run-figures", figures));
     const changes = el("div", "run-changes");
     changes.dataset.field = "changes";
-    const counted = changesText(r);
+    const counted = changesText(r, words);
     if (counted) changes.appendChild(el("span", r.changes && r.changes.scores ? "warn" : "", counted));
     const preview = el("a", "preview", r.state === "applied" ? "what changed" : "preview");
     preview.href = r.preview_page_url;
-    preview.title = r.game === "crosstiles"
-      ? "the games whose verdict or winners change, and the players whose standing moves"
-      : "the scores and ranks that change, team by team";
+    preview.title = words.preview;
     changes.appendChild(preview);
     box.appendChild(changes);
     return box;

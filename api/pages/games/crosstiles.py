@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from api.pages import chart
+from api.pages.games.words import StandingsWords
 from api.pages.layout import e
 from api.services import Services
 from core.records import Contest
@@ -17,6 +18,13 @@ CHART_PLAYERS = 10
 
 
 class CrosstilesPage:
+    words = StandingsWords(
+        leaderboard="the players of its valid game logs, ranked, and its invalid logs",
+        scores=("game", "games"),
+        ranks=("player's standing", "players' standings"),
+        preview="the games whose verdict or winners change, and the players whose standing moves",
+    )
+
     def lists(self, board: Mapping[str, Any]) -> str:
         return _players(board) + _disputed(board) + _invalid(board.get("invalid", []))
 

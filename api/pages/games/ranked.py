@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from api.pages import chart
+from api.pages.games.words import StandingsWords
 from api.pages.layout import e, seconds_between, when
 from api.services import Services
 from core import freeze
@@ -19,6 +20,13 @@ HISTORY_MOST = 1000  # a team's uploads the chart reads (its first ones, in id o
 
 
 class TeamRanked:
+    words = StandingsWords(
+        leaderboard="each team's best score, ranked",
+        scores=("score", "scores"),
+        ranks=("rank", "ranks"),
+        preview="the scores and ranks that change, team by team",
+    )
+
     def lists(self, board: Mapping[str, Any]) -> str:
         entries = board.get("entries", [])
         if not entries:
