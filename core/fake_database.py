@@ -15,7 +15,7 @@ from typing import Any
 
 from core import clock
 from core.errors import Duplicate, StoreUnavailable
-from core.records import Contest, JudgedResult, Run, Submission, Team
+from core.records import Contest, JudgedResult, Run, RunSummary, Submission, Team
 from core.word_hashes import union
 
 Event = dict[str, Any]
@@ -58,6 +58,7 @@ class InMemoryDatabase:
         self.runs: dict[str, Run] = {}  # rejudge runs: `InMemoryRejudgeStore` moves them
         # What each run could not judge: (run id, submission id) -> (reason code, when)
         self.run_failures: dict[tuple[str, str], tuple[str, str]] = {}
+        self.summaries: dict[str, RunSummary] = {}  # what each run changed, as `apply` recorded
         self.events: list[Event] = []
         self.stored_batches: list[list[str]] = []  # the uploads of each committed store call
         self.down = False
@@ -86,6 +87,24 @@ class InMemoryDatabase:
         contest = self.contests[sub.contest_id]
         kept = self.results.get((submission_id, contest.lexicon_id, contest.layout_id))
         return kept.result if kept is not None else None
+
+    def leaderboard(self, contest_id: str, ruleset: tuple[str, str]) -> list[dict[str, Any]]:
+        """`infra.sql.standings.leaderboard_in` under a ruleset (lexicon id, layout id): each
+        team's best score, ties to the earlier receipt, then to the lower submission id."""
+        best: dict[str, tuple[int, str, str]] = {}  # by team: (-score, received_at, submission)
+        for (sid, *kept_under), kept in self.results.items():
+            sub = self.submissions.get(sid)
+            if sub is None or sub.contest_id != contest_id or tuple(kept_under) != ruleset:
+                continue
+            entry = (-kept.result.score, sub.received_at, sid)
+            if sub.team_id not in best or entry < best[sub.team_id]:
+                best[sub.team_id] = entry
+        ranked = sorted(best.items(), key=lambda item: item[1])
+        return [
+            {"rank": rank, "team": self.teams[team_id].name, "team_id": team_id,
+             "score": -score, "submission": sid, "received_at": received_at}
+            for rank, (team_id, (score, received_at, sid)) in enumerate(ranked, 1)
+        ]  # fmt: skip
 
     # -- transactions -----------------------------------------------------------------------
 

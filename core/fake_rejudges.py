@@ -1,25 +1,26 @@
-"""An in-memory `RejudgeStore` for unit tests: the SQL adapter's rules (infra/sql/rejudges.py,
-results.py) over the runs, results and word signatures of the `InMemoryDatabase` it is given
-(the submission store fake's: one database, whose `down` and `failing` hold here too)."""
+"""An in-memory `RejudgeRuns` for unit tests: the SQL adapter's rules (infra/sql/rejudges.py
+and its parts, results.py) over the runs, results and word signatures of the `InMemoryDatabase`
+it is given (the submission store fake's: one database, whose `down` and `failing` hold here
+too). `tests/integration/test_rejudge_port.py` holds it and the SQL adapter to one suite."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator, Mapping
 from dataclasses import replace
+from typing import Any
 
 from core import clock
 from core.errors import NotFound, RejudgeRefused, as_reason, failure_text
 from core.events import EventType
 from core.fake_database import Event, InMemoryDatabase
 from core.freeze import frozen
-from core.records import JudgedResult, Run, RunFailure, Submission
+from core.records import JudgedResult, Run, RunFailure, RunSummary, Submission
 from core.states import RejudgeMode, RejudgeState, SubmissionState
 
 
 class InMemoryRejudgeStore:
-    """Rejudge runs as the producer, the batches and the sweeper use them; `start` opens one
-    as the API does (no port has it)."""
+    """Rejudge runs as the organiser, the producer, the batches and the sweeper use them."""
 
     def __init__(self, store: InMemoryDatabase) -> None:
         self.store = store
@@ -29,7 +30,7 @@ class InMemoryRejudgeStore:
         contest_id: str,
         lexicon_id: str,
         layout_id: str,
-        mode: RejudgeMode = RejudgeMode.FULL,
+        mode: str = RejudgeMode.FULL,
         by: str = "organiser",
     ) -> tuple[Run, bool]:
         """A new run, or the open one for the same ruleset (as `infra.sql.rejudges.start`)."""
@@ -53,7 +54,7 @@ class InMemoryRejudgeStore:
                 layout_id=layout_id,
                 from_lexicon_id=contest.lexicon_id,
                 from_layout_id=contest.layout_id,
-                mode=mode,
+                mode=RejudgeMode(mode),
                 state=RejudgeState.RUNNING if total else RejudgeState.READY,
                 total=total,
                 done=0,
@@ -93,6 +94,11 @@ class InMemoryRejudgeStore:
                 for run in self.store.runs.values()
                 if run.open and contest_id in (None, run.contest_id)
             ]
+            return sorted(runs, key=lambda run: run.created_at)
+
+    def list_runs(self, contest_id: str) -> list[Run]:
+        with self.store.read("list_runs"):
+            runs = [run for run in self.store.runs.values() if run.contest_id == contest_id]
             return sorted(runs, key=lambda run: run.created_at)
 
     def page(self, run: Run, limit: int) -> Iterator[tuple[str, bytes | None, int]]:
@@ -186,8 +192,9 @@ class InMemoryRejudgeStore:
         )
 
     def apply(self, run_id: str, by: str = "organiser") -> Run:
-        """`infra.sql.rejudges.apply` without the summary: the contest switched, the run's
-        failures failed with their reason, other open runs of the contest cancelled."""
+        """`infra.sql.rejudges.apply`: the contest switched, the run's failures failed with
+        their reason, its summary recorded, the contest's other open runs cancelled (their
+        previews were measured against the ruleset going away)."""
         store = self.store
         with store.write("apply") as pending:
             run = store.runs.get(run_id)
@@ -203,9 +210,8 @@ class InMemoryRejudgeStore:
                     "the contest's ruleset changed since this run started; start a new run"
                 )
             now = store.now()
-            kept: dict[
-                str, str
-            ] = {}  # the ruleset the public standings keep while frozen (`core.freeze`)
+            applied = store.runs[run_id] = replace(run, state=RejudgeState.APPLIED, updated_at=now)
+            kept: dict[str, str] = {}  # the ruleset the public standings keep while frozen
             if frozen(contest, now) and contest.frozen_lexicon_id is None:
                 kept = {
                     "frozen_lexicon_id": run.from_lexicon_id,
@@ -214,29 +220,109 @@ class InMemoryRejudgeStore:
             store.contests[contest.id] = replace(
                 contest, lexicon_id=run.lexicon_id, layout_id=run.layout_id, **kept
             )
-            for (failed_run, sid), (reason, _) in store.run_failures.items():
-                if failed_run == run.id and self._failed_for(run, sid):
-                    sub = store.submissions[sid]
-                    shown = failure_text(as_reason(reason))
-                    store.submissions[sid] = replace(
-                        sub, state=SubmissionState.FAILED, state_at=now, failure=shown
-                    )
-                    pending.append(
-                        {"type": EventType.SUBMISSION_FAILED, "submission": sid,
-                         "contest": sub.contest_id, "team": sub.team_id, "reason": shown,
-                         "rejudge": run.id}
-                    )  # fmt: skip
-            applied = store.runs[run_id] = replace(run, state=RejudgeState.APPLIED, updated_at=now)
+            self._fail_unjudged(pending, run, now)
+            store.summaries[run_id] = RunSummary(
+                tuple(self._changes(run)), tuple(self._rank_changes(run)), now
+            )
             for other in list(store.runs.values()):
                 if other.contest_id == run.contest_id and other.open:
                     store.runs[other.id] = replace(
                         other, state=RejudgeState.CANCELLED, updated_at=now
                     )
+                    pending.append(
+                        {"type": EventType.REJUDGE_CANCELLED, "rejudge": other.id,
+                         "contest": run.contest_id, "by": by, "reason": f"superseded by {run_id}"}
+                    )  # fmt: skip
             pending.append(
-                {"type": EventType.REJUDGE_APPLIED, "rejudge": run_id,
-                 "contest": run.contest_id, "by": by}
+                {"type": EventType.REJUDGE_APPLIED, "rejudge": run_id, "contest": run.contest_id,
+                 "lexicon": run.lexicon_id, "layout": run.layout_id,
+                 "from_lexicon": run.from_lexicon_id, "from_layout": run.from_layout_id, "by": by}
             )  # fmt: skip
             return applied
+
+    def _fail_unjudged(self, pending: list[Event], run: Run, now: str) -> None:
+        """In `apply`: each submission the run could not judge becomes failed with its reason."""
+        store = self.store
+        for (failed_run, sid), (reason, _) in sorted(store.run_failures.items()):
+            if failed_run == run.id and self._failed_for(run, sid):
+                sub = store.submissions[sid]
+                shown = failure_text(as_reason(reason))
+                store.submissions[sid] = replace(
+                    sub, state=SubmissionState.FAILED, state_at=now, failure=shown
+                )
+                pending.append(
+                    {"type": EventType.SUBMISSION_FAILED, "submission": sid,
+                     "contest": sub.contest_id, "team": sub.team_id, "reason": shown,
+                     "rejudge": run.id}
+                )  # fmt: skip
+
+    def cancel(self, run_id: str, by: str = "organiser") -> Run:
+        with self.store.write("cancel") as pending:
+            run = self.store.runs.get(run_id)
+            if run is None:
+                raise NotFound(f"no rejudge run {run_id!r}")
+            if not run.open:
+                raise RejudgeRefused(
+                    f"run {run_id} is {run.state}; only an open run can be cancelled"
+                )
+            cancelled = replace(run, state=RejudgeState.CANCELLED, updated_at=self.store.now())
+            self.store.runs[run_id] = cancelled
+            pending.append(
+                {"type": EventType.REJUDGE_CANCELLED, "rejudge": run_id,
+                 "contest": run.contest_id, "by": by}
+            )  # fmt: skip
+            return cancelled
+
+    def summary(self, run: Run) -> RunSummary | None:
+        """An applied run's summary as `apply` recorded it, a ready or cancelled run's preview
+        of the data as it is now, None while it runs."""
+        if run.state is RejudgeState.RUNNING:
+            return None
+        with self.store.read("summary"):
+            if run.state is RejudgeState.APPLIED:
+                return self.store.summaries.get(run.id)
+            return RunSummary(tuple(self._changes(run)), tuple(self._rank_changes(run)))
+
+    def changes(self, run: Run) -> list[dict[str, Any]]:
+        with self.store.read("changes"):
+            return self._changes(run)
+
+    def rank_changes(self, run: Run) -> list[dict[str, Any]]:
+        with self.store.read("rank_changes"):
+            return self._rank_changes(run)
+
+    def _changes(self, run: Run) -> list[dict[str, Any]]:
+        """The submissions whose score differs between the two rulesets, by id: the preview of
+        a game ranked by its teams' best score (`infra.sql.games.TeamRanked`); a game with
+        standings of its own (Crosstiles' players) has its preview in SQL alone."""
+        store = self.store
+        under = (
+            (sub, store.results.get((sub.id, run.from_lexicon_id, run.from_layout_id)),
+             store.results.get((sub.id, run.lexicon_id, run.layout_id)))
+            for sub in sorted(store.submissions.values(), key=lambda s: s.id)
+            if sub.contest_id == run.contest_id
+        )  # fmt: skip
+        return [
+            {"submission": sub.id, "team": store.teams[sub.team_id].name,
+             "old_score": old.result.score, "new_score": new.result.score}
+            for sub, old, new in under
+            if old is not None and new is not None and old.result.score != new.result.score
+        ]  # fmt: skip
+
+    def _rank_changes(self, run: Run) -> list[dict[str, Any]]:
+        """The teams whose rank differs between the two rulesets, by their new rank (None last)."""
+        before, after = (
+            {e["team"]: e["rank"] for e in self.store.leaderboard(run.contest_id, ruleset)}
+            for ruleset in (
+                (run.from_lexicon_id, run.from_layout_id),
+                (run.lexicon_id, run.layout_id),
+            )
+        )
+        return [
+            {"team": team, "old_rank": before.get(team), "new_rank": after.get(team)}
+            for team in sorted(set(before) | set(after), key=lambda t: (after.get(t) or 10**9, t))
+            if before.get(team) != after.get(team)
+        ]
 
     def without_result(self, run: Run, submission_ids: list[str]) -> list[Submission]:
         store = self.store

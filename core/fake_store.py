@@ -174,6 +174,7 @@ class InMemorySubmissionStore(InMemoryDisputes):
                     "contest": upload.contest_id,
                     "team": upload.team_id,
                     "sha256": upload.sha256,
+                    "size": upload.size,
                     "received_at": upload.received_at,
                 }
             )
