@@ -160,7 +160,11 @@ class InMemoryRejudgeStore:
         with store.write("record_batch") as pending:
             now = store.now()
             present = [(sid, result) for sid, result in batch if sid in store.submissions]
-            new = sum(store.put_result(sid, result, now) for sid, result in present)
+            # One recorded as failed for the run was counted done then: not again once judged.
+            new = sum(
+                store.put_result(sid, result, now) and (run.id, sid) not in store.run_failures
+                for sid, result in present
+            )
             store.keep_words({sid: words[sid] for sid, _ in present if sid in words})
             for sid, reason in (failed or {}).items():
                 key = (run.id, sid)

@@ -92,7 +92,24 @@ class BatchesMixin:
             ids = [sid for sid, _ in batch] + list(failed)
             present = set(conn.scalars(select(submissions.c.id).where(submissions.c.id.in_(ids))))
             batch = [(sid, result) for sid, result in batch if sid in present]
-            new = put_new_results(conn, batch, now) if batch else 0
+            judged = put_new_results(conn, batch, now) if batch else []
+            # A submission the run recorded as failed was counted done then: judged since (a
+            # producer restarted once S3 could read it), it is not counted again.
+            counted = (
+                set(
+                    conn.scalars(
+                        select(rejudge_failures.c.submission_id).where(
+                            and_(
+                                rejudge_failures.c.run_id == run.id,
+                                rejudge_failures.c.submission_id.in_(judged),
+                            )
+                        )
+                    )
+                )
+                if judged
+                else set()
+            )
+            new = len(judged) - len(counted)
             keep_words(conn, {sid: words[sid] for sid, _ in batch if sid in words})
             gone = {sid: reason for sid, reason in failed.items() if sid in present}
             new += put_failures(conn, run, gone, now)

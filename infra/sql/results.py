@@ -86,14 +86,15 @@ def keep_words(conn: Connection, signatures: dict[str, bytes]) -> None:
             )
 
 
-def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> int:
-    """Insert the results that are new under their ruleset, skip the others; how many were new.
+def put_new_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> list[str]:
+    """Insert the results that are new under their ruleset, skip the others; the submissions
+    of those that were new.
 
     One `INSERT ... ON CONFLICT DO NOTHING` for the batch on SQLite and PostgreSQL (`_upserts`),
     where `put_result` would run two statements a result: a rejudge batch's transaction, which
     holds SQLite's single write lock that live uploads queue behind, stays a few statements
     and a few milliseconds long."""
-    return len(_insert_new(conn, batch, now))
+    return _insert_new(conn, batch, now)
 
 
 def put_results(conn: Connection, batch: list[tuple[str, JudgedResult]], now: str) -> None:

@@ -187,6 +187,25 @@ def test_a_batch_counts_only_what_is_new_and_a_failure_counts_as_done_once(side:
     assert side.events("rejudge.") == [started(run, 3), progressed("ready", run, 3, 3, carried=0)]
 
 
+def test_an_upload_judged_after_its_failure_was_counted_is_not_counted_again(side: Side) -> None:
+    subs = [side.upload("alpha", received_at=f"2030-01-01T0{n}:00:00.000000Z") for n in range(2)]
+    for n, sub in enumerate(subs):
+        side.judge_live(sub, 10 + n)
+    rejudges = side.rejudges
+    run, _ = rejudges.start("c1", LEX2, LAYOUT, "full", "admin")
+    lost, found = subs
+    assert rejudges.record_batch(run, [], failed={lost.id: "upload_missing"}) == 1
+    # A restarted producer republishes it and S3 reads it now: judged, but done already.
+    assert rejudges.record_batch(run, [(lost.id, judged(lost, LEX2, 30))]) == 0
+    still = rejudges.get(run.id)
+    assert still is not None and (still.state, still.done, still.total) == ("running", 1, 2)
+    assert rejudges.failures(still, limit=5) == (0, [])  # judged since: no longer failed
+
+    assert rejudges.record_batch(run, [(found.id, judged(found, LEX2, 31))]) == 1
+    ready = rejudges.get(run.id)
+    assert ready is not None and (ready.state, ready.done) == ("ready", 2)
+
+
 def test_apply_switches_the_contest_fails_what_was_not_judged_and_cancels_the_other_runs(
     side: Side,
 ) -> None:
