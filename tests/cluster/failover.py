@@ -23,6 +23,7 @@ import redis
 from core import clock
 from judge import Lexicon
 from tests.cluster.netns import (
+    START_TIMEOUT_S,
     Cluster,
     Corpus,
     NetnsError,
@@ -134,6 +135,14 @@ def run(
     old = group.primary()
     if old is None:
         raise NetnsError(f"no {fault.service} primary before the fault")
+    # The fault comes once every other member replicates in sync, as its manager sees it: a
+    # manager promotes only a replica it knows to be current (Sentinel passes over one whose
+    # link has been down for ten times its down-after time), so a fault during a moment of lag
+    # would test the lag, not the failover.
+    members = cluster.databases if fault.service == "database" else cluster.redises
+    for member in members:
+        if member.name != old:
+            group.wait_replica(member.name, START_TIMEOUT_S)
     host = cluster.network.hosts[old]
     began = time.monotonic()
     if fault.how == "cut":

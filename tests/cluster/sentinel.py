@@ -207,7 +207,10 @@ class SentinelGroup(Group):
                     replicas = sentinel.sentinel_slaves(self.master_name)
             except redis.RedisError:
                 return None
+            # What Sentinel asks of a replica it would promote: up, linked to the master.
             return any(r["ip"] == address and not r["is_sdown"] and not r["is_disconnected"]
+                       and r.get("master-link-status") == "ok"
+                       and int(r.get("master-link-down-time") or 0) == 0
                        for r in replicas)  # fmt: skip
 
         def replicating() -> bool:
