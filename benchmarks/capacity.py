@@ -34,8 +34,7 @@ from benchmarks.fixtures import UNLIMITED, bench_stack, burst_plan, shared_lexic
 from devstack.burst import Burst, run_burst
 from devstack.load import prepare
 from devstack.plan import Corpus, Plan, build_corpus
-from judge.wordytaire import default_layout
-from judge.wordytaire import judge as judge_moves
+from devstack.testing.wordytaire_engines import offline_judging_ms
 
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 IDLE_S = 15.0  # the idle window whose rates are subtracted from the burst's
@@ -72,17 +71,6 @@ def net_per_submission(
     idle = {k: (after_idle.get(k, 0.0) - before_idle.get(k, 0.0)) / idle_s for k in keys}
     net = {k: (after.get(k, 0.0) - before.get(k, 0.0) - idle[k] * burst_s) / judged for k in keys}
     return net, idle
-
-
-def offline_judging_ms(corpus: Corpus, passes: int = 3) -> float:
-    """CPU ms per submission to judge the corpus in this process, one core: median of passes."""
-    layout, times = default_layout(), []
-    for _ in range(passes):
-        began = time.thread_time()
-        for data in corpus.data:
-            judge_moves(data, corpus.lexicon, layout)
-        times.append(time.thread_time() - began)
-    return 1000 * statistics.median(times) / len(corpus.data)
 
 
 def commit_rate(url: str, admin_url: str, connections: int, seconds: float = 4.0) -> Figures:

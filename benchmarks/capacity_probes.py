@@ -15,7 +15,7 @@ import psutil
 import psycopg
 import redis
 
-from tests.stack_process import RunningStack
+from devstack.testing.stack_process import RunningStack
 
 SAMPLE_S = 0.5  # how often each process's CPU time is read
 ROLES = (

@@ -3,8 +3,8 @@
 
 Writes N generated move lists (each uses up the bag, 10 % illegal lines) to a temporary
 directory, then times, in turns, `tilejudge judge --game wordytaire --json` over all of them and
-`python -m benchmarks.plain_judge_cli` (tests/plain_judge.py writing the same JSON Lines) over
-the same files, each writing its reports to a file. Every run is a new process, so each figure
+`python -m benchmarks.plain_judge_cli` (devstack/testing/plain_judge.py writing the same JSON
+Lines) over the same files, each writing its reports to a file. Every run is a new process, so each figure
 includes interpreter start, imports, reading the word list and the files, judging and writing.
 Prints the best and median of R runs, the ratio, and whether the two agree on every report's
 SPEC fields. Prints figures and asserts nothing."""

@@ -24,8 +24,14 @@ from devstack.burst import Burst, run_burst
 from devstack.load import prepare
 from devstack.plan import Corpus, Plan, build_corpus
 from devstack.proof import event_mark, follow_events
-from tests.clics.followers import differences, events_of, final_state, following, order_problems
-from tests.stack_process import RunningStack
+from devstack.testing.clics_followers import (
+    differences,
+    events_of,
+    final_state,
+    following,
+    order_problems,
+)
+from devstack.testing.stack_process import RunningStack
 
 GOAL_SLOWDOWN = 0.10
 KINDS = ("teams", "submissions", "judgements", "problems")

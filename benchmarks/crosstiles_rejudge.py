@@ -11,7 +11,7 @@ against the full rejudge's, and whether its results are the full one's.
 
 The games are generated on every core; what is timed runs in process, on one thread: the API
 (FastAPI's test client) on SQLite in a temporary directory, object storage and the broker in
-memory (`tests.pipeline_fixtures`), and the producer and every batch run in turn as a worker
+memory (`devstack.testing.pipeline`), and the producer and every batch run in turn as a worker
 would (`core.rejudging`). A run is timed from its start to ready (its preview is read after).
 Both word lists and their difference are loaded before anything is timed, as the workers
 preload them.
@@ -38,13 +38,13 @@ from core.judging import WorkerDeps
 from core.rejudging import judge_batch, produce
 from core.states import RejudgeState
 from devstack.demo import with_players
+from devstack.testing.pipeline import ADMIN, Pipeline, drain, open_pipeline, worker_deps
+from devstack.testing.word_lists import cached_list
 from infra.sql.games import crosstiles as crosstiles_sql
 from infra.sql.games import drop_details
 from infra.sql.schema import results
 from judge import Lexicon
 from judge.crosstiles import default_board, generate
-from tests.conftest import shared_list
-from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline, worker_deps
 
 CONTEST = "club"
 BEFORE, AFTER = "enable_2-16", "crosstiles"
@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"command: python -m benchmarks.crosstiles_rejudge {shown}".rstrip())
     print(f"python {platform.python_version()} on {cpu_model()}; in process, one thread")
 
-    words = {name: shared_list(f"{name}.txt").read_bytes() for name in (BEFORE, AFTER)}
+    words = {name: cached_list(f"{name}.txt").read_bytes() for name in (BEFORE, AFTER)}
     started = time.perf_counter()
     games = corpus(args.games)
     print(
@@ -95,7 +95,7 @@ _FULL_LIST: list[Lexicon] = []
 def _game(number: int) -> bytes:
     """Game `number`, its two to four seats taken by players of a club of PLAYERS."""
     if not _FULL_LIST:
-        _FULL_LIST.append(Lexicon.from_bytes(shared_list(f"{AFTER}.txt").read_bytes()))
+        _FULL_LIST.append(Lexicon.from_bytes(cached_list(f"{AFTER}.txt").read_bytes()))
     players = 2 + number % 3
     log = generate(
         players, f"club-{number}", _FULL_LIST[0], default_board(),

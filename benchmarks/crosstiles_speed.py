@@ -4,8 +4,8 @@ Prints figures and asserts nothing. One process, so every figure is for one core
 whole valid games written by the bot (judge.crosstiles.generator) from fixed seeds: two to four
 players, with exchanges, passes and missed deadlines in turn. It goes through the installed
 verifier (mypyc-compiled when built), the pure-source verifier and the plain reference of
-tests/plain_crosstiles.py in the same run, taking turns so that a busy machine slows all three
-alike; the reports of all three are compared before anything is timed.
+devstack/testing/plain_crosstiles.py in the same run, taking turns so that a busy machine slows
+all three alike; the reports of all three are compared before anything is timed.
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from typing import Any
 
 import judge.crosstiles.engine
 from benchmarks.machine import cpu_model
+from devstack.testing.plain_crosstiles import plain_verify
+from devstack.testing.sources import load_source
 from infra import lexicon_files
 from infra.settings import ClientSettings
 from judge import Lexicon
 from judge.crosstiles import Board, CrosstilesReport, default_board, generate, verify
-from tests.engines import load_source
-from tests.plain_crosstiles import plain_verify
 
 Verify = Callable[[bytes, Lexicon, Board], CrosstilesReport]
 COMPILED = not str(judge.crosstiles.engine.__file__).endswith(".py")

@@ -22,7 +22,7 @@ from pathlib import Path
 import httpx
 import redis
 
-from tests.stack_process import RunningStack, running_stack
+from devstack.testing.stack_process import RunningStack, running_stack
 
 PAGE_INTERVAL_S = 1.0  # what api/static/dashboard.js polls at
 

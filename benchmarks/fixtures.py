@@ -14,16 +14,16 @@ import httpx
 
 from core import clock
 from devstack.plan import Plan
+from devstack.testing.stack_process import RunningStack, running_stack
+from devstack.testing.word_lists import cached_list
 from judge import Lexicon
-from tests.conftest import shared_list
-from tests.stack_process import RunningStack, running_stack
 
 JUDGE_LIST = "words_alpha.txt"
 BEFORE_FIX = "words_alpha_2020-08-24.txt"
 
 
 def shared_lexicon(name: str = JUDGE_LIST) -> Lexicon:
-    return Lexicon.from_bytes(shared_list(name).read_bytes())
+    return Lexicon.from_bytes(cached_list(name).read_bytes())
 
 
 @contextmanager
@@ -51,7 +51,7 @@ def open_contest(
     empty mapping, when they are registered already), open a contest on `lexicon` for a day,
     and add `teams` teams; their tokens."""
     if lists is None:
-        lists = {"words_alpha": shared_list(JUDGE_LIST).read_bytes()}
+        lists = {"words_alpha": cached_list(JUDGE_LIST).read_bytes()}
     for name, words in lists.items():
         http.post(
             "/v1/lexicons",

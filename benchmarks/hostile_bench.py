@@ -33,7 +33,7 @@ import psutil
 
 from benchmarks.fixtures import bench_stack, open_contest
 from benchmarks.sampling import Sampler
-from tests.stack_process import RunningStack
+from devstack.testing.stack_process import RunningStack
 
 MIB = 1024 * 1024
 POLL_S = 0.01

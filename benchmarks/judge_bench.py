@@ -3,8 +3,8 @@
 Prints figures and asserts nothing. One process, so every figure is for one core. The corpus is
 generated submissions that use up the bag with about 10% illegal lines; it goes through the
 installed engine (mypyc-compiled when built), the pure-source engine and the plain reference
-judge of tests/plain_judge.py in the same run, taking turns so that a busy machine slows all
-three alike.
+judge of devstack/testing/plain_judge.py in the same run, taking turns so that a busy machine
+slows all three alike.
 """
 
 from __future__ import annotations
@@ -21,13 +21,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks.machine import cpu_model
+from devstack.testing.plain_judge import plain_judge
+from devstack.testing.wordytaire_engines import COMPILED, installed_judge, pure_judge
 from infra import lexicon_files
 from infra.settings import ClientSettings
 from judge import Lexicon
 from judge.wordytaire import Layout, default_layout
 from judge.wordytaire.generator import WordIndex, generate
-from tests.engines import COMPILED, installed_judge, pure_judge
-from tests.plain_judge import plain_judge
 
 MOVES = 6000  # more than ever fit: each game runs until the bag is used up
 ILLEGAL_SHARE = 0.1

@@ -25,11 +25,11 @@ from benchmarks.fixtures import UNLIMITED_RATE, api_workers_env, api_workers_opt
 from core import clock
 from devstack.burst import send_all
 from devstack.plan import Plan
+from devstack.testing.stack_process import RunningStack, running_stack
+from devstack.testing.word_lists import cached_list
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
-from tests.conftest import shared_list
-from tests.stack_process import RunningStack, running_stack
 
 _LEXICON: Lexicon | None = None
 # The pool exactly as big as the figures say (no process standing by for rejudges).
@@ -283,7 +283,7 @@ def memory_figures(words: bytes, corpus: list[bytes]) -> None:
 def one_copy_kib() -> int:
     """PSS growth of a fresh process that loads the word list, in KiB."""
     code = "import sys; from benchmarks.pipeline_bench import print_one_copy; print_one_copy(sys.argv[1])"
-    path = str(shared_list("words_alpha.txt"))
+    path = str(cached_list("words_alpha.txt"))
     out = subprocess.run(
         [sys.executable, "-c", code, path], capture_output=True, text=True, check=True
     )
@@ -334,7 +334,7 @@ def main() -> None:
     parser.add_argument("--skip-memory", action="store_true")
     api_workers_option(parser)
     args = parser.parse_args()
-    words = shared_list("words_alpha.txt").read_bytes()
+    words = cached_list("words_alpha.txt").read_bytes()
     lexicon = Lexicon.from_bytes(words)
     index = WordIndex.build(lexicon.words)
     corpus = [

@@ -1,8 +1,9 @@
 """The plain reference judge as a command, the yardstick of `benchmarks.cli_judge`:
 `python -m benchmarks.plain_judge_cli --lexicon FILE --layout-id ID FILE...` writes to stdout
 one JSON report a file, as `tilejudge judge --json` does (SPEC's fields and the file's name),
-judged by tests/plain_judge.py. Standard library only, written plainly: it reads the word list
-into a set, takes its id by SPEC's recipe and serialises each report with `json.dumps`."""
+judged by devstack/testing/plain_judge.py. Standard library only, written plainly: it reads the
+word list into a set, takes its id by SPEC's recipe and serialises each report with
+`json.dumps`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import hashlib
 import json
 import sys
 
-from tests.plain_judge import plain_judge
+from devstack.testing.plain_judge import plain_judge
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -57,11 +57,11 @@ from benchmarks.pipeline_bench import (
     wait_judged,
 )
 from core.states import OPEN_REJUDGE_STATES, RejudgeMode, RejudgeState
+from devstack.testing.stack_process import RunningStack, running_stack
+from devstack.testing.word_lists import cached_list
 from judge import Lexicon
 from judge.wordytaire import default_layout
 from judge.wordytaire.generator import WordIndex, generate
-from tests.conftest import shared_list
-from tests.stack_process import RunningStack, running_stack
 
 # Live uploads timed with and without a rejudge (60 s each): the p99 of 150 was the second
 # worst upload, and one outlier moved it by half.
@@ -75,7 +75,7 @@ SPICE = [b"-2 0 2 0 cyber\n0 0 0 3 crab\n", b"-5 0 6 0 unneccessary\n0 -1 0 1 tu
 def build_corpus(count: int, distinct: int) -> list[bytes]:
     """`distinct` generated games, each sent in variants (trailing blank lines) up to `count`;
     a few open with a word the fix changes, so the fix has something to change."""
-    old = Lexicon.from_bytes(shared_list("words_alpha_2020-08-24.txt").read_bytes())
+    old = Lexicon.from_bytes(cached_list("words_alpha_2020-08-24.txt").read_bytes())
     index = WordIndex.build(old.words)
     games = [
         generate(index, default_layout(), seed=n, moves=3000, illegal_share=0.1)
@@ -176,7 +176,7 @@ def main() -> None:
         tokens = open_contest(
             http,
             stack,
-            lists={name: shared_list(file).read_bytes() for name, file in LISTS.items()},
+            lists={name: cached_list(file).read_bytes() for name, file in LISTS.items()},
             lexicon="old",
             teams=50,
         )

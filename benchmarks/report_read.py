@@ -21,11 +21,11 @@ import httpx
 
 from benchmarks.fixtures import open_contest
 from benchmarks.pipeline_bench import EXACTLY, pct, upload_all, wait_judged
+from devstack.testing.stack_process import running_stack
+from devstack.testing.word_lists import cached_list
 from judge import Lexicon
 from judge.wordytaire import default_layout
 from judge.wordytaire.generator import WordIndex, generate
-from tests.conftest import shared_list
-from tests.stack_process import running_stack
 
 GOAL_MS = 100.0
 
@@ -53,7 +53,7 @@ def main() -> None:
     parser.add_argument("--submissions", type=int, default=200)
     parser.add_argument("--moves", type=int, default=3000)
     args = parser.parse_args()
-    words = shared_list("words_alpha.txt").read_bytes()
+    words = cached_list("words_alpha.txt").read_bytes()
     index = WordIndex.build(Lexicon.from_bytes(words).words)
     corpus = [
         generate(index, default_layout(), seed=n, moves=args.moves, illegal_share=0.1)

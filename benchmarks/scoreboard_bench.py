@@ -31,9 +31,9 @@ import httpx
 
 from benchmarks.fixtures import UNLIMITED, bench_stack, open_contest
 from core import clock
+from devstack.testing.stack_process import RunningStack
 from judge.wordytaire import default_layout
 from judge.wordytaire.generator import WordIndex, generate
-from tests.stack_process import RunningStack
 
 WORDS = ("cat", "at", "ate", "tea", "eat", "tab", "bat", "cab", "by", "oat", "to", "toe",
          "bet", "tee", "ten", "net", "ant", "tan", "nab", "bean", "beat", "neat")  # fmt: skip

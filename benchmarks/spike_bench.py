@@ -23,8 +23,8 @@ from devstack.burst import Burst, run_burst
 from devstack.load import percentile, prepare
 from devstack.plan import Plan, build_corpus
 from devstack.proof import event_mark, follow_events, last_result_after, verify
+from devstack.testing.stack_process import RunningStack
 from infra.blobstore import S3BlobStore
-from tests.stack_process import RunningStack
 
 TARGET_RATIO = 0.5
 

@@ -4,31 +4,19 @@ layout."""
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.settings import ClientSettings
+from devstack.testing.word_lists import cached_list
+from devstack.testing.wordytaire_engines import ENGINES, JudgeFn
 from judge import Lexicon
 from judge.wordytaire import Layout, default_layout
 from judge.wordytaire.generator import WordIndex
-from tests.engines import ENGINES, JudgeFn
 
-# The cache as the project's own commands find it ($TILEJUDGE_LEXICON_CACHE, else the user's).
-LISTS = ClientSettings.from_env().lexicon_cache
 TINY_WORDS = {"cat", "cab", "at", "ate", "by", "jo", "to", "tab", "bat", "oat", "cyber", "zzz"}
 
-
-def cached_list(name: str) -> Path:
-    """A known word list from the cache (`make test` fills it first, through `make lexicon`)."""
-    path = LISTS / name
-    if not path.is_file():
-        pytest.fail(f"{path} is missing: run `make lexicon` (tilejudge lexicon fetch) first")
-    return path
-
-
-shared_list = cached_list  # the name some test modules still import
+shared_list = cached_list  # the name tests/cluster still imports
 
 
 # Suites that each drive whole stacks on the machine's cores, with bounds on how fast they
@@ -71,12 +59,12 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
 
 @pytest.fixture(scope="session")
 def real_lexicon() -> Lexicon:
-    return Lexicon.from_bytes(shared_list("words_alpha.txt").read_bytes())
+    return Lexicon.from_bytes(cached_list("words_alpha.txt").read_bytes())
 
 
 @pytest.fixture(scope="session")
 def old_lexicon() -> Lexicon:
-    return Lexicon.from_bytes(shared_list("words_alpha_2020-08-24.txt").read_bytes())
+    return Lexicon.from_bytes(cached_list("words_alpha_2020-08-24.txt").read_bytes())
 
 
 @pytest.fixture(scope="session")

@@ -7,10 +7,10 @@ import functools
 from collections.abc import Callable
 
 import judge.crosstiles.engine
+from devstack.testing.sources import load_source
+from devstack.testing.word_lists import cached_list
 from judge import Lexicon
 from judge.crosstiles import Board, CrosstilesReport, verify
-from tests.conftest import shared_list
-from tests.engines import load_source
 
 VerifyFn = Callable[[bytes, Lexicon, Board], CrosstilesReport]
 
@@ -26,4 +26,4 @@ if COMPILED:
 @functools.cache
 def crosstiles_lexicon() -> Lexicon:
     """The Crosstiles word list, read once per test session."""
-    return Lexicon.from_bytes(shared_list("crosstiles.txt").read_bytes())
+    return Lexicon.from_bytes(cached_list("crosstiles.txt").read_bytes())

@@ -14,8 +14,8 @@ from typing import Any
 
 from core.tlog import bundles_for, leaf_hash, tile_path, tiles_for
 from core.tlog.tiles import decode_bundle
+from devstack.testing.pipeline import ADMIN, Pipeline, drain, open_pipeline
 from tests.crosscheck.test_go_tlog import go_tlog  # noqa: F401  (the built program)
-from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline
 from tests.unit.api.test_transparency import sequence
 
 CONTEST = "open"

@@ -25,8 +25,8 @@ import httpx
 import pytest
 
 from api.public import WINDOW_S
+from devstack.testing.stack_process import RunningStack, running_stack
 from tests.clics.yajsv_standin import serving
-from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -18,10 +18,16 @@ from devstack.burst import run_burst
 from devstack.load import prepare
 from devstack.plan import Plan, build_corpus
 from devstack.proof import event_mark, follow_events
+from devstack.testing.clics_followers import (
+    differences,
+    events_of,
+    final_state,
+    following,
+    order_problems,
+)
+from devstack.testing.stack_process import running_stack
+from devstack.testing.word_lists import cached_list
 from judge import Lexicon
-from tests.clics.followers import differences, events_of, final_state, following, order_problems
-from tests.conftest import shared_list
-from tests.stack_process import running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -52,7 +58,7 @@ def _wrong(feeds: Path, rest: dict[str, list[dict[str, Any]]]) -> dict[str, list
 def test_fifty_followers_of_the_event_feed_miss_nothing_during_an_upload_spike(
     tmp_path: Path,
 ) -> None:
-    lexicon = Lexicon.from_bytes(shared_list("words_alpha.txt").read_bytes())
+    lexicon = Lexicon.from_bytes(cached_list("words_alpha.txt").read_bytes())
     with (
         running_stack(tmp_path / "home", workers=2, env=STACK_ENV) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,

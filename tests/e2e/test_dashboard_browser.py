@@ -18,10 +18,10 @@ from playwright.sync_api import Browser, Page
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from core import clock, tuning
+from devstack.testing.stack_process import RunningStack, running_stack
 from judge.wordytaire import default_layout
 from judge.wordytaire.generator import WordIndex, generate
 from tests.e2e.browsers import chromium
-from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -23,8 +23,8 @@ from fastapi import FastAPI
 from playwright.sync_api import Browser, Page, Route
 
 from api.app import create_app
+from devstack.testing.pipeline import ADMIN_TOKEN, open_pipeline
 from tests.e2e.browsers import chromium
-from tests.pipeline_fixtures import ADMIN_TOKEN, open_pipeline
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -13,11 +13,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from devstack.testing.stack_process import RunningStack, running_stack
+from devstack.testing.word_lists import cached_list
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
-from tests.conftest import shared_list
-from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -91,7 +91,7 @@ def _all_events(http: httpx.Client, stack: RunningStack) -> list[dict]:
 
 
 def test_two_hundred_concurrent_uploads_are_each_judged_once_and_exactly(tmp_path: Path) -> None:
-    words = shared_list("words_alpha.txt").read_bytes()
+    words = cached_list("words_alpha.txt").read_bytes()
     lexicon = Lexicon.from_bytes(words)
     index, layout = WordIndex.build(lexicon.words), default_layout()
     corpus = [

@@ -35,9 +35,9 @@ from pathlib import Path
 
 import pytest
 
+from devstack.testing.stack_process import RunningStack, running_stack
+from devstack.testing.word_lists import cached_list
 from infra.lexicon_sources import KNOWN_LISTS
-from tests.conftest import cached_list
-from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

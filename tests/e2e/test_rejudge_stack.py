@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
+from devstack.testing.stack_process import RunningStack, running_stack
+from devstack.testing.word_lists import cached_list
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
-from tests.conftest import shared_list
-from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -37,7 +37,7 @@ def _wait(http: httpx.Client, stack: RunningStack, path: str, done, timeout: flo
 
 def test_the_real_fix_is_rejudged_previewed_and_applied_by_real_workers(tmp_path: Path) -> None:
     old_words, new_words = (
-        shared_list(n).read_bytes() for n in ("words_alpha_2020-08-24.txt", "words_alpha.txt")
+        cached_list(n).read_bytes() for n in ("words_alpha_2020-08-24.txt", "words_alpha.txt")
     )
     old, new = Lexicon.from_bytes(old_words), Lexicon.from_bytes(new_words)
     index = WordIndex.build(old.words)

@@ -18,8 +18,8 @@ import pytest
 from playwright.sync_api import Browser, Page
 
 from core import clock
+from devstack.testing.stack_process import RunningStack, running_stack
 from tests.e2e.browsers import axe_violations, chromium
-from tests.stack_process import RunningStack, running_stack
 from tests.unit.api.test_crosstiles_contest import passing_game
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]

@@ -18,8 +18,8 @@ import pytest
 from playwright.sync_api import Browser, FilePayload, Page
 
 from core import clock
+from devstack.testing.stack_process import RunningStack, running_stack
 from tests.e2e.browsers import axe_violations, chromium
-from tests.stack_process import RunningStack, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

@@ -16,10 +16,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from devstack.testing.stack_process import RunningStack, children_of, running, running_stack
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
-from tests.stack_process import RunningStack, children_of, running, running_stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -131,7 +131,7 @@ def test_up_starts_a_killed_worker_and_redis_again_and_a_ctrl_c_stops_users_befo
 HOLDER = """
 import sys, time
 from pathlib import Path
-from tests.stack_process import children_of, running_stack
+from devstack.testing.stack_process import children_of, running_stack
 with running_stack(Path(sys.argv[1]), workers=1) as stack:
     print(stack.process.pid, *children_of(stack.process.pid), flush=True)
     time.sleep(600)

@@ -25,8 +25,8 @@ from devstack.children import child_env
 from devstack.ports import LOOPBACK
 from devstack.redis_server import redis_password, start_redis
 from devstack.seaweedfs import S3Credentials, s3_credentials, start_seaweedfs
+from devstack.testing.stack_process import children_of, running_stack
 from infra.settings import Settings
-from tests.stack_process import children_of, running_stack
 
 if TYPE_CHECKING:
     from mypy_boto3_s3 import S3Client

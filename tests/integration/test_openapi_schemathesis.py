@@ -22,7 +22,7 @@ from schemathesis.specs.openapi.checks import (
 )
 
 from api.app import create_app
-from tests.pipeline_fixtures import ADMIN, Pipeline, drain, open_pipeline
+from devstack.testing.pipeline import ADMIN, Pipeline, drain, open_pipeline
 
 CONFORMANCE = [status_code_conformance, content_type_conformance, response_schema_conformance]
 

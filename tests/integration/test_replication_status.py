@@ -22,6 +22,7 @@ from sqlalchemy.engine import Engine, make_url
 
 from devstack.process import Service as RedisServer
 from devstack.redis_server import start_redis
+from devstack.testing.pipeline import open_pipeline
 from infra import replication
 from infra.compose import make_redis, replication_probe
 from infra.replication import (
@@ -40,7 +41,6 @@ from tests.integration.test_redis_sentinel import (  # noqa: F401  (`group` is a
     group,
     until,
 )
-from tests.pipeline_fixtures import open_pipeline
 
 pytestmark = pytest.mark.integration
 

@@ -15,11 +15,11 @@ from fastapi.testclient import TestClient
 from api.app import create_app
 from api.services import Services, token_hash
 from api.token_news import TokenNews
+from devstack.testing.pipeline import ADMIN, Pipeline, open_pipeline, settings_for
 from infra import compose
 from infra.settings import Settings
 from infra.sql.engine import make_engine
 from infra.sql.store import SqlStore
-from tests.pipeline_fixtures import ADMIN, Pipeline, open_pipeline, settings_for
 
 pytestmark = pytest.mark.integration
 NEWS_WAIT_S = 10.0  # a bound on waiting for the news, never a speed asserted

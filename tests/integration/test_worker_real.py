@@ -31,6 +31,7 @@ from core.records import Contest, Submission, Team
 from core.registry import register_lexicon
 from core.reports import Reports
 from core.states import SubmissionState
+from devstack.testing.word_lists import cached_list
 from infra import broker_copies
 from infra.blobstore import S3BlobStore
 from infra.compose import make_celery
@@ -41,7 +42,6 @@ from infra.sql.store import SqlStore
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
-from tests.conftest import shared_list
 
 pytestmark = pytest.mark.integration
 
@@ -52,7 +52,7 @@ JUDGED_WITHIN = 30.0  # seconds, worker start-up included
 @pytest.fixture(scope="module")
 def words() -> list[str]:
     """About 1300 real words: enough for the generator, small enough to load in no time."""
-    every = shared_list("words_alpha.txt").read_text().split()
+    every = cached_list("words_alpha.txt").read_text().split()
     return [word for word in every if 2 <= len(word) <= 5][::20]
 
 

@@ -1,4 +1,4 @@
-"""Hand-worked examples for the plain reference judge (tests/plain_judge.py).
+"""Hand-worked examples for the plain reference judge (devstack/testing/plain_judge.py).
 
 Letter points used below (SPEC "The bag"):
     a1 b5 c4 d4 e1 i1 j9 o2 s2 t2 u4 z8
@@ -17,7 +17,7 @@ import random
 
 import pytest
 
-from tests.plain_judge import BAG_COUNTS, SPEC_BONUS_ROWS, plain_judge
+from devstack.testing.plain_judge import BAG_COUNTS, SPEC_BONUS_ROWS, plain_judge
 
 WORDS = frozenset(
     {"at", "cat", "cab", "abs", "jo", "jojo", "cast", "tide", "about", "to", "zz", "ta"}

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.pipeline_fixtures import Pipeline, TeamLogin, open_pipeline
+from devstack.testing.pipeline import Pipeline, TeamLogin, open_pipeline
 
 
 @pytest.fixture

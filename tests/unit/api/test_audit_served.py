@@ -13,8 +13,8 @@ import pytest
 from sqlalchemy import select, update
 
 from cli.audit import SEALED_HEADER, Audit, audit, report, sealed_leaf
+from devstack.testing.pipeline import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain
 from infra.sql.schema import log_entries, results, submissions, word_hashes
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain
 from tests.unit.api.test_transparency import entries, judged_contest, sequence
 
 CAT_AT = b"0 0 2 0 cat\n0 1 0 2 at\n"

@@ -16,7 +16,7 @@ import pytest
 from api.clics_feed import FeedHub
 from core import clock
 from core.clics import Role, Viewer
-from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, drain
+from devstack.testing.pipeline import ADMIN, Pipeline, TeamLogin, drain
 
 MOVES = (b"-1 0 1 0 cat\n", b"-1 0 1 0 tab\n0 0 0 2 tea\n", b"-1 0 1 0 bat\n", b"0 -1 0 1 eat\n")
 
@@ -115,7 +115,7 @@ def frozen_contest(pipe: Pipeline) -> tuple[TeamLogin, TeamLogin, str]:
 
 
 def test_while_frozen_the_public_misses_late_verdicts_a_team_sees_its_own(tmp_path: Any) -> None:
-    from tests.pipeline_fixtures import open_pipeline
+    from devstack.testing.pipeline import open_pipeline
 
     with open_pipeline(tmp_path) as pipe:
         ravens, _, late = frozen_contest(pipe)
@@ -225,7 +225,7 @@ def public_reads(pipe: Pipeline) -> dict[str, Any]:
 def test_while_frozen_judging_a_hidden_upload_shows_the_public_nothing(tmp_path: Any) -> None:
     """No line of the public feed, and no public read, changes when an upload received during
     the freeze is judged: not even the problem sent again unchanged (its time would tell)."""
-    from tests.pipeline_fixtures import open_pipeline
+    from devstack.testing.pipeline import open_pipeline
 
     with open_pipeline(tmp_path) as pipe:
         _, owls, _ = frozen_contest(pipe)

@@ -12,14 +12,14 @@ from api.app import create_app
 from api.services import Services, token_hash
 from core import clock
 from core.fakes import InMemoryPublisher
-from infra import compose
-from infra.sql.engine import make_engine
-from infra.sql.store import SqlStore
-from tests.pipeline_fixtures import (
+from devstack.testing.pipeline import (
     ADMIN,
     Pipeline,
     TeamLogin,
 )
+from infra import compose
+from infra.sql.engine import make_engine
+from infra.sql.store import SqlStore
 
 IN_TIME = b"0 0 2 0 cat\n"
 LATE = b"0 0 1 0 at\n"

@@ -26,6 +26,15 @@ from core.games import game
 from core.judging import Outcome, WorkerDeps
 from core.rejudging import judge_batch, produce
 from devstack import demo
+from devstack.testing.pipeline import (
+    ADMIN,
+    ADMIN_TOKEN,
+    Pipeline,
+    TeamLogin,
+    drain,
+    open_pipeline,
+)
+from devstack.testing.word_lists import cached_list
 from infra import api_client
 from infra.rulesets import RulesetCache
 from infra.sql.rejudges import RejudgeStore
@@ -37,15 +46,6 @@ from judge.crosstiles.generator import CORRUPTIONS
 from judge.crosstiles.identity import identity
 from judge.crosstiles.ratings import RatingRules, Seat, contest_ratings, shown
 from judge.wordytaire import default_layout
-from tests.conftest import shared_list
-from tests.pipeline_fixtures import (
-    ADMIN,
-    ADMIN_TOKEN,
-    Pipeline,
-    TeamLogin,
-    drain,
-    open_pipeline,
-)
 
 BOARD = default_board()
 CONTEST = "xt"
@@ -79,8 +79,8 @@ def drawn_game() -> bytes:
 @pytest.fixture(scope="module")
 def word_lists() -> dict[str, bytes]:
     return {
-        "enable_2-16": shared_list("enable_2-16.txt").read_bytes(),
-        "crosstiles": shared_list("crosstiles.txt").read_bytes(),
+        "enable_2-16": cached_list("enable_2-16.txt").read_bytes(),
+        "crosstiles": cached_list("crosstiles.txt").read_bytes(),
     }
 
 
@@ -771,9 +771,9 @@ def test_the_demo_loads_a_crosstiles_contest_of_generated_games_a_few_of_them_in
     monkeypatch.setattr(demo, "SPOILT", {1: "score", 3: "truncate"})
     lists = tmp_path / "lists"
     lists.mkdir()
-    words = shared_list("words_alpha_2020-08-24.txt").read_bytes().splitlines(keepends=True)
+    words = cached_list("words_alpha_2020-08-24.txt").read_bytes().splitlines(keepends=True)
     (lists / "words.txt").write_bytes(b"".join(words[::10]))
-    shutil.copy(shared_list("crosstiles.txt"), lists / "crosstiles.txt")
+    shutil.copy(cached_list("crosstiles.txt"), lists / "crosstiles.txt")
     home = tmp_path / "home"
     home.mkdir()
     with open_pipeline(tmp_path) as pipe:

@@ -17,8 +17,8 @@ from api.heartbeats import WorkerWatch
 from api.services import ADMIN_COOKIE
 from api.stats import StatsCollector, StatsSnapshotter, queue_depths, status_of
 from core import clock
+from devstack.testing.pipeline import ADMIN, ADMIN_TOKEN, Pipeline, drain
 from infra.sql.dashboard import minute_floor, reason_of
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, drain
 
 MOVES = b"0 0 2 0 cat\n"
 STATIC = Path(__file__).resolve().parents[3] / "api" / "static"

@@ -10,7 +10,7 @@ from typing import Any
 
 from api.dashboard_pages import ROWS_SHOWN, lists_of
 from core import clock
-from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain
+from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, drain
 from tests.unit.api.test_dashboard import MOVES, sign_in
 from tests.unit.api.test_rejudge import run_rejudge_work
 

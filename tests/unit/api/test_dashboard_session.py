@@ -16,10 +16,10 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.services import ADMIN_COOKIE, SESSION_MAX_AGE_S, Services
+from devstack.testing.pipeline import ADMIN, ADMIN_TOKEN, Pipeline, settings_for
 from infra import compose
 from infra.sql.engine import make_engine
 from infra.sql.store import SqlStore
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, settings_for
 
 EVIL = {"Origin": "https://evil.example"}
 

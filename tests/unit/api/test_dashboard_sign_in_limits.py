@@ -15,12 +15,12 @@ from fastapi.testclient import TestClient
 
 from api.app import create_app
 from api.services import ADMIN_COOKIE, DashboardSessions, Services
+from devstack.testing.pipeline import ADMIN_TOKEN, RECEIPT_KEY, Pipeline
 from infra import compose
 from infra.ratelimit import WINDOW_S, LocalLimiter
 from infra.settings import Settings, SettingsError
 from infra.sql.engine import make_engine
 from infra.sql.store import SqlStore
-from tests.pipeline_fixtures import ADMIN_TOKEN, RECEIPT_KEY, Pipeline
 
 
 def sign_in(client: TestClient, token: str = ADMIN_TOKEN) -> httpx.Response:

@@ -16,12 +16,12 @@ import pytest
 from cli.main import main
 from core import clock, transparency
 from core.games import game
+from devstack.testing.pipeline import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain, open_pipeline
+from devstack.testing.word_lists import cached_list
 from infra import api_client
 from judge import Lexicon
 from judge.crosstiles import default_board, generate, verify
 from judge.crosstiles.identity import identity
-from tests.conftest import shared_list
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain, open_pipeline
 from tests.unit.api.test_crosstiles_contest import logger, register, standings_of, words_of
 from tests.unit.api.test_dashboard import sign_in
 
@@ -32,7 +32,7 @@ SEED = "club-night-7"
 
 @pytest.fixture(scope="module")
 def full_list() -> Lexicon:
-    return Lexicon.from_bytes(shared_list("crosstiles.txt").read_bytes())
+    return Lexicon.from_bytes(cached_list("crosstiles.txt").read_bytes())
 
 
 @pytest.fixture(scope="module")

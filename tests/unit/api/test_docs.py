@@ -13,7 +13,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from api.routes.docs import ASSETS, STATIC_PREFIX
-from tests.pipeline_fixtures import Pipeline, open_pipeline
+from devstack.testing.pipeline import Pipeline, open_pipeline
 
 BUNDLES = resources.files("fastapi_offline") / "static"
 

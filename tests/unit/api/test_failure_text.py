@@ -12,8 +12,8 @@ import core.judging
 from core.errors import BlobStoreUnavailable, StoreUnavailable
 from core.judging import Outcome, judge_group
 from core.records import Claim, JudgedResult
+from devstack.testing.pipeline import Pipeline, open_pipeline, worker_deps
 from infra.sql.store import SqlStore
-from tests.pipeline_fixtures import Pipeline, open_pipeline, worker_deps
 
 ENDPOINT = "http://seaweedfs.internal:8333"
 BUCKET = "tilejudge-prod"

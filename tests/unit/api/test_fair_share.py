@@ -9,7 +9,7 @@ import pytest
 from core import tuning
 from core.group_commit import HeavyCounts
 from core.messages import HEAVY_PRIORITIES, LIGHT_PRIORITY, heavy_priority
-from tests.pipeline_fixtures import Pipeline, TeamLogin
+from devstack.testing.pipeline import Pipeline, TeamLogin
 
 HEAVY = b"a\n" * (tuning.HEAVY_BYTES // 2 + 1)
 LIGHT = b"0 0 2 0 cat\n"

@@ -16,7 +16,7 @@ import pytest
 
 from api.public import SharedReads
 from core import clock
-from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, drain
+from devstack.testing.pipeline import ADMIN, Pipeline, TeamLogin, drain
 from tests.unit.api.test_crosstiles_contest import passing_game, run_rejudge_work
 from tests.unit.api.test_rejudge import WITHOUT_CAB
 

@@ -10,7 +10,7 @@ import pytest
 from starlette.types import ASGIApp, Message
 
 from api import middleware
-from tests.pipeline_fixtures import ADMIN, Pipeline
+from devstack.testing.pipeline import ADMIN, Pipeline
 
 CHUNK = 64 * 1024
 HUGE = 32 * 1024 * 1024  # streamed lazily: only what the app asks for is ever made

@@ -18,9 +18,9 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import func, insert, select, update
 
 from core import clock
+from devstack.testing.pipeline import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain
 from infra.settings import Settings
 from infra.sql.schema import contests, events, submissions, teams
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain
 
 MOVES = b"0 0 2 0 cat\n"
 METRICS_TOKEN = "metrics-token"

@@ -26,7 +26,7 @@ from fastapi.testclient import TestClient
 import api.body
 from core import receipts
 from devstack.ports import free_port
-from tests.pipeline_fixtures import ADMIN, RECEIPT_KEY, Pipeline, TeamLogin, drain
+from devstack.testing.pipeline import ADMIN, RECEIPT_KEY, Pipeline, TeamLogin, drain
 
 MOVES = b"0 0 2 0 cat\n"
 LIMIT = 256 * 1024

@@ -16,10 +16,10 @@ import redis
 from core import clock
 from core.errors import StoreUnavailable
 from core.sweeping import sweep
+from devstack.testing.pipeline import ADMIN, Pipeline, TeamLogin, open_pipeline
 from infra import ratelimit
 from infra.ratelimit import RateLimiter
 from infra.sql.rejudges import RejudgeStore
-from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, open_pipeline
 
 MOVES = b"-1 0 1 0 cat\n"
 

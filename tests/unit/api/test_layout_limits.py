@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
+from devstack.testing.pipeline import ADMIN, Pipeline
 from judge.wordytaire import default_layout
-from tests.pipeline_fixtures import ADMIN, Pipeline
 
 
 def post_layout(pipe: Pipeline, body: bytes) -> tuple[int, dict[str, str]]:

@@ -17,6 +17,8 @@ from core import report_blobs, tuning
 from core.errors import UnknownRuleset
 from core.fakes import InMemoryBlobStore
 from core.judging import Outcome, judge_group
+from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, open_pipeline, worker_deps
+from devstack.testing.word_lists import cached_list
 from infra.sql.schema import results
 from judge import Lexicon
 from judge.crosstiles import corrupt, default_board, verify
@@ -24,8 +26,6 @@ from judge.crosstiles import generate as generate_game
 from judge.crosstiles.generator import CORRUPTIONS
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
-from tests.conftest import shared_list
-from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, open_pipeline, worker_deps
 
 TINY = Lexicon.from_words(list(TINY_WORDS))
 
@@ -42,7 +42,7 @@ ODD = (
 
 @pytest.fixture(scope="module")
 def enable() -> Lexicon:
-    return Lexicon.from_bytes(shared_list("enable_2-16.txt").read_bytes())
+    return Lexicon.from_bytes(cached_list("enable_2-16.txt").read_bytes())
 
 
 @pytest.fixture(scope="module")
@@ -95,7 +95,7 @@ def test_wordytaire_reports_made_when_first_read_are_the_ones_the_worker_stored(
 def test_crosstiles_reports_made_when_first_read_are_the_ones_the_worker_stored(
     tmp_path: Path,
 ) -> None:
-    full = Lexicon.from_bytes(shared_list("crosstiles.txt").read_bytes())
+    full = Lexicon.from_bytes(cached_list("crosstiles.txt").read_bytes())
     board = default_board()
     rng = random.Random(5)
     games = [

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
+from devstack.testing.pipeline import ADMIN, Pipeline, TeamLogin, drain
 from infra.sql import base
-from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, drain
 
 
 class Lines:

@@ -8,9 +8,9 @@ from typing import Any
 from sqlalchemy import delete, select
 
 from api.stats import PreviewCounts
+from devstack.testing.pipeline import ADMIN, Pipeline, drain
 from infra.sql.rejudges import RejudgeStore
 from infra.sql.schema import rejudge_runs, rejudge_summaries
-from tests.pipeline_fixtures import ADMIN, Pipeline, drain
 from tests.unit.api.test_rejudge import WITHOUT_CAB, run_rejudge_work
 
 

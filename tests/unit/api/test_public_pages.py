@@ -16,7 +16,7 @@ from api.pages.games.crosstiles import PAGE as CROSSTILES
 from api.pages.latest import Latest
 from api.routes.dashboard import SECURITY_HEADERS
 from core import clock
-from tests.pipeline_fixtures import ADMIN, Pipeline, drain
+from devstack.testing.pipeline import ADMIN, Pipeline, drain
 from tests.unit.api.test_crosstiles_contest import passing_game
 from tests.unit.api.test_freeze import (
     BAT_TEA,

@@ -20,8 +20,8 @@ from api.openapi import dependency_calls
 from api.public import SharedReads
 from api.routes.games import game_routers
 from api.routes.standings import BOARD_PAGE_MOST
+from devstack.testing.pipeline import ADMIN, Pipeline, TeamLogin, drain
 from infra.ratelimit import LocalLimiter
-from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, drain
 
 CAT = b"0 0 2 0 cat\n"
 

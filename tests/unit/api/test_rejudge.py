@@ -14,13 +14,13 @@ from core.fakes import InMemoryPublisher
 from core.judging import WorkerDeps
 from core.rejudging import judge_batch, produce
 from core.word_hashes import changed_hashes, signature, touches
+from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, drain, open_pipeline
+from devstack.testing.word_lists import cached_list
 from infra.rulesets import RulesetCache, worth_preloading
 from infra.sql.rejudges import RejudgeStore
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
-from tests.conftest import shared_list
-from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain, open_pipeline
 
 # Moves whose verdicts the real fix (+abled +cyber +nerdy -unneccessary) flips.
 THROUGH_CYBER = b"-2 0 2 0 cyber\n0 0 0 3 crab\n"
@@ -31,8 +31,8 @@ UNTOUCHED = b"-1 0 1 0 cat\n0 0 0 2 cab\n"
 @pytest.fixture(scope="module")
 def word_lists() -> tuple[bytes, bytes]:
     return (
-        shared_list("words_alpha_2020-08-24.txt").read_bytes(),
-        shared_list("words_alpha.txt").read_bytes(),
+        cached_list("words_alpha_2020-08-24.txt").read_bytes(),
+        cached_list("words_alpha.txt").read_bytes(),
     )
 
 

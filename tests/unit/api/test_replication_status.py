@@ -10,6 +10,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from api.routes.health import dependency_checks
+from devstack.testing.pipeline import ADMIN, Pipeline
 from infra.replication import (
     DatabaseProbe,
     DatabaseStatus,
@@ -24,7 +25,6 @@ from infra.replication import (
     Service,
     Standby,
 )
-from tests.pipeline_fixtures import ADMIN, Pipeline
 
 AT = datetime(2026, 3, 1, 12, 0, 5, tzinfo=UTC)
 DATABASE = DatabaseStatus(

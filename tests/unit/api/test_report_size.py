@@ -12,9 +12,9 @@ import pytest
 from api.routes.submissions import ReportUnreadable
 from core import report_blobs
 from core.judging import Outcome, judge_group
+from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, TeamLogin, worker_deps
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
-from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, TeamLogin, worker_deps
 
 TINY = Lexicon.from_words(list(TINY_WORDS))
 # Runs of identical illegal lines around legal ones, and a blank line inside a run.

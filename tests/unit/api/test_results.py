@@ -14,9 +14,7 @@ import pytest
 from core.errors import BlobStoreUnavailable
 from core.fakes import InMemoryBlobStore
 from core.judging import Outcome, RetryLater, judge_group
-from judge import Lexicon
-from judge.wordytaire import default_layout, judge
-from tests.pipeline_fixtures import (
+from devstack.testing.pipeline import (
     ADMIN,
     TINY_WORDS,
     Pipeline,
@@ -24,6 +22,8 @@ from tests.pipeline_fixtures import (
     open_pipeline,
     worker_deps,
 )
+from judge import Lexicon
+from judge.wordytaire import default_layout, judge
 
 TINY = Lexicon.from_words(list(TINY_WORDS))
 CAT = b"0 0 2 0 cat\n"  # 9 points

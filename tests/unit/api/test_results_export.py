@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, TeamLogin, drain, open_pipeline
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
-from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, TeamLogin, drain, open_pipeline
 
 TINY = Lexicon.from_words(list(TINY_WORDS))
 MOVES = [b"0 0 2 0 cat\n", b"0 0 1 0 at\n", b"garbage\n", b"-1 0 1 0 cat\n0 0 0 2 ate\n"]

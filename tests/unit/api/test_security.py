@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, drain
+from devstack.testing.pipeline import ADMIN, Pipeline, TeamLogin, drain
 
 MOVES = b"0 0 2 0 cat\n"
 

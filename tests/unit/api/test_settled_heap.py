@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import pytest
 
 from api.app import settle_heap
-from tests.pipeline_fixtures import Pipeline
+from devstack.testing.pipeline import Pipeline
 
 
 @pytest.fixture

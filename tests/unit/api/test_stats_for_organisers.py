@@ -13,10 +13,10 @@ import pytest
 
 from api.stats import StatsSnapshotter
 from core import tuning
+from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, drain
 from infra.sql.dashboard import minute_floor
 from infra.sql.rejudges import RejudgeStore
 from judge.wordytaire import default_layout
-from tests.pipeline_fixtures import ADMIN, TINY_WORDS, Pipeline, drain
 from tests.unit.api.test_dashboard import StoreClock, pin_store_clock
 from tests.unit.api.test_rejudge import run_rejudge_work
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from core.quota import InMemoryDailyBytes, StorageQuota
-from tests.pipeline_fixtures import open_pipeline
+from devstack.testing.pipeline import open_pipeline
 
 
 def test_a_team_over_its_daily_storage_quota_gets_429_until_midnight_utc(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from api.clics_feed import FeedHub
 from api.routes.dashboard import client_key
 from api.strangers import Strangers, TooManyFailures
 from core.clics import Role, Viewer
-from tests.pipeline_fixtures import Pipeline, TeamLogin
+from devstack.testing.pipeline import Pipeline, TeamLogin
 
 ROUTE = "/v1/contests/open/submissions"
 

@@ -13,7 +13,7 @@ from cli.admin import run_team_delete
 from core.fakes import InMemoryBlobStore
 from core.judging import Outcome, judge_group
 from core.rejudging import judge_batch
-from tests.pipeline_fixtures import (
+from devstack.testing.pipeline import (
     ADMIN,
     ADMIN_TOKEN,
     TINY_WORDS,

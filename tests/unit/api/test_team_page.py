@@ -16,8 +16,8 @@ from api.team_pages.games import AsJson, game_page
 from api.team_pages.games import wordytaire as wordytaire_page
 from api.team_sessions import TEAM_COOKIE, TEAM_SESSION_MAX_AGE_S
 from core import clock
+from devstack.testing.pipeline import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain
 from infra.ratelimit import LocalLimiter
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain
 from tests.unit.api.test_transparency import sequence
 
 EVIL = {"Origin": "https://evil.example"}

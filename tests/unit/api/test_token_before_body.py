@@ -11,7 +11,7 @@ import pytest
 from starlette.types import ASGIApp, Message
 
 from api.middleware import PUBLIC_BODY_MAX_BYTES
-from tests.pipeline_fixtures import ADMIN_TOKEN, Pipeline, TeamLogin
+from devstack.testing.pipeline import ADMIN_TOKEN, Pipeline, TeamLogin
 
 MIB = 1024 * 1024
 

@@ -19,8 +19,8 @@ from api.public import SharedReads
 from cli.audit import SEALED_HEADER, Audit, audit, check_uploads, sealed_leaf
 from core import transparency
 from core.tlog import Verifier, check_record, leaf_hash, open_checkpoint, root, tiles
+from devstack.testing.pipeline import ADMIN, Pipeline, TeamLogin, drain
 from infra.sql.schema import log_entries, log_hashes, log_heads, logs, results
-from tests.pipeline_fixtures import ADMIN, Pipeline, TeamLogin, drain
 
 ALPHA = b"0 0 0 2 cat\n"  # 7 with the tiny list and the 2026 layout
 BETA = b"-1 0 1 0 cab\n0 0 0 2 tab\n"

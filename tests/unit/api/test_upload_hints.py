@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from core.upload_hints import first_non_utf8, upload_hint
-from tests.pipeline_fixtures import Pipeline, drain
+from devstack.testing.pipeline import Pipeline, drain
 
 LOG = b"#crosstiles 1\n#seed s\n#player1 ann\n#player2 bob\n>ann: AEINRST - +0 0\n"
 MOVES = b"0 0 2 0 cat\n0 0 0 1 at\n"

@@ -15,6 +15,7 @@ import pytest
 
 from cli.games.crosstiles import REASONS, SHOWN_CHARS
 from cli.main import main
+from devstack.testing.word_lists import cached_list
 from infra import lexicon_files
 from judge import Lexicon
 from judge.crosstiles import (
@@ -27,7 +28,6 @@ from judge.crosstiles import (
     verify,
 )
 from judge.crosstiles.generator import CORRUPTIONS
-from tests.conftest import shared_list
 
 PACKAGED_BOARD = Path(__file__).resolve().parents[3] / "judge/data/crosstiles/board-1.json"
 OPTIONS = {
@@ -55,7 +55,7 @@ def read_each_list_once(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(scope="module")
 def words() -> str:
-    return str(shared_list("crosstiles.txt"))
+    return str(cached_list("crosstiles.txt"))
 
 
 @pytest.fixture(scope="module")
@@ -298,7 +298,7 @@ def test_the_crosstiles_list_comes_from_the_cache_not_from_tilejudge_lexicon(
     cache = tmp_path / "cache"
     cache.mkdir()
     (cache / "crosstiles.txt").symlink_to(words)
-    environ = env(tmp_path, TILEJUDGE_LEXICON=str(shared_list("words_alpha.txt")))
+    environ = env(tmp_path, TILEJUDGE_LEXICON=str(cached_list("words_alpha.txt")))
     path = write(tmp_path / "game.gcg", game)
 
     assert run(["judge", "--game", "crosstiles", "--json", path], tmp_path, environ) == 0

@@ -15,8 +15,8 @@ import pytest
 
 from api.services import token_hash
 from cli.main import main
+from devstack.testing.pipeline import ADMIN_TOKEN, TINY_WORDS, Pipeline, drain, open_pipeline
 from infra import api_client
-from tests.pipeline_fixtures import ADMIN_TOKEN, TINY_WORDS, Pipeline, drain, open_pipeline
 
 URL = "http://testserver"
 MIXED = b"0 0 2 0 dog\n0 0 2 0 cat\n5 5 6 5 at\nnonsense\n"

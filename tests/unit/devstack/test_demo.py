@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from devstack import demo
-from tests.conftest import shared_list
-from tests.pipeline_fixtures import ADMIN, ADMIN_TOKEN, drain, open_pipeline
+from devstack.testing.pipeline import ADMIN, ADMIN_TOKEN, drain, open_pipeline
+from devstack.testing.word_lists import cached_list
 from tests.unit.api.test_rejudge import run_rejudge_work
 
 
@@ -19,7 +19,7 @@ def test_a_restart_after_a_rejudge_names_the_list_the_contest_now_uses(
     monkeypatch.setattr(demo, "MOVES", 40)
     lists = tmp_path / "lists"
     lists.mkdir()  # no crosstiles.txt beside the list: the Wordytaire contest alone
-    words = shared_list("words_alpha_2020-08-24.txt").read_bytes().splitlines(keepends=True)
+    words = cached_list("words_alpha_2020-08-24.txt").read_bytes().splitlines(keepends=True)
     (lists / "words.txt").write_bytes(b"".join(words[::10]))
     home = tmp_path / "home"
     home.mkdir()

@@ -10,11 +10,11 @@ from types import SimpleNamespace
 import pytest
 
 from cli.main import main
+from devstack.testing.word_lists import cached_list
 from judge import Lexicon
 from judge.wordytaire import default_layout
 from judge.wordytaire.generator import WordIndex, generate
 from judge.wordytaire.layout import LETTERS
-from tests.conftest import cached_list
 
 WORDS = str(cached_list("words_alpha.txt"))
 SPEC_KEYS = {"total", "legal", "illegal", "lexicon", "layout", "lines"}

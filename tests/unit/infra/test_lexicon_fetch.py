@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from cli.main import main
+from devstack.testing.word_lists import cached_list
 from infra import lexicon_files, lexicon_sources
 from infra.lexicon_sources import KNOWN_LISTS, SourceUnavailable
-from tests.conftest import cached_list
 
 
 def offline(url: str) -> bytes:

@@ -1,6 +1,6 @@
-"""The Crosstiles verifier against tests/plain_crosstiles.py, a second, plain reading of the
-spec: both must give the same whole report for generated games, their corruptions, mutations
-of them and arbitrary bytes."""
+"""The Crosstiles verifier against devstack/testing/plain_crosstiles.py, a second, plain reading
+of the spec: both must give the same whole report for generated games, their corruptions,
+mutations of them and arbitrary bytes."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from devstack.testing.plain_crosstiles import plain_verify
 from judge import Lexicon
 from judge.crosstiles import Board, generate
 from judge.crosstiles.generator import CORRUPTIONS, corrupt
-from tests.plain_crosstiles import plain_verify
 from tests.unit.judge.test_crosstiles_engine import (
     ANN_SET,
     ANN_STREWED,

@@ -388,7 +388,7 @@ def test_nicks_are_case_sensitive(verifier, lexicon, board) -> None:
 # -- turn order, missed deadlines and removal ---------------------------------------------
 
 # Three players; ann opens with STREWED, then misses three turns in a row and is removed with
-# the highest total. The other scores were checked against tests/plain_crosstiles.py.
+# the highest total. The other scores were checked against devstack/testing/plain_crosstiles.py.
 REMOVAL_GAME = [
     ANN_STREWED,
     ">bob: EAGNORR H5 GNA.ER +10 10",

@@ -1,4 +1,5 @@
-"""Both builds of the engine against tests/plain_judge.py, a second, plain reading of SPEC."""
+"""Both builds of the engine against devstack/testing/plain_judge.py, a second, plain reading of
+SPEC."""
 
 from __future__ import annotations
 
@@ -9,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from devstack.testing.plain_judge import plain_judge
+from devstack.testing.wordytaire_engines import ENGINES, JudgeFn
 from judge import Lexicon
 from judge.wordytaire import Layout, Report
 from judge.wordytaire.generator import WordIndex, generate
 from judge.wordytaire.layout import BONUSES, LETTERS
-from tests.engines import ENGINES, JudgeFn
-from tests.plain_judge import plain_judge
 from tests.strategies import any_bytes, submissions
 from tests.unit.judge.test_properties import crowded_games
 

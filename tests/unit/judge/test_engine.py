@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from devstack.testing.wordytaire_engines import JudgeFn
 from judge import Lexicon
 from judge.wordytaire import Layout, Reason
-from tests.engines import JudgeFn
 
 
 def verdicts(engine: JudgeFn, text: str | bytes, lexicon: Lexicon, layout: Layout) -> list:

@@ -13,14 +13,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from devstack.testing.plain_judge import BAG_COUNTS, LETTER_POINTS, SPEC_BONUS_ROWS
+from devstack.testing.word_lists import cached_list
+from devstack.testing.wordytaire_engines import JudgeFn
 from infra import lexicon_sources
 from judge import Lexicon, LexiconError
 from judge.lexicon import lexicon_id
 from judge.wordytaire import Layout, LayoutError, Reason, default_layout
 from judge.wordytaire.layout import BONUSES, LETTERS
-from tests.conftest import shared_list
-from tests.engines import JudgeFn
-from tests.plain_judge import BAG_COUNTS, LETTER_POINTS, SPEC_BONUS_ROWS
 
 JUDGE_LIST = lexicon_sources.JUDGE_LIST.file
 OLD_LIST = lexicon_sources.BEFORE_FIX.file
@@ -43,7 +43,7 @@ def test_docs_lexicons_states_each_lists_pinned_digests_and_size(
 
 @pytest.mark.parametrize("known", lexicon_sources.KNOWN_LISTS, ids=lambda known: known.file)
 def test_each_cached_list_is_the_file_its_pin_describes(known: lexicon_sources.KnownList) -> None:
-    data = shared_list(known.file).read_bytes()
+    data = cached_list(known.file).read_bytes()
     assert hashlib.sha256(data).hexdigest() == known.sha256
 
 
@@ -101,7 +101,7 @@ def test_the_lexicon_fix_adds_three_words_and_removes_one(old_lexicon, real_lexi
 
 
 def test_the_crlf_upstream_form_has_the_same_id(real_lexicon: Lexicon) -> None:
-    data = shared_list(JUDGE_LIST).read_bytes()
+    data = cached_list(JUDGE_LIST).read_bytes()
     crlf = data.replace(b"\n", b"\r\n")
     assert Lexicon.from_bytes(crlf).id == real_lexicon.id
     # Upstream's old list has no final line ending.

@@ -7,12 +7,12 @@ import json
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from devstack.testing.wordytaire_engines import JudgeFn
 from judge import Lexicon
 from judge.wordytaire import Layout, Report, Verdict
 from judge.wordytaire.layout import LETTERS
 from tests import strategies
 from tests.conftest import TINY_WORDS
-from tests.engines import JudgeFn
 from tests.strategies import any_bytes, submissions
 
 BOM = b"\xef\xbb\xbf"

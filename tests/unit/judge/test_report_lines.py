@@ -8,8 +8,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devstack.testing.wordytaire_engines import COMPILED, LINE_WRITERS, LINES_COMPILED
 from judge.wordytaire import Reason, Verdict
-from tests.engines import COMPILED, LINE_WRITERS, LINES_COMPILED
 
 details = st.one_of(
     st.sampled_from(["", 'a "quoted" word', "back\\slash", "tab\there", "é ünïcode ☃", "\x00\x1f"]),

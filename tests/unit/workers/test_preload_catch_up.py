@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from devstack.testing.pipeline import ADMIN, TINY_WORDS, open_pipeline
 from infra.rulesets import RulesetCache
 from judge import Lexicon
-from tests.pipeline_fixtures import ADMIN, TINY_WORDS, open_pipeline
 from workers import celery_app
 
 

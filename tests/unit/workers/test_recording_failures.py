@@ -11,8 +11,8 @@ from core.errors import FailureReason, Invalid, failure_text
 from core.judging import Outcome, RetryLater, judge_group
 from core.records import Claim, JudgedResult
 from core.states import SubmissionState
+from devstack.testing.pipeline import Pipeline, open_pipeline, worker_deps
 from infra.sql.store import SqlStore
-from tests.pipeline_fixtures import Pipeline, open_pipeline, worker_deps
 
 
 class RefusingStore(SqlStore):

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import judge.crosstiles.identity as identity_module
-from benchmarks.hostile_identity import HOSTILE
+from devstack.testing.hostile_logs import HOSTILE
 from judge import Lexicon
 from judge.crosstiles import Board, CrosstilesReport, generate, verify
 from judge.crosstiles.generator import CORRUPTIONS, corrupt

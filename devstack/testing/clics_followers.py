@@ -1,7 +1,7 @@
 """Clients following a contest's CLICS event feed, in a process of their own (so their reading
 takes no CPU from a load generator's threads), and the checks of what each one received.
 
-    python -m tests.clics.followers URL CONTEST N OUTDIR
+    python -m devstack.testing.clics_followers URL CONTEST N OUTDIR
 
 follows the feed N times at once from 127.0.0.1, writing what stream n receives, as it comes,
 to OUTDIR/n.ndjson; it writes OUTDIR/ready once every stream has its first bytes, and ends
@@ -23,6 +23,7 @@ from typing import Any
 import httpx
 
 STOP_POLL_S = 0.2
+FOLLOWERS = "devstack.testing.clics_followers"  # this module, run in a child process
 
 
 async def _follow(client: httpx.AsyncClient, path: str, out: Path, started: asyncio.Event) -> None:
@@ -46,7 +47,8 @@ async def follow(url: str, contest: str, count: int, outdir: Path) -> None:
             for n in range(count)
         ]
         all_started = asyncio.ensure_future(asyncio.gather(*(e.wait() for e in started)))
-        await asyncio.wait([all_started, *tasks], return_when=asyncio.FIRST_COMPLETED)
+        waiting: list[asyncio.Future[Any]] = [all_started, *tasks]
+        await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
         for task in tasks:
             if task.done():
                 task.result()  # a stream that could not start: raise its error
@@ -66,7 +68,7 @@ def following(url: str, contest: str, count: int, outdir: Path) -> Iterator[Path
     """`count` followers in a child process for as long as the block runs."""
     outdir.mkdir(parents=True, exist_ok=True)
     child = subprocess.Popen(
-        [sys.executable, "-m", "tests.clics.followers", url, contest, str(count), str(outdir)],
+        [sys.executable, "-m", FOLLOWERS, url, contest, str(count), str(outdir)],
         cwd=Path(__file__).resolve().parents[2],
     )
     try:

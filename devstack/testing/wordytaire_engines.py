@@ -1,32 +1,21 @@
-"""Both builds of the engine: the installed one (mypyc-compiled when built) and the pure source."""
+"""Both builds of Wordytaire's engine: the installed one (mypyc-compiled when built) and the pure
+source; and what judging a corpus costs with the installed one, the engine the workers run."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
+import statistics
+import time
 from collections.abc import Callable, Sequence
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import judge.wordytaire.engine
 import judge.wordytaire.report_lines
+from devstack.plan import Corpus
+from devstack.testing.sources import load_source
 from judge import Lexicon
-from judge.wordytaire import Layout, Report
+from judge.wordytaire import Layout, Report, default_layout
 
 JudgeFn = Callable[[bytes, Lexicon, Layout], Report]
-
-
-def load_source(relative: str, name: str) -> ModuleType:
-    """A module of the project loaded from its .py source, whether or not it is compiled."""
-    source = Path(__file__).resolve().parents[1] / relative
-    spec = importlib.util.spec_from_file_location(name, source)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
 
 pure_judge: JudgeFn = load_source("judge/wordytaire/engine.py", "judge_engine_pure_source").judge
 installed_judge: JudgeFn = judge.wordytaire.engine.judge
@@ -40,3 +29,14 @@ LINE_WRITERS: dict[str, LineWriter] = {
     "pure": load_source("judge/wordytaire/report_lines.py", "report_lines_pure_source").json_lines,
 }
 LINES_COMPILED = not str(judge.wordytaire.report_lines.__file__).endswith(".py")
+
+
+def offline_judging_ms(corpus: Corpus, passes: int = 3) -> float:
+    """CPU ms per submission to judge the corpus in this process, one core: median of passes."""
+    layout, times = default_layout(), []
+    for _ in range(passes):
+        began = time.thread_time()
+        for data in corpus.data:
+            installed_judge(data, corpus.lexicon, layout)
+        times.append(time.thread_time() - began)
+    return 1000 * statistics.median(times) / len(corpus.data)

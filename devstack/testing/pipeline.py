@@ -1,4 +1,5 @@
-"""An in-process pipeline for API tests: SQLite in tmp_path, in-memory S3 and broker, TestClient.
+"""An in-process pipeline for API tests and benchmarks: SQLite in tmp_path, in-memory S3 and
+broker, TestClient.
 
 `open_pipeline(tmp_path)` builds it; `drain(services)` plays the workers, judging every message
 the in-memory broker was handed (again, if it was handed one twice: delivery is at least once).
@@ -24,6 +25,7 @@ from api.app import create_app
 from api.services import Services
 from core import clock
 from core.fakes import InMemoryBlobStore, InMemoryPublisher
+from core.games import DEFAULT
 from core.judging import Outcome, WorkerDeps, judge_group
 from core.states import SubmissionState
 from infra import compose
@@ -80,7 +82,7 @@ class Pipeline:
         opens_in: float = -3600,
         closes_in: float = 3600,
         lexicon: str = "tiny",
-        game: str = "wordytaire",
+        game: str = DEFAULT,
     ) -> dict[str, Any]:
         """A contest opening/closing that many seconds from now (negative: in the past)."""
         if lexicon == "tiny" and self.store.find_lexicon("tiny") is None:
@@ -110,7 +112,7 @@ class Pipeline:
     def upload(self, team: TeamLogin, data: bytes, contest: str | None = None) -> httpx.Response:
         """An upload, answered, then published and marked `queued` (or refused by the broker)
         by intake's publishing thread, as the tests expect to find it."""
-        response = self.client.post(
+        response: httpx.Response = self.client.post(
             f"/v1/contests/{contest or team.contest}/submissions", content=data,
             headers={**team.headers, "Content-Type": "text/plain"},
         )  # fmt: skip
@@ -201,6 +203,7 @@ def worker_deps(services: Services) -> WorkerDeps:
     publisher = services.intake.publisher
     assert isinstance(publisher, InMemoryPublisher)
     settings, store, blobs = services.settings, services.store, services.blobs
+    assert isinstance(store, SqlStore)  # what open_pipeline builds
     return compose.worker_deps(
         settings, rulesets=compose.rulesets(settings, store, blobs),
         publish_batch=publisher.publish_batch, store=store, blobs=blobs, with_redis=False,
