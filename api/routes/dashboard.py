@@ -47,7 +47,11 @@ from core.errors import NotFound, Throttled
 
 # Package data beside the `api` package; a file path, because FileResponse sends files.
 STATIC = Path(__file__).resolve().parents[1] / "static"
-ASSETS = {"dashboard.js": "text/javascript", "dashboard.css": "text/css"}
+ASSETS = {
+    "dashboard.js": "text/javascript",
+    "dashboard_charts.js": "text/javascript",
+    "dashboard.css": "text/css",
+}
 COOKIE_MAX_AGE_S = SESSION_MAX_AGE_S
 # Nothing the page loads or calls may leave the API's origin.
 SECURITY_HEADERS = {

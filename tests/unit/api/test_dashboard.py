@@ -98,7 +98,9 @@ def test_signed_in_the_page_and_its_assets_come_from_the_api_itself(pipe: Pipeli
     assert '<script src="/dashboard/static/dashboard.js"' in page.text
     policy = page.headers["content-security-policy"]
     assert "default-src 'none'" in policy and "connect-src 'self'" in policy
-    for name, kind in (("dashboard.js", "text/javascript"), ("dashboard.css", "text/css")):
+    assert '<script src="/dashboard/static/dashboard_charts.js"' in page.text
+    scripts = ("dashboard.js", "dashboard_charts.js")
+    for name, kind in [*((n, "text/javascript") for n in scripts), ("dashboard.css", "text/css")]:
         asset = pipe.client.get(f"/dashboard/static/{name}")
         assert asset.status_code == 200
         assert asset.headers["content-type"].startswith(kind)
