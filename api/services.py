@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -213,6 +213,25 @@ class Services(ApiParts):
             "failed sign-ins a minute from one address",
         )
         self.clics_feed = FeedHub(self.clics, self.public.run) if self.clics else None
+
+
+@dataclass(frozen=True)
+class ApiCaches:
+    """`core.ports.Caches` as an API process keeps them: its token memory (told to every
+    process through `api.token_news`), its shared public reads (the keys showing a contest's
+    standings or ruleset: `api.routes.standings.views`), and the broker's copies of uploads."""
+
+    svc: Services
+    standings_views: Callable[[str], Iterable[Hashable]]
+
+    def forget_team(self, team_id: str) -> None:
+        self.svc.token_news.team_changed(team_id)
+
+    def forget_standings(self, contest_id: str) -> None:
+        self.svc.public.forget(*self.standings_views(contest_id))
+
+    def forget_broker_copies(self, submission_ids: Sequence[str]) -> None:
+        self.svc.forget_copies(submission_ids)
 
 
 def _limiter(client: redis.Redis | None, per_minute: int, name: str, what: str) -> Limiter:

@@ -232,6 +232,17 @@ class SessionStore(Protocol):
     def session_revoked(self, session_id: str) -> bool: ...
 
 
+class Caches(Protocol):
+    """What is remembered beside the store, to be forgotten when a write changes it: the API
+    processes' memory of a team's token and their shared public reads of a contest, and the
+    broker's copies of uploads' bytes. Implemented by the API (`api.services.ApiCaches`)."""
+
+    def forget_team(self, team_id: str) -> None: ...  # its tokens, in every API process
+    # What shows the contest's standings or ruleset (this process at once, the others soon).
+    def forget_standings(self, contest_id: str) -> None: ...
+    def forget_broker_copies(self, submission_ids: Sequence[str]) -> None: ...
+
+
 class ApiStore(
     SubmissionStore,
     ContestStore,

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
 import secrets
 import uuid
 from functools import partial
@@ -16,10 +14,9 @@ from api import schemas
 from api.lookups import ID, known_contest, well_formed
 from api.public import FRESH_PER_WINDOW
 from api.routes import standings
-from api.services import Admin, Services, Svc, token_hash
-from core import clock, freeze
-from core.errors import Conflict, Invalid, NotFound, PublishFailed
-from core.game import Game
+from api.services import Admin, ApiCaches, Svc, token_hash
+from core import clock, contests, freeze
+from core.errors import Conflict, NotFound
 from core.games import game, names
 from core.records import Contest, Team
 
@@ -28,34 +25,22 @@ router = APIRouter()
 
 @router.post("/v1/contests", status_code=201, response_model=schemas.ContestOut, tags=["admin"])
 def create_contest(body: schemas.ContestIn, svc: Svc, who: Admin) -> schemas.ContestOut:
-    # The schema has checked that the times parse.
-    opens, closes = clock.parse_time(body.opens_at), clock.parse_time(body.closes_at)
-    if closes <= opens:
-        raise Invalid("closes_at must be after opens_at")
-    freezes = clock.parse_time(body.freeze_at) if body.freeze_at is not None else None
-    if freezes is not None and not opens <= freezes <= closes:
-        raise Invalid("freeze_at must lie from opens_at to closes_at")
-    lexicon = svc.store.find_lexicon(body.lexicon)
-    if lexicon is None:
-        raise Invalid(f"no lexicon with id or name {body.lexicon!r}; POST /v1/lexicons first")
-    played = game(body.game)
-    options = played.contest_options(body.options) if body.options is not None else None
-    contest = Contest(
+    asked = contests.ContestAsked(
         id=body.id,
         title=body.title,
-        opens_at=clock.format_time(opens),
-        closes_at=clock.format_time(closes),
-        lexicon_id=lexicon.id,
-        layout_id=_layout_id(svc, body.layout, played),
-        created_at=clock.now(),
-        game=played.name,
-        freeze_at=clock.format_time(freezes) if freezes is not None else None,
-        options=json.dumps(options, sort_keys=True) if options is not None else None,
+        # The schema has checked that the times parse.
+        opens_at=clock.parse_time(body.opens_at),
+        closes_at=clock.parse_time(body.closes_at),
+        lexicon=body.lexicon,
+        rules=body.layout,
+        game=body.game,
+        freeze_at=clock.parse_time(body.freeze_at) if body.freeze_at is not None else None,
+        options=body.options,
     )
-    svc.store.create_contest(contest)
-    with contextlib.suppress(PublishFailed):  # best effort: workers load it on demand anyway
-        svc.intake.publisher.preload([contest.lexicon_id])
-    return _contest_out(contest)
+    created = contests.create_contest(
+        asked, contests=svc.store, rulesets=svc.store, publisher=svc.intake.publisher
+    )
+    return _contest_out(created)
 
 
 @router.get("/v1/games", tags=["public"])
@@ -176,46 +161,21 @@ def delete_team(team_id: str, svc: Svc, who: Admin) -> dict[str, object]:
     """Delete a team with its uploads, results and reports (rows and S3 objects). A game
     another team uploaded too stays, passed to the earliest such team and judged again from
     its copy."""
-    if not ID.fullmatch(team_id) or (team := svc.store.get_team(team_id)) is None:
-        raise NotFound(f"no team {team_id[:64]!r}")
-    deleted = svc.store.delete_team(team_id, by="admin")
-    svc.token_news.team_changed(team_id)  # every API process refuses its token at once
-    svc.public.forget(*standings.views(team.contest_id))
-    for key in deleted.keys:
-        svc.blobs.delete(key)
-    svc.forget_copies(deleted.submissions)  # the bytes the broker keeps or kept
-    if deleted.digests:  # and the worker hosts' upload caches
-        with contextlib.suppress(PublishFailed):
-            svc.intake.publisher.forget_uploads(deleted.digests)
-    for submission_id in deleted.handed_on:  # else the sweeper publishes it soon
-        with contextlib.suppress(PublishFailed):
-            svc.intake.publisher.publish(submission_id)
+    if not ID.fullmatch(team_id):
+        raise contests.no_team(team_id)
+    deleted = contests.delete_team(
+        team_id,
+        by="admin",
+        teams=svc.store,
+        blobs=svc.blobs,
+        publisher=svc.intake.publisher,
+        caches=ApiCaches(svc, standings.views),
+    )
     return {
         "team": team_id,
         "deleted_objects": len(deleted.keys),
         "handed_on": deleted.handed_on,
     }
-
-
-def _layout_id(svc: Services, wanted: str | None, played: Game) -> str:
-    """The game's rules data named (a layout, a board), or its packaged one, registered on
-    first use."""
-    if wanted is None:
-        rules = played.default_rules()
-        svc.store.add_layout(
-            id=rules.id,
-            name=rules.name,
-            content=played.rules_json(rules),
-            created_by="system",
-            game=played.name,
-        )
-        return rules.id
-    row = svc.store.find_layout(wanted, played.name)
-    if row is None:
-        raise Invalid(
-            f"no {played.rules_noun} with id or name {wanted!r} for a {played.name} contest"
-        )
-    return str(row.id)
 
 
 def _contest_out(contest: Contest, now: str | None = None) -> schemas.ContestOut:

@@ -3,17 +3,18 @@ then apply or cancel it."""
 
 from __future__ import annotations
 
-import contextlib
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter
 from fastapi.concurrency import run_in_threadpool
 
 from api import schemas
-from api.lookups import known_contest
+from api.lookups import well_formed
 from api.routes import standings
-from api.services import Admin, Svc
-from core.errors import FAILURE_SENTENCES, Invalid, NotFound, PublishFailed, as_reason
+from api.services import Admin, ApiCaches, Svc
+from core import rejudge_orders
+from core.errors import FAILURE_SENTENCES, NotFound, as_reason
 from core.ports import RejudgeRuns
 from core.records import Run, RunSummary
 from core.states import RejudgeMode
@@ -28,24 +29,18 @@ FAILURES_LISTED = 100
 def start_rejudge(contest: str, body: schemas.RejudgeIn, svc: Svc, who: Admin) -> dict[str, Any]:
     """Judge the contest again under another lexicon (and layout); nothing visible changes
     until `apply`. Asking again for the same ruleset returns the open run."""
-    found = known_contest(svc, contest)
-    lexicon = svc.store.find_lexicon(body.lexicon)
-    if lexicon is None:
-        raise Invalid(f"no lexicon with id or name {body.lexicon!r}")
-    layout_id = found.layout_id
-    if body.layout is not None:
-        row = svc.store.find_layout(body.layout, found.game)
-        if row is None:
-            raise Invalid(f"no layout with id or name {body.layout!r} for a {found.game} contest")
-        layout_id = row.id
-    run, created = svc.rejudges.start(
-        contest, lexicon.id, layout_id, RejudgeMode(body.mode), by="admin"
+    started = rejudge_orders.start_rejudge(
+        well_formed(contest),
+        lexicon=body.lexicon,
+        rules=body.layout,
+        mode=RejudgeMode(body.mode),
+        by="admin",
+        contests=svc.store,
+        rulesets=svc.store,
+        runs=svc.rejudges,
+        publisher=svc.intake.publisher,
     )
-    if created:
-        # If the broker is down, the sweeper restarts producers of runs that make no progress.
-        with contextlib.suppress(PublishFailed):
-            svc.intake.publisher.start_rejudge(run.id)
-    return {"id": run.id, "created": created, **_summary(run)}
+    return {"id": started.run.id, "created": started.created, **_summary(started.run)}
 
 
 @router.get("/v1/contests/{contest}/rejudges", tags=["admin"])
@@ -83,14 +78,21 @@ def show_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
 
 @router.post("/v1/rejudges/{run_id}/apply", tags=["admin"])
 async def apply_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
-    run = await run_in_threadpool(svc.rejudges.apply, run_id, "admin")
-    svc.public.forget(*standings.views(run.contest_id))
+    run = await run_in_threadpool(
+        partial(
+            rejudge_orders.apply_rejudge,
+            run_id,
+            by="admin",
+            runs=svc.rejudges,
+            caches=ApiCaches(svc, standings.views),
+        )
+    )
     return {"id": run.id, **_summary(run)}
 
 
 @router.post("/v1/rejudges/{run_id}/cancel", tags=["admin"])
 def cancel_rejudge(run_id: str, svc: Svc, who: Admin) -> dict[str, Any]:
-    run = svc.rejudges.cancel(run_id, "admin")
+    run = rejudge_orders.cancel_rejudge(run_id, by="admin", runs=svc.rejudges)
     return {"id": run.id, **_summary(run)}
 
 

@@ -3,8 +3,8 @@ compare two word lists."""
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Awaitable, Callable
+from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query, Request
@@ -13,11 +13,11 @@ from fastapi.concurrency import run_in_threadpool
 from api import schemas
 from api.body import read_body
 from api.services import Admin, Services, Svc
-from core.errors import Invalid, NotFound, PublishFailed
+from core.errors import NotFound
 from core.game import Game
 from core.games import game, names
 from core.records import RulesData
-from core.registry import register_lexicon
+from core.registering import register_rules, register_word_list
 from judge import Lexicon
 
 router = APIRouter()
@@ -35,15 +35,17 @@ async def add_lexicon(
     """Register a word list (text/plain, one lower-case word per line). Content-addressed."""
     data = await read_body(request, limit=LEXICON_MAX_BYTES)
     lexicon = await run_in_threadpool(Lexicon.from_bytes, data)
-    if len(lexicon) == 0:
-        raise Invalid("the word list is empty")
     row = await run_in_threadpool(
-        lambda: register_lexicon(svc.store, svc.blobs, lexicon, name=name, source="api", by="admin")
+        partial(
+            register_word_list,
+            lexicon,
+            name=name,
+            by="admin",
+            store=svc.store,
+            blobs=svc.blobs,
+            publisher=svc.intake.publisher,
+        )
     )
-    # A new list is most often a fix about to be rejudged: the workers load it now, with its
-    # diffs against the lists they hold, so the rejudge starts judging at once.
-    with contextlib.suppress(PublishFailed):  # best effort: workers load it on demand anyway
-        await run_in_threadpool(svc.intake.publisher.preload, [row.id])
     return schemas.LexiconOut(id=row.id, name=row.name, words=row.words)
 
 
@@ -106,14 +108,8 @@ def _adder(played: Game) -> Callable[..., Awaitable[dict[str, str]]]:
     ) -> dict[str, str]:
         body = await read_body(request, limit=LAYOUT_MAX_BYTES)
         rules = played.parse_rules(body.decode("utf-8", "replace"))
-        svc.store.add_layout(
-            id=rules.id,
-            name=name,
-            content=played.rules_json(rules),
-            created_by="admin",
-            game=played.name,
-        )
-        return {"id": rules.id, "name": name}
+        register_rules(played, rules, name=name, by="admin", store=svc.store)
+        return {"id": rules.id, "name": name}  # as asked, though first registered by another
 
     return add_rules
 
