@@ -1,8 +1,9 @@
 """In-memory fakes of every port, for unit tests: no SQL, no network, plain Python. On the
 blob store, the broker and the stores, `down = True` makes every call fail as an outage would.
 
-The stores' fakes live in modules of their own (`core.fake_store`, `core.fake_rejudges`) and
-are named here too, so a test imports every fake from one place."""
+The stores' fakes live in modules of their own (`core.fake_store`, `core.fake_rejudges`,
+`core.fake_contests`, `core.fake_ruleset_store`, `core.fake_disputes`) and are named here too,
+so a test imports every fake from one place."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import threading
 from collections.abc import Iterator, Mapping, Sequence
 
 from core.errors import BlobNotFound, BlobStoreUnavailable, PublishFailed, UnknownRuleset
+from core.fake_contests import InMemoryCaches, InMemoryContestStore, InMemoryTeamStore
+from core.fake_disputes import InMemoryDisputes
 from core.fake_rejudges import InMemoryRejudgeStore
+from core.fake_ruleset_store import InMemoryRulesetStore
 from core.fake_store import InMemorySubmissionStore
 from core.game import Rules
 from core.games import game
@@ -19,10 +23,15 @@ from judge import Lexicon
 
 __all__ = [
     "InMemoryBlobStore",
+    "InMemoryCaches",
+    "InMemoryContestStore",
+    "InMemoryDisputes",
     "InMemoryPublisher",
     "InMemoryRejudgeStore",
+    "InMemoryRulesetStore",
     "InMemoryRulesets",
     "InMemorySubmissionStore",
+    "InMemoryTeamStore",
     "InMemoryUploadCache",
 ]
 
