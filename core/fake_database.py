@@ -13,12 +13,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from core import clock
+from core import clock, events
 from core.errors import Duplicate, StoreUnavailable
 from core.records import Contest, JudgedResult, Run, RunSummary, Submission, Team
 from core.word_hashes import union
 
-Event = dict[str, Any]
+# What a write's events may be: records, or (until core/fake_contests.py and
+# core/fake_ruleset_store.py build records too) the dicts they are stored as.
+Event = events.Event | dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class InMemoryDatabase:
         # What each run could not judge: (run id, submission id) -> (reason code, when)
         self.run_failures: dict[tuple[str, str], tuple[str, str]] = {}
         self.summaries: dict[str, RunSummary] = {}  # what each run changed, as `apply` recorded
-        self.events: list[Event] = []
+        self.events: list[dict[str, Any]] = []  # as stored: `event_fields`, its time and id
         self.stored_batches: list[list[str]] = []  # the uploads of each committed store call
         self.down = False
         self.failing: set[str] = set()  # names of calls that fail as in an outage
@@ -121,17 +123,18 @@ class InMemoryDatabase:
     @contextmanager
     def write(self, call: str) -> Iterator[list[Event]]:
         """One write transaction: refused whole in an outage; the events appended to the list
-        are logged, numbered, when it ends without an error (a change made before an error is
-        not undone: the calls check everything before they change anything)."""
+        are logged, as stored and numbered, when it ends without an error (a change made before
+        an error is not undone: the calls check everything before they change anything)."""
         with self._lock:
             self.check(call)
             pending: list[Event] = []
             yield pending
             stamp = self.now()
             for event in pending:
-                event.setdefault("ts", stamp)
-                event["id"] = len(self.events) + 1
-                self.events.append(event)
+                stored = event if isinstance(event, dict) else events.event_fields(event)
+                stored.setdefault("ts", stamp)
+                stored["id"] = len(self.events) + 1
+                self.events.append(stored)
 
     # -- within a write ---------------------------------------------------------------------
 

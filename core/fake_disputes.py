@@ -15,7 +15,7 @@ from core.disputes import (
     counting,
     disputed,
 )
-from core.events import EventType
+from core.events import DisputeSettled
 from core.fake_database import InMemoryDatabase
 from core.records import Contest
 
@@ -52,9 +52,14 @@ class InMemoryDisputes(InMemoryDatabase):
             self.settlements.pop(chosen, None)
             self.settlements.update({sid: chosen for sid in others})
             pending.append(
-                {"type": EventType.DISPUTE_SETTLED, "contest": contest.id, "submission": chosen,
-                 "match": match, "passed_over": others, "by": by}
-            )  # fmt: skip
+                DisputeSettled(
+                    contest=contest.id,
+                    submission=chosen,
+                    match=match,
+                    passed_over=tuple(others),
+                    by=by,
+                )
+            )
             return Settlement(contest.id, match, chosen, tuple(others), changed=True)
 
     def _matches(self, contest_id: str) -> set[str]:

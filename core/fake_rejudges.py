@@ -12,7 +12,14 @@ from typing import Any
 
 from core import clock
 from core.errors import NotFound, RejudgeRefused, as_reason, failure_text
-from core.events import EventType
+from core.events import (
+    RejudgeApplied,
+    RejudgeCancelled,
+    RejudgeProgress,
+    RejudgeReady,
+    RejudgeStarted,
+    SubmissionFailed,
+)
 from core.fake_database import Event, InMemoryDatabase
 from core.freeze import frozen
 from core.records import JudgedResult, Run, RunFailure, RunSummary, Submission
@@ -67,18 +74,17 @@ class InMemoryRejudgeStore:
             )
             store.runs[run.id] = run
             pending.append(
-                {
-                    "type": EventType.REJUDGE_STARTED,
-                    "rejudge": run.id,
-                    "contest": contest_id,
-                    "lexicon": lexicon_id,
-                    "layout": layout_id,
-                    "mode": mode,
-                    "from_lexicon": contest.lexicon_id,
-                    "from_layout": contest.layout_id,
-                    "total": total,
-                    "by": by,
-                }
+                RejudgeStarted(
+                    rejudge=run.id,
+                    contest=contest_id,
+                    lexicon=lexicon_id,
+                    layout=layout_id,
+                    mode=mode,
+                    from_lexicon=contest.lexicon_id,
+                    from_layout=contest.layout_id,
+                    total=total,
+                    by=by,
+                )
             )
             self._count_progress(pending, run.id)  # results of an earlier, cancelled run count
             return store.runs[run.id], True
@@ -234,14 +240,24 @@ class InMemoryRejudgeStore:
                         other, state=RejudgeState.CANCELLED, updated_at=now
                     )
                     pending.append(
-                        {"type": EventType.REJUDGE_CANCELLED, "rejudge": other.id,
-                         "contest": run.contest_id, "by": by, "reason": f"superseded by {run_id}"}
-                    )  # fmt: skip
+                        RejudgeCancelled(
+                            rejudge=other.id,
+                            contest=run.contest_id,
+                            by=by,
+                            reason=f"superseded by {run_id}",
+                        )
+                    )
             pending.append(
-                {"type": EventType.REJUDGE_APPLIED, "rejudge": run_id, "contest": run.contest_id,
-                 "lexicon": run.lexicon_id, "layout": run.layout_id,
-                 "from_lexicon": run.from_lexicon_id, "from_layout": run.from_layout_id, "by": by}
-            )  # fmt: skip
+                RejudgeApplied(
+                    rejudge=run_id,
+                    contest=run.contest_id,
+                    lexicon=run.lexicon_id,
+                    layout=run.layout_id,
+                    from_lexicon=run.from_lexicon_id,
+                    from_layout=run.from_layout_id,
+                    by=by,
+                )
+            )
             return applied
 
     def _fail_unjudged(self, pending: list[Event], run: Run, now: str) -> None:
@@ -255,10 +271,14 @@ class InMemoryRejudgeStore:
                     sub, state=SubmissionState.FAILED, state_at=now, failure=shown
                 )
                 pending.append(
-                    {"type": EventType.SUBMISSION_FAILED, "submission": sid,
-                     "contest": sub.contest_id, "team": sub.team_id, "reason": shown,
-                     "rejudge": run.id}
-                )  # fmt: skip
+                    SubmissionFailed(
+                        submission=sid,
+                        contest=sub.contest_id,
+                        team=sub.team_id,
+                        reason=shown,
+                        rejudge=run.id,
+                    )
+                )
 
     def cancel(self, run_id: str, by: str = "organiser") -> Run:
         with self.store.write("cancel") as pending:
@@ -271,10 +291,7 @@ class InMemoryRejudgeStore:
                 )
             cancelled = replace(run, state=RejudgeState.CANCELLED, updated_at=self.store.now())
             self.store.runs[run_id] = cancelled
-            pending.append(
-                {"type": EventType.REJUDGE_CANCELLED, "rejudge": run_id,
-                 "contest": run.contest_id, "by": by}
-            )  # fmt: skip
+            pending.append(RejudgeCancelled(rejudge=run_id, contest=run.contest_id, by=by))
             return cancelled
 
     def summary(self, run: Run) -> RunSummary | None:
@@ -385,9 +402,11 @@ class InMemoryRejudgeStore:
         now = store.now()
         run = store.runs[run_id] = replace(run, done=done, carried=carried, updated_at=now)
         tenth = max(1, run.total // 10)
-        about = {"rejudge": run_id, "contest": run.contest_id, "done": done, "total": run.total}
-        if done // tenth > before // tenth and done < run.total:
-            pending.append({"type": EventType.REJUDGE_PROGRESS, **about})
-        if done >= run.total and run.state == RejudgeState.RUNNING:
+        cid, total = run.contest_id, run.total
+        if done // tenth > before // tenth and done < total:
+            pending.append(RejudgeProgress(rejudge=run_id, contest=cid, done=done, total=total))
+        if done >= total and run.state == RejudgeState.RUNNING:
             store.runs[run_id] = replace(run, state=RejudgeState.READY, finished_at=now)
-            pending.append({"type": EventType.REJUDGE_READY, **about, "carried": carried})
+            pending.append(
+                RejudgeReady(rejudge=run_id, contest=cid, done=done, total=total, carried=carried)
+            )

@@ -11,7 +11,20 @@ from typing import Any
 
 from core import clock
 from core.errors import CoreError, Duplicate
-from core.events import EventType
+from core.events import (
+    ContestThawed,
+    LexiconAdded,
+    LexiconNamed,
+    SubmissionCopied,
+    SubmissionFailed,
+    SubmissionJudged,
+    SubmissionJudging,
+    SubmissionQueued,
+    SubmissionRequeued,
+    SubmissionRetrying,
+    SubmissionStored,
+    about,
+)
 from core.fake_database import Copy, Event
 from core.fake_disputes import InMemoryDisputes
 from core.intake import closed, no_log_right
@@ -40,9 +53,13 @@ class InMemorySubmissionStore(InMemoryDisputes):
                 return contest, False
             thawed = self.contests[contest_id] = replace(contest, thawed_at=self.now())
             pending.append(
-                {"type": EventType.CONTEST_THAWED, "contest": contest_id,
-                 "freeze_at": contest.freeze_at, "thawed_at": thawed.thawed_at, "by": by}
-            )  # fmt: skip
+                ContestThawed(
+                    contest=contest_id,
+                    freeze_at=contest.freeze_at,
+                    thawed_at=thawed.thawed_at,
+                    by=by,
+                )
+            )
             return thawed, True
 
     def get_team(self, team_id: str) -> Team | None:
@@ -125,13 +142,7 @@ class InMemorySubmissionStore(InMemoryDisputes):
             self.submissions[s.id] = s
         self._count_in_open_runs(Counter(s.contest_id for s in fresh))
         pending.extend(
-            {
-                "type": EventType.SUBMISSION_STORED,
-                **_about(s),
-                "sha256": s.sha256,
-                "size": s.size,
-                "received_at": s.received_at,
-            }
+            SubmissionStored(**about(s), sha256=s.sha256, size=s.size, received_at=s.received_at)
             for s in fresh
         )
         self._keep_copies(pending, copies)
@@ -168,15 +179,14 @@ class InMemorySubmissionStore(InMemoryDisputes):
                 sid, upload.team_id, upload.sha256, upload.size, upload.blob_key, upload.received_at
             )
             pending.append(
-                {
-                    "type": EventType.SUBMISSION_COPIED,
-                    "submission": sid,
-                    "contest": upload.contest_id,
-                    "team": upload.team_id,
-                    "sha256": upload.sha256,
-                    "size": upload.size,
-                    "received_at": upload.received_at,
-                }
+                SubmissionCopied(
+                    submission=sid,
+                    contest=upload.contest_id,
+                    team=upload.team_id,
+                    sha256=upload.sha256,
+                    size=upload.size,
+                    received_at=upload.received_at,
+                )
             )
 
     def mark_queued(self, submission_id: str) -> bool:
@@ -196,7 +206,7 @@ class InMemorySubmissionStore(InMemoryDisputes):
             if current is None or current.state != SubmissionState.STORED:
                 continue  # a worker claimed it first
             self.submissions[s.id] = replace(current, state=SubmissionState.QUEUED, state_at=stamp)
-            pending.append({"type": EventType.SUBMISSION_QUEUED, **_about(s)})
+            pending.append(SubmissionQueued(**about(s)))
             marked.append(s.id)
         return marked
 
@@ -234,12 +244,10 @@ class InMemorySubmissionStore(InMemoryDisputes):
             self.submissions[seen.id] = replace(
                 current, state=SubmissionState.QUEUED, state_at=self.now()
             )
-            kind = (
-                EventType.SUBMISSION_QUEUED
-                if seen.state == SubmissionState.STORED
-                else EventType.SUBMISSION_REQUEUED
-            )
-            pending.append({"type": kind, **_about(seen), "was": seen.state})
+            if seen.state == SubmissionState.STORED:
+                pending.append(SubmissionQueued(**about(seen), was=seen.state))
+            else:
+                pending.append(SubmissionRequeued(**about(seen), was=seen.state))
             return True
 
     def claim_many(self, submission_ids: Sequence[str], stale_after: float) -> list[Claim]:
@@ -260,9 +268,7 @@ class InMemorySubmissionStore(InMemoryDisputes):
                 self.submissions[sid] = replace(
                     current, state=SubmissionState.JUDGING, state_at=now, attempts=attempt
                 )
-                pending.append(
-                    {"type": EventType.SUBMISSION_JUDGING, **_about(current), "attempt": attempt}
-                )
+                pending.append(SubmissionJudging(**about(current), attempt=attempt))
                 claims.append(Claim(current, attempt))
             return claims
 
@@ -285,16 +291,15 @@ class InMemorySubmissionStore(InMemoryDisputes):
                 self.put_result(sub.id, result, now, replace_kept=True)
                 self.keep_words({sub.id: word_signature})
                 pending.append(
-                    {
-                        "type": EventType.SUBMISSION_JUDGED,
-                        **_about(sub),
-                        "score": result.score,
-                        "legal": result.legal,
-                        "illegal": result.illegal,
-                        "received_at": sub.received_at,
-                        "lexicon": result.lexicon_id,
-                        "layout": result.layout_id,
-                    }
+                    SubmissionJudged(
+                        **about(sub),
+                        score=result.score,
+                        legal=result.legal,
+                        illegal=result.illegal,
+                        received_at=sub.received_at,
+                        lexicon=result.lexicon_id,
+                        layout=result.layout_id,
+                    )
                 )
                 recorded.add(sub.id)
         return recorded
@@ -309,9 +314,11 @@ class InMemorySubmissionStore(InMemoryDisputes):
             self.submissions[sub.id] = replace(
                 self.submissions[sub.id], state=state, state_at=self.now(), failure=error[:2000]
             )
-            kind = EventType.SUBMISSION_FAILED if give_up else EventType.SUBMISSION_RETRYING
+            ids, attempt, reason = about(sub), claim.attempt, error[:500]
             pending.append(
-                {"type": kind, **_about(sub), "attempt": claim.attempt, "reason": error[:500]}
+                SubmissionFailed(**ids, attempt=attempt, reason=reason)
+                if give_up
+                else SubmissionRetrying(**ids, attempt=attempt, reason=reason)
             )
 
     def add_lexicon(
@@ -339,20 +346,11 @@ class InMemorySubmissionStore(InMemoryDisputes):
                     "created_by": created_by,
                     "created_at": self.now(),
                 }
-                pending.append(
-                    {
-                        "type": EventType.LEXICON_ADDED,
-                        "lexicon": id,
-                        "name": name,
-                        "words": words,
-                        "by": created_by,
-                    }
-                )
+                pending.append(LexiconAdded(lexicon=id, name=name, words=words, by=created_by))
             if (name, id) not in self.lexicon_names:
                 self.lexicon_names.add((name, id))
                 if existing is not None:
-                    named = {"lexicon": id, "name": name, "by": created_by}
-                    pending.append({"type": EventType.LEXICON_NAMED, **named})
+                    pending.append(LexiconNamed(lexicon=id, name=name, by=created_by))
             return {**self.lexicons[id], "name": name}
 
     def _still_held(self, claim: Claim) -> bool:
@@ -371,11 +369,3 @@ def _same_key(submission: Submission) -> SameKey:
     if submission.game_key is not None:
         return submission.contest_id, "", submission.game_key
     return submission.contest_id, submission.team_id, submission.sha256
-
-
-def _about(submission: Submission) -> Event:
-    return {
-        "submission": submission.id,
-        "contest": submission.contest_id,
-        "team": submission.team_id,
-    }

@@ -29,11 +29,23 @@ from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from core import clock
 from core.errors import Duplicate, Invalid, StoreUnavailable
-from core.events import VERDICT_FIELDS
+from core.events import VERDICT_FIELDS, Event, event_fields
 from infra.sql.engine import EVENT_LOCK, SCHEMA_LOCK, is_postgres, write_lock
 from infra.sql.schema import events
 
 log = structlog.get_logger("tilejudge.events")
+
+
+class PendingEvents(list[Event]):
+    """A write transaction's events, as records; once it commits, `written` holds each as its
+    row was stored (`event_fields`), with its time, its id and, for a fact the contest's
+    transparency log records, the leaf of its first entry."""
+
+    written: list[dict[str, Any]]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = []
 
 
 class StoreBase:
@@ -56,23 +68,24 @@ class StoreBase:
         return self._write_lock.held() if self._write_lock else nullcontext()
 
     @contextmanager
-    def write(self) -> Iterator[tuple[Connection, list[dict[str, Any]]]]:
+    def write(self) -> Iterator[tuple[Connection, PendingEvents]]:
         """A write transaction; events appended to the list are inserted, then logged on commit."""
-        pending: list[dict[str, Any]] = []
+        pending = PendingEvents()
         lock = self._write_lock.held() if self._write_lock else nullcontext()
         with translated(), lock, self.engine.begin() as conn:
             yield conn, pending
             if pending:
                 if self._postgres:
                     conn.execute(text(SCHEMA_LOCK), {"kind": EVENT_LOCK})
-                self._insert_events(conn, pending)
-                self._log_facts(conn, pending)
-        for event in pending:
+                pending.written = [event_fields(event) for event in pending]
+                self._insert_events(conn, pending.written)
+                self._log_facts(conn, pending.written)
+        for event in pending.written:
             log.info(event["type"], **_logged(event))
 
-    def _insert_events(self, conn: Connection, pending: list[dict[str, Any]]) -> None:
+    def _insert_events(self, conn: Connection, written: list[dict[str, Any]]) -> None:
         """All of a transaction's events in as few statements as the database allows."""
-        rows = [_event_row(event) for event in pending]
+        rows = [_event_row(event) for event in written]
         if len(rows) > 1 and self._sqlite:
             ids = insert_rows(conn, events, rows)
         elif len(rows) > 1 and self._batched_event_ids:
@@ -86,12 +99,12 @@ class StoreBase:
                 conn.execute(insert(events).values(**row)).inserted_primary_key[0]  # type: ignore[index]
                 for row in rows
             ]
-        for event, event_id in zip(pending, ids, strict=True):
+        for event, event_id in zip(written, ids, strict=True):
             event["id"] = event_id
 
-    def _log_facts(self, conn: Connection, pending: list[dict[str, Any]]) -> None:
-        """The transparency log's entries for a transaction's events, in that transaction
-        (`infra.sql.transparency`); a store without the log writes none."""
+    def _log_facts(self, conn: Connection, written: list[dict[str, Any]]) -> None:
+        """The transparency log's entries for a transaction's events as written, in that
+        transaction (`infra.sql.transparency`); a store without the log writes none."""
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

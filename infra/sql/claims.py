@@ -6,13 +6,18 @@ for a retry, or failed), each move only by the attempt holding the claim, and wi
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from sqlalchemy import Connection, and_, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
-from core.events import EventType
+from core.events import (
+    SubmissionFailed,
+    SubmissionJudged,
+    SubmissionJudging,
+    SubmissionRetrying,
+    about,
+)
 from core.records import Claim, JudgedResult, Submission
 from core.states import SubmissionState
 from infra.sql.base import StoreBase, unindexed
@@ -54,9 +59,7 @@ class ClaimsMixin(StoreBase):
                 if current.id not in taken:
                     continue
                 attempt = current.attempts + 1
-                pending.append(
-                    {"type": EventType.SUBMISSION_JUDGING, **about(current), "attempt": attempt}
-                )
+                pending.append(SubmissionJudging(**about(current), attempt=attempt))
                 claims.append(Claim(current, attempt))
             return claims
 
@@ -73,16 +76,15 @@ class ClaimsMixin(StoreBase):
             for claim, result, _ in mine:
                 sub = claim.submission
                 pending.append(
-                    {
-                        "type": EventType.SUBMISSION_JUDGED,
+                    SubmissionJudged(
                         **about(sub),
-                        "score": result.score,
-                        "legal": result.legal,
-                        "illegal": result.illegal,
-                        "received_at": sub.received_at,
-                        "lexicon": result.lexicon_id,
-                        "layout": result.layout_id,
-                    }
+                        score=result.score,
+                        legal=result.legal,
+                        illegal=result.illegal,
+                        received_at=sub.received_at,
+                        lexicon=result.lexicon_id,
+                        layout=result.layout_id,
+                    )
                 )
             return {sid for sid, _ in held}
 
@@ -98,19 +100,12 @@ class ClaimsMixin(StoreBase):
                 .values(state=state, state_at=now, failure=error[:2000])
             ).rowcount
             if changed:
-                kind = EventType.SUBMISSION_FAILED if give_up else EventType.SUBMISSION_RETRYING
+                ids, attempt, reason = about(sub), claim.attempt, error[:500]
                 pending.append(
-                    {"type": kind, **about(sub), "attempt": claim.attempt, "reason": error[:500]}
+                    SubmissionFailed(**ids, attempt=attempt, reason=reason)
+                    if give_up
+                    else SubmissionRetrying(**ids, attempt=attempt, reason=reason)
                 )
-
-
-def about(submission: Submission) -> dict[str, Any]:
-    """What every event of a submission names: it, its contest and its team."""
-    return {
-        "submission": submission.id,
-        "contest": submission.contest_id,
-        "team": submission.team_id,
-    }
 
 
 def _take(conn: Connection, candidates: list[Submission], now: str) -> set[str]:

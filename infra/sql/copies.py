@@ -11,7 +11,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, delete, insert, select, update
 
 from core import clock
-from core.events import EventType
+from core.events import Event, SubmissionCopied, SubmissionHandedOn
 from core.records import Submission
 from core.states import SubmissionState
 from infra.sql.base import RowsAmong
@@ -34,7 +34,7 @@ class HandedOn:
 
 
 def keep_copies(
-    conn: Connection, pending: list[dict[str, Any]], copies: Sequence[tuple[str, Submission]]
+    conn: Connection, pending: list[Event], copies: Sequence[tuple[str, Submission]]
 ) -> None:
     """Record each team's copy of a submission (by id) it was not the first to send, unless it
     sent one already (its first copy stays)."""
@@ -59,15 +59,14 @@ def keep_copies(
             }
         )
         pending.append(
-            {
-                "type": EventType.SUBMISSION_COPIED,
-                "submission": sid,
-                "contest": upload.contest_id,
-                "team": upload.team_id,
-                "sha256": upload.sha256,
-                "size": upload.size,
-                "received_at": upload.received_at,
-            }
+            SubmissionCopied(
+                submission=sid,
+                contest=upload.contest_id,
+                team=upload.team_id,
+                sha256=upload.sha256,
+                size=upload.size,
+                received_at=upload.received_at,
+            )
         )
     if rows:
         conn.execute(insert(submission_copies), rows)
@@ -82,7 +81,7 @@ def drop_team_copies(conn: Connection, team_id: str) -> list[str]:
 
 
 def hand_on(
-    conn: Connection, pending: list[dict[str, Any]], team_id: str
+    conn: Connection, pending: list[Event], team_id: str
 ) -> tuple[list[HandedOn], list[str]]:
     """Pass each shared submission the team sent first, that other teams sent too, to the
     earliest of them: the submission takes that team's copy (bytes, hash, size, receipt time)
@@ -155,15 +154,14 @@ def hand_on(
             )
         )
         pending.append(
-            {
-                "type": EventType.SUBMISSION_HANDED_ON,
-                "submission": sid,
-                "contest": old.contest_id,
-                "team": heir["team_id"],
-                "from_team": team_id,
-                "sha256": heir["sha256"],  # its copy, which the submission now is
-                "received_at": heir["received_at"],
-            }
+            SubmissionHandedOn(
+                submission=sid,
+                contest=old.contest_id,
+                team=heir["team_id"],
+                from_team=team_id,
+                sha256=heir["sha256"],  # its copy, which the submission now is
+                received_at=heir["received_at"],
+            )
         )
         handed.append(HandedOn(sid, heir["team_id"]))
     return handed, keys

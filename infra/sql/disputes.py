@@ -10,7 +10,7 @@ from sqlalchemy import Connection, and_, delete, select
 
 from core import clock
 from core.disputes import Dispute, DisputedLog, Settlement, check_settlement, counting
-from core.events import EventType
+from core.events import DisputeSettled
 from core.records import Contest
 from infra.sql.base import StoreBase, insert_all
 from infra.sql.games import rows_of
@@ -76,14 +76,13 @@ class DisputesMixin(StoreBase):
                 ],
             )
             pending.append(
-                {
-                    "type": EventType.DISPUTE_SETTLED,
-                    "contest": contest.id,
-                    "submission": chosen,
-                    "match": match,
-                    "passed_over": others,
-                    "by": by,
-                }
+                DisputeSettled(
+                    contest=contest.id,
+                    submission=chosen,
+                    match=match,
+                    passed_over=tuple(others),
+                    by=by,
+                )
             )
         return Settlement(contest.id, match, chosen, tuple(others), changed=True)
 

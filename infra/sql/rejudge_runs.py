@@ -10,7 +10,7 @@ from sqlalchemy import and_, func, insert, select, update
 
 from core import clock
 from core.errors import RejudgeRefused
-from core.events import EventType
+from core.events import RejudgeStarted
 from core.records import Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from infra.sql.results import count_progress
@@ -77,18 +77,17 @@ class RunsMixin:
             }
             conn.execute(insert(rejudge_runs).values(**row))
             pending.append(
-                {
-                    "type": EventType.REJUDGE_STARTED,
-                    "rejudge": row["id"],
-                    "contest": contest_id,
-                    "lexicon": lexicon_id,
-                    "layout": layout_id,
-                    "mode": mode,
-                    "from_lexicon": contest["lexicon_id"],
-                    "from_layout": contest["layout_id"],
-                    "total": total,
-                    "by": by,
-                }
+                RejudgeStarted(
+                    rejudge=row["id"],
+                    contest=contest_id,
+                    lexicon=lexicon_id,
+                    layout=layout_id,
+                    mode=mode,
+                    from_lexicon=contest["lexicon_id"],
+                    from_layout=contest["layout_id"],
+                    total=total,
+                    by=by,
+                )
             )
             count_progress(conn, pending, row["id"])  # results of an earlier, cancelled run count
             fresh = conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == row["id"]))

@@ -17,7 +17,7 @@ from sqlalchemy import Connection, and_, insert, select, update
 
 from core import clock
 from core.errors import NotFound, RejudgeRefused, as_reason, failure_text
-from core.events import EventType
+from core.events import Event, RejudgeApplied, RejudgeCancelled, SubmissionFailed
 from core.freeze import frozen
 from core.records import Contest, Run, RunSummary
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
@@ -140,25 +140,23 @@ class RejudgeStore(RunsMixin, BatchesMixin, SummariesMixin):
                     .values(state=RejudgeState.CANCELLED, updated_at=now)
                 )
                 pending.append(
-                    {
-                        "type": EventType.REJUDGE_CANCELLED,
-                        "rejudge": other.id,
-                        "contest": run.contest_id,
-                        "by": by,
-                        "reason": f"superseded by {run_id}",
-                    }
+                    RejudgeCancelled(
+                        rejudge=other.id,
+                        contest=run.contest_id,
+                        by=by,
+                        reason=f"superseded by {run_id}",
+                    )
                 )
             pending.append(
-                {
-                    "type": EventType.REJUDGE_APPLIED,
-                    "rejudge": run_id,
-                    "contest": run.contest_id,
-                    "lexicon": run.lexicon_id,
-                    "layout": run.layout_id,
-                    "from_lexicon": run.from_lexicon_id,
-                    "from_layout": run.from_layout_id,
-                    "by": by,
-                }
+                RejudgeApplied(
+                    rejudge=run_id,
+                    contest=run.contest_id,
+                    lexicon=run.lexicon_id,
+                    layout=run.layout_id,
+                    from_lexicon=run.from_lexicon_id,
+                    from_layout=run.from_layout_id,
+                    by=by,
+                )
             )
             return Run(**{**run.__dict__, "state": RejudgeState.APPLIED, "updated_at": now})
 
@@ -181,18 +179,11 @@ class RejudgeStore(RunsMixin, BatchesMixin, SummariesMixin):
                 .where(rejudge_runs.c.id == run_id)
                 .values(state=RejudgeState.CANCELLED, updated_at=now)
             )
-            pending.append(
-                {
-                    "type": EventType.REJUDGE_CANCELLED,
-                    "rejudge": run_id,
-                    "contest": row["contest_id"],
-                    "by": by,
-                }
-            )
+            pending.append(RejudgeCancelled(rejudge=run_id, contest=row["contest_id"], by=by))
             return Run(**{**row, "state": RejudgeState.CANCELLED, "updated_at": now})
 
 
-def _fail_unjudged(conn: Connection, pending: list[dict[str, Any]], run: Run, now: str) -> None:
+def _fail_unjudged(conn: Connection, pending: list[Event], run: Run, now: str) -> None:
     """In `apply`'s transaction: each submission the run could not judge keeps no result under
     the ruleset going live, so it becomes failed with its reason (its team sees the code and
     a sentence), never `judged` without a result."""
@@ -216,14 +207,9 @@ def _fail_unjudged(conn: Connection, pending: list[dict[str, Any]], run: Run, no
             .values(state=SubmissionState.FAILED, state_at=now, failure=shown)
         )
         pending.append(
-            {
-                "type": EventType.SUBMISSION_FAILED,
-                "submission": sid,
-                "contest": contest_id,
-                "team": team_id,
-                "reason": shown,
-                "rejudge": run.id,
-            }
+            SubmissionFailed(
+                submission=sid, contest=contest_id, team=team_id, reason=shown, rejudge=run.id
+            )
         )
 
 

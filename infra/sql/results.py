@@ -13,7 +13,7 @@ from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
-from core.events import EventType
+from core.events import Event, RejudgeProgress, RejudgeReady
 from core.records import JudgedResult, Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from core.word_hashes import union
@@ -183,7 +183,7 @@ def _result_values(result: JudgedResult, now: str, carried: bool = False) -> dic
 
 def count_progress(
     conn: Connection,
-    pending: list[dict[str, Any]],
+    pending: list[Event],
     run_id: str,
     added: int | None = None,
     carried: int = 0,
@@ -264,13 +264,7 @@ def count_progress(
     tenth = max(1, total // 10)
     if done // tenth > before // tenth and done < total:
         pending.append(
-            {
-                "type": EventType.REJUDGE_PROGRESS,
-                "rejudge": run_id,
-                "contest": updated["contest_id"],
-                "done": done,
-                "total": total,
-            }
+            RejudgeProgress(rejudge=run_id, contest=updated["contest_id"], done=done, total=total)
         )
     if done >= total and updated["state"] == RejudgeState.RUNNING:
         conn.execute(
@@ -279,14 +273,13 @@ def count_progress(
             .values(state=RejudgeState.READY, finished_at=now)
         )
         pending.append(
-            {
-                "type": EventType.REJUDGE_READY,
-                "rejudge": run_id,
-                "contest": updated["contest_id"],
-                "done": done,
-                "total": total,
-                "carried": int(updated["carried"]),
-            }
+            RejudgeReady(
+                rejudge=run_id,
+                contest=updated["contest_id"],
+                done=done,
+                total=total,
+                carried=int(updated["carried"]),
+            )
         )
 
 
@@ -364,7 +357,7 @@ def put_failures(conn: Connection, run: Run, failed: Mapping[str, str], now: str
     return len(fresh)
 
 
-def recount_open_runs(conn: Connection, pending: list[dict[str, Any]], contest_id: str) -> None:
+def recount_open_runs(conn: Connection, pending: list[Event], contest_id: str) -> None:
     """After submissions are deleted, an open rejudge run covers fewer: recount it."""
     total = conn.execute(
         select(func.count()).select_from(submissions).where(submissions.c.contest_id == contest_id)

@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import and_, insert, or_, select
 
 from core import clock
-from core.events import EventType
+from core.events import LayoutAdded, LexiconAdded, LexiconNamed
 from core.games import DEFAULT as DEFAULT_GAME
 from core.records import RulesData, WordList
 from infra.sql.base import StoreBase
@@ -51,15 +51,7 @@ class RulesetsMixin(StoreBase):
             )
             if existing is None:
                 conn.execute(insert(lexicons).values(**row))
-                pending.append(
-                    {
-                        "type": EventType.LEXICON_ADDED,
-                        "lexicon": id,
-                        "name": name,
-                        "words": words,
-                        "by": created_by,
-                    }
-                )
+                pending.append(LexiconAdded(lexicon=id, name=name, words=words, by=created_by))
             labelled = conn.execute(
                 select(lexicon_names.c.name).where(
                     and_(lexicon_names.c.name == name, lexicon_names.c.lexicon_id == id)
@@ -68,14 +60,7 @@ class RulesetsMixin(StoreBase):
             if labelled is None:
                 conn.execute(insert(lexicon_names).values(name=name, lexicon_id=id, created_at=now))
                 if existing is not None:
-                    pending.append(
-                        {
-                            "type": EventType.LEXICON_NAMED,
-                            "lexicon": id,
-                            "name": name,
-                            "by": created_by,
-                        }
-                    )
+                    pending.append(LexiconNamed(lexicon=id, name=name, by=created_by))
             return replace(WordList(**row), name=name)
 
     def find_lexicon(self, id_or_name: str) -> WordList | None:
@@ -125,15 +110,7 @@ class RulesetsMixin(StoreBase):
                 "game": game,
             }
             conn.execute(insert(layouts).values(**row))
-            pending.append(
-                {
-                    "type": EventType.LAYOUT_ADDED,
-                    "layout": id,
-                    "name": name,
-                    "by": created_by,
-                    "game": game,
-                }
-            )
+            pending.append(LayoutAdded(layout=id, name=name, by=created_by, game=game))
             return RulesData(**row)
 
     def all_layouts(self, game: str | None = None) -> list[RulesData]:

@@ -16,7 +16,14 @@ from sqlalchemy import Connection, RowMapping, bindparam, insert, select, update
 
 from core import clock
 from core.errors import Duplicate
-from core.events import EventType
+from core.events import (
+    ContestClosed,
+    ContestCreated,
+    ContestThawed,
+    TeamCreated,
+    TeamUpdated,
+)
+from core.events import TeamDeleted as TeamDeletedEvent
 from core.records import Contest, Team, TeamDeleted
 from infra.sql.copies import drop_team_copies, hand_on
 from infra.sql.disputes import DisputesMixin
@@ -65,18 +72,17 @@ class SqlStore(
             with self.write() as (conn, pending):
                 conn.execute(insert(contests).values(**contest.__dict__))
                 pending.append(
-                    {
-                        "type": EventType.CONTEST_CREATED,
-                        "contest": contest.id,
-                        "title": contest.title,
-                        "opens_at": contest.opens_at,
-                        "closes_at": contest.closes_at,
-                        "lexicon": contest.lexicon_id,
-                        "layout": contest.layout_id,
-                        "game": contest.game,
-                        "freeze_at": contest.freeze_at,
-                        "options": contest.options_json() or None,
-                    }
+                    ContestCreated(
+                        contest=contest.id,
+                        title=contest.title,
+                        opens_at=contest.opens_at,
+                        closes_at=contest.closes_at,
+                        lexicon=contest.lexicon_id,
+                        layout=contest.layout_id,
+                        game=contest.game,
+                        freeze_at=contest.freeze_at,
+                        options=contest.options_json() or None,
+                    )
                 )
         except Duplicate as exc:
             raise Duplicate(f"contest {contest.id!r} exists already") from exc
@@ -120,14 +126,13 @@ class SqlStore(
                 )
             )
             pending.append(
-                {
-                    "type": EventType.CONTEST_CLOSED,
-                    "contest": contest_id,
-                    "closes_at": closing.closes_at,
-                    "was_to_close_at": contest.closes_at,
-                    "opens_at": closing.opens_at,
-                    "by": by,
-                }
+                ContestClosed(
+                    contest=contest_id,
+                    closes_at=closing.closes_at,
+                    was_to_close_at=contest.closes_at,
+                    opens_at=closing.opens_at,
+                    by=by,
+                )
             )
             return closing, True
 
@@ -150,13 +155,12 @@ class SqlStore(
                 .values(thawed_at=thawed.thawed_at)
             )
             pending.append(
-                {
-                    "type": EventType.CONTEST_THAWED,
-                    "contest": contest_id,
-                    "freeze_at": contest.freeze_at,
-                    "thawed_at": thawed.thawed_at,
-                    "by": by,
-                }
+                ContestThawed(
+                    contest=contest_id,
+                    freeze_at=contest.freeze_at,
+                    thawed_at=thawed.thawed_at,
+                    by=by,
+                )
             )
             return thawed, True
 
@@ -172,13 +176,12 @@ class SqlStore(
             with self.write() as (conn, pending):
                 conn.execute(insert(teams).values(**team.__dict__))
                 pending.append(
-                    {
-                        "type": EventType.TEAM_CREATED,
-                        "contest": team.contest_id,
-                        "team": team.id,
-                        "name": team.name,
-                        "uploads_logs": team.uploads_logs,
-                    }
+                    TeamCreated(
+                        contest=team.contest_id,
+                        team=team.id,
+                        name=team.name,
+                        uploads_logs=team.uploads_logs,
+                    )
                 )
         except Duplicate as exc:
             raise Duplicate(
@@ -203,13 +206,7 @@ class SqlStore(
                 return team
             conn.execute(update(teams).where(teams.c.id == team_id).values(uploads_logs=allowed))
             pending.append(
-                {
-                    "type": EventType.TEAM_UPDATED,
-                    "contest": team.contest_id,
-                    "team": team_id,
-                    "uploads_logs": allowed,
-                    "by": by,
-                }
+                TeamUpdated(contest=team.contest_id, team=team_id, uploads_logs=allowed, by=by)
             )
             return replace(team, uploads_logs=allowed)
 
@@ -317,14 +314,13 @@ class SqlStore(
             conn.execute(teams.delete().where(teams.c.id == team_id))
             recount_open_runs(conn, pending, team["contest_id"])
             pending.append(
-                {
-                    "type": EventType.TEAM_DELETED,
-                    "contest": team["contest_id"],
-                    "team": team_id,
-                    "submissions_deleted": len(own_ids),
-                    "submissions_handed_on": len(handed),
-                    "by": by,
-                }
+                TeamDeletedEvent(
+                    contest=team["contest_id"],
+                    team=team_id,
+                    submissions_deleted=len(own_ids),
+                    submissions_handed_on=len(handed),
+                    by=by,
+                )
             )
             handed_ids = [h.submission_id for h in handed]
             return TeamDeleted(keys, handed_ids, own_ids + handed_ids, sorted(set(digests)))

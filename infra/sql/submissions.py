@@ -8,18 +8,24 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any
 
 from sqlalchemy import Connection, and_, bindparam, select, update
 
 from core import clock
 from core.errors import CoreError, Duplicate
-from core.events import EventType
+from core.events import (
+    Event,
+    EventType,
+    SubmissionQueued,
+    SubmissionRequeued,
+    SubmissionStored,
+    about,
+)
 from core.intake import closed, no_log_right
 from core.records import Submission
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
 from infra.sql.base import RowsAmong, insert_all, unindexed
-from infra.sql.claims import ClaimsMixin, about
+from infra.sql.claims import ClaimsMixin
 from infra.sql.copies import keep_copies
 from infra.sql.schema import contests, rejudge_runs, submission_copies, submissions, teams
 
@@ -143,13 +149,13 @@ class SubmissionsMixin(ClaimsMixin):
         # Each stored upload's leaf in its contest's transparency log, for its receipt.
         leaves = {
             e["submission"]: e["leaf"]
-            for e in pending
+            for e in pending.written
             if e["type"] is EventType.SUBMISSION_STORED and "leaf" in e
         }
         return [_with_leaf(answers.get(id(s)), leaves) for s in batch]
 
     def _insert_fresh(
-        self, conn: Connection, pending: list[dict[str, Any]], batch: Sequence[Submission]
+        self, conn: Connection, pending: list[Event], batch: Sequence[Submission]
     ) -> dict[int, Submission | CoreError]:
         """Insert the uploads of `batch` that are new, whose contest was open when they were
         received and whose team may upload them; by id() of each upload, what became of it
@@ -191,13 +197,7 @@ class SubmissionsMixin(ClaimsMixin):
         for contest_id, count in by_contest.items():
             conn.execute(_COVER_IN_OPEN_RUNS, {"contest": contest_id, "count": count})
         pending.extend(
-            {
-                "type": EventType.SUBMISSION_STORED,
-                **about(s),
-                "sha256": s.sha256,
-                "size": s.size,
-                "received_at": s.received_at,
-            }
+            SubmissionStored(**about(s), sha256=s.sha256, size=s.size, received_at=s.received_at)
             for s in fresh
         )
         keep_copies(conn, pending, copies)  # after the rows they may refer to
@@ -221,13 +221,12 @@ class SubmissionsMixin(ClaimsMixin):
             order = {sid: n for n, sid in enumerate(submission_ids)}
             marked = sorted(rows, key=lambda row: order[row[0]])
             pending.extend(
-                {"type": EventType.SUBMISSION_QUEUED, "submission": sid, "contest": c, "team": t}
-                for sid, c, t in marked
+                SubmissionQueued(submission=sid, contest=c, team=t) for sid, c, t in marked
             )
             return [row[0] for row in marked]
 
     def _mark_known_queued(
-        self, conn: Connection, pending: list[dict[str, Any]], published: Sequence[Submission]
+        self, conn: Connection, pending: list[Event], published: Sequence[Submission]
     ) -> None:
         """`mark_queued_many` within a transaction under way, for submissions whose contest and
         team are known: when all of them are still `stored` (the rule in a burst) the UPDATE
@@ -251,7 +250,7 @@ class SubmissionsMixin(ClaimsMixin):
                 ).scalars()
             )
             marked = [s for s in published if s.id in moved]
-        pending.extend({"type": EventType.SUBMISSION_QUEUED, **about(s)} for s in marked)
+        pending.extend(SubmissionQueued(**about(s)) for s in marked)
 
     @staticmethod
     def _mark_queued_one_by_one(conn: Connection, ids: list[str]) -> list[tuple[str, str, str]]:
@@ -284,12 +283,10 @@ class SubmissionsMixin(ClaimsMixin):
                 .values(state=SubmissionState.QUEUED, state_at=clock.now())
             ).rowcount
             if changed:
-                kind = (
-                    EventType.SUBMISSION_QUEUED
-                    if seen.state == SubmissionState.STORED
-                    else EventType.SUBMISSION_REQUEUED
-                )
-                pending.append({"type": kind, **about(seen), "was": seen.state})
+                if seen.state == SubmissionState.STORED:
+                    pending.append(SubmissionQueued(**about(seen), was=seen.state))
+                else:
+                    pending.append(SubmissionRequeued(**about(seen), was=seen.state))
             return bool(changed)
 
 

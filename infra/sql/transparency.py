@@ -17,7 +17,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, bindparam, insert, or_, select, text, update
 
 from core import clock, transparency
-from core.events import EventType
+from core.events import ContestClosed, EventType
 from core.log_signing import Sign
 from core.tlog import merkle
 from core.transparency import LogHead
@@ -61,8 +61,8 @@ _TAKE_FIRST_LEAF = {
 class TransparencyMixin(StoreBase):
     # -- writers: entries in the fact's transaction -----------------------------------------
 
-    def _log_facts(self, conn: Connection, pending: list[dict[str, Any]]) -> None:
-        facts = [event for event in pending if event["type"] in LOGGED and event.get("contest")]
+    def _log_facts(self, conn: Connection, written: list[dict[str, Any]]) -> None:
+        facts = [event for event in written if event["type"] in LOGGED and event.get("contest")]
         if not facts:
             return
         made = entries_for(conn, facts)
@@ -93,12 +93,7 @@ class TransparencyMixin(StoreBase):
             # Under the sequencer's lock, so two hosts never both announce one close; its
             # entry is hashed at the next round.
             pending.extend(
-                {
-                    "type": EventType.CONTEST_CLOSED,
-                    "contest": contest_id,
-                    "closes_at": closes_at,
-                    "by": "clock",
-                }
+                ContestClosed(contest=contest_id, closes_at=closes_at, by="clock")
                 for contest_id, closes_at in _closes_due(conn, now)
             )
         return done
