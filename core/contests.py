@@ -17,7 +17,7 @@ from core.errors import Invalid, NotFound, PublishFailed
 from core.game import Game
 from core.games import game
 from core.ports import BlobStore, Caches, ContestStore, Publisher, RulesetStore, TeamStore
-from core.records import Contest, TeamDeleted
+from core.records import Contest, DeletedTeam
 from core.registering import register_rules
 
 
@@ -81,7 +81,7 @@ def delete_team(
     blobs: BlobStore,
     publisher: Publisher,
     caches: Caches,
-) -> TeamDeleted:
+) -> DeletedTeam:
     """Delete a team with its uploads, results and reports (rows, then objects). A game another
     team uploaded too stays, passed to the earliest such team and judged again from its copy.
 

@@ -9,11 +9,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from core.errors import Duplicate
-from core.events import EventType
-from core.fake_database import Event
+from core.events import (
+    ContestClosed,
+    ContestCreated,
+    Event,
+    SubmissionHandedOn,
+    TeamCreated,
+    TeamDeleted,
+    TeamUpdated,
+)
 from core.fake_rejudges import InMemoryRejudgeStore
 from core.fake_store import InMemorySubmissionStore
-from core.records import Contest, Team, TeamDeleted
+from core.records import Contest, DeletedTeam, Team
 from core.states import SubmissionState
 
 
@@ -30,10 +37,12 @@ class InMemoryContestStore:
                 raise Duplicate(f"contest {contest.id!r} exists already")
             db.contests[contest.id] = contest
             pending.append(
-                {"type": EventType.CONTEST_CREATED, "contest": contest.id, "title": contest.title,
-                 "opens_at": contest.opens_at, "closes_at": contest.closes_at,
-                 "lexicon": contest.lexicon_id, "layout": contest.layout_id, "game": contest.game,
-                 "freeze_at": contest.freeze_at, "options": contest.options_json() or None}
+                ContestCreated(
+                    contest=contest.id, title=contest.title, opens_at=contest.opens_at,
+                    closes_at=contest.closes_at, lexicon=contest.lexicon_id,
+                    layout=contest.layout_id, game=contest.game, freeze_at=contest.freeze_at,
+                    options=contest.options_json() or None,
+                )
             )  # fmt: skip
         return contest
 
@@ -60,9 +69,10 @@ class InMemoryContestStore:
                 contest, opens_at=min(contest.opens_at, now), closes_at=now, freeze_at=freeze_at
             )
             pending.append(
-                {"type": EventType.CONTEST_CLOSED, "contest": contest_id,
-                 "closes_at": closing.closes_at, "was_to_close_at": contest.closes_at,
-                 "opens_at": closing.opens_at, "by": by}
+                ContestClosed(
+                    contest=contest_id, closes_at=closing.closes_at,
+                    was_to_close_at=contest.closes_at, opens_at=closing.opens_at, by=by,
+                )
             )  # fmt: skip
             return closing, True
 
@@ -87,8 +97,10 @@ class InMemoryTeamStore:
                 raise Duplicate(f"team {team.name!r} exists already in contest {team.contest_id!r}")
             db.teams[team.id] = team
             pending.append(
-                {"type": EventType.TEAM_CREATED, "contest": team.contest_id, "team": team.id,
-                 "name": team.name, "uploads_logs": team.uploads_logs}
+                TeamCreated(
+                    contest=team.contest_id, team=team.id, name=team.name,
+                    uploads_logs=team.uploads_logs,
+                )
             )  # fmt: skip
         return team
 
@@ -121,12 +133,11 @@ class InMemoryTeamStore:
                 return team
             changed = db.teams[team_id] = replace(team, uploads_logs=allowed)
             pending.append(
-                {"type": EventType.TEAM_UPDATED, "contest": team.contest_id, "team": team_id,
-                 "uploads_logs": allowed, "by": by}
+                TeamUpdated(contest=team.contest_id, team=team_id, uploads_logs=allowed, by=by)
             )  # fmt: skip
             return changed
 
-    def delete_team(self, team_id: str, by: str) -> TeamDeleted:
+    def delete_team(self, team_id: str, by: str) -> DeletedTeam:
         """`infra.sql.store.SqlStore.delete_team`: the team, its copies, its submissions with
         their results, word signatures and rejudge failures go, a shared one another team sent
         too passing to the earliest of them instead; open rejudge runs are counted again."""
@@ -134,7 +145,7 @@ class InMemoryTeamStore:
         with db.write("delete_team") as pending:
             team = db.teams.get(team_id)
             if team is None:
-                return TeamDeleted([], [])
+                return DeletedTeam([], [])
             copies = [copy for copy in db.copies.values() if copy.team_id == team_id]
             digests = {copy.sha256 for copy in copies}
             digests |= {s.sha256 for s in db.submissions.values() if s.team_id == team_id}
@@ -154,11 +165,12 @@ class InMemoryTeamStore:
             del db.teams[team_id]
             self._recount_open_runs(pending, team.contest_id)
             pending.append(
-                {"type": EventType.TEAM_DELETED, "contest": team.contest_id, "team": team_id,
-                 "submissions_deleted": len(own), "submissions_handed_on": len(handed),
-                 "by": by}
+                TeamDeleted(
+                    contest=team.contest_id, team=team_id, submissions_deleted=len(own),
+                    submissions_handed_on=len(handed), by=by,
+                )
             )  # fmt: skip
-            return TeamDeleted(keys, handed, own + handed, sorted(digests))
+            return DeletedTeam(keys, handed, own + handed, sorted(digests))
 
     def _hand_on(self, pending: list[Event], team_id: str) -> tuple[list[str], list[str]]:
         """`infra.sql.copies.hand_on`: each shared submission the team sent first, that others
@@ -184,9 +196,10 @@ class InMemoryTeamStore:
             )  # fmt: skip
             del db.copies[(sub.id, heir.team_id)]
             pending.append(
-                {"type": EventType.SUBMISSION_HANDED_ON, "submission": sub.id,
-                 "contest": sub.contest_id, "team": heir.team_id, "from_team": team_id,
-                 "sha256": heir.sha256, "received_at": heir.received_at}
+                SubmissionHandedOn(
+                    submission=sub.id, contest=sub.contest_id, team=heir.team_id,
+                    from_team=team_id, sha256=heir.sha256, received_at=heir.received_at,
+                )
             )  # fmt: skip
             handed.append(sub.id)
         return handed, keys

@@ -18,9 +18,7 @@ from core.errors import Duplicate, StoreUnavailable
 from core.records import Contest, JudgedResult, Run, RunSummary, Submission, Team
 from core.word_hashes import union
 
-# What a write's events may be: records, or (until core/fake_contests.py and
-# core/fake_ruleset_store.py build records too) the dicts they are stored as.
-Event = events.Event | dict[str, Any]
+Event = events.Event  # what a write's events are: records, stored as `event_fields` gives
 
 
 @dataclass(frozen=True)
@@ -131,7 +129,7 @@ class InMemoryDatabase:
             yield pending
             stamp = self.now()
             for event in pending:
-                stored = event if isinstance(event, dict) else events.event_fields(event)
+                stored = events.event_fields(event)
                 stored.setdefault("ts", stamp)
                 stored["id"] = len(self.events) + 1
                 self.events.append(stored)

@@ -9,7 +9,7 @@ in alphabetical order (SQL: in the order given)."""
 
 from __future__ import annotations
 
-from core.events import EventType
+from core.events import LayoutAdded
 from core.fake_database import InMemoryDatabase
 from core.records import RulesData, WordList
 
@@ -55,8 +55,7 @@ class InMemoryRulesetStore:
                 return existing
             row = self.layouts[id] = RulesData(id, name, content, created_by, self.db.now(), game)
             pending.append(
-                {"type": EventType.LAYOUT_ADDED, "layout": id, "name": name,
-                 "by": created_by, "game": game}
+                LayoutAdded(layout=id, name=name, by=created_by, game=game)
             )  # fmt: skip
             return row
 

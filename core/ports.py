@@ -17,6 +17,7 @@ from core.messages import Upload
 from core.records import (
     Claim,
     Contest,
+    DeletedTeam,
     JudgedResult,
     ResultLine,
     RulesData,
@@ -26,7 +27,6 @@ from core.records import (
     StoredResult,
     Submission,
     Team,
-    TeamDeleted,
     WordList,
 )
 from core.transparency import LogHead
@@ -176,7 +176,7 @@ class TeamStore(Protocol):
     def contest_teams(self, contest_id: str) -> list[Team]: ...
     def team_names(self, contest_id: str) -> dict[str, str]: ...
     def allow_logs(self, team_id: str, allowed: bool, by: str) -> Team | None: ...
-    def delete_team(self, team_id: str, by: str) -> TeamDeleted: ...
+    def delete_team(self, team_id: str, by: str) -> DeletedTeam: ...
 
 
 class RulesetStore(Protocol):

@@ -112,7 +112,7 @@ class ResultLine:
 
 
 @dataclass(frozen=True)
-class TeamDeleted:
+class DeletedTeam:
     """A team's deletion: the blob keys to remove (its uploads, copies and reports), the
     shared submissions it sent first that pass to another uploader, to be judged again, every
     submission it sent (whose bytes the broker may still keep), and the digests of the bytes

@@ -21,10 +21,10 @@ from core.events import (
     ContestCreated,
     ContestThawed,
     TeamCreated,
+    TeamDeleted,
     TeamUpdated,
 )
-from core.events import TeamDeleted as TeamDeletedEvent
-from core.records import Contest, Team, TeamDeleted
+from core.records import Contest, DeletedTeam, Team
 from infra.sql.copies import drop_team_copies, hand_on
 from infra.sql.disputes import DisputesMixin
 from infra.sql.engine import make_engine
@@ -269,7 +269,7 @@ class SqlStore(
             return found
         return {**found, "pending": self.received_since(contest.id, before)}
 
-    def delete_team(self, team_id: str, by: str) -> TeamDeleted:
+    def delete_team(self, team_id: str, by: str) -> DeletedTeam:
         """Delete a team, its submissions, results and copies of shared ones; a shared
         submission another team sent too passes to the earliest of them instead (`hand_on`).
         Returns the blob keys to remove, what was handed on, to be judged again, and the ids
@@ -277,7 +277,7 @@ class SqlStore(
         with self.write() as (conn, pending):
             team = conn.execute(select(teams).where(teams.c.id == team_id)).mappings().first()
             if team is None:
-                return TeamDeleted([], [])
+                return DeletedTeam([], [])
             # Before any is handed on: the bytes of one handed on go too (another team's
             # copy takes its place), and forgetting bytes a copy shares costs a cache miss.
             digests = list(
@@ -314,7 +314,7 @@ class SqlStore(
             conn.execute(teams.delete().where(teams.c.id == team_id))
             recount_open_runs(conn, pending, team["contest_id"])
             pending.append(
-                TeamDeletedEvent(
+                TeamDeleted(
                     contest=team["contest_id"],
                     team=team_id,
                     submissions_deleted=len(own_ids),
@@ -323,7 +323,7 @@ class SqlStore(
                 )
             )
             handed_ids = [h.submission_id for h in handed]
-            return TeamDeleted(keys, handed_ids, own_ids + handed_ids, sorted(set(digests)))
+            return DeletedTeam(keys, handed_ids, own_ids + handed_ids, sorted(set(digests)))
 
 
 def _locked_contest(conn: Connection, contest_id: str) -> RowMapping | None:

@@ -37,7 +37,7 @@ from core.events import EventType
 from core.fakes import InMemoryBlobStore
 from core.games.crosstiles import GameError, GameOutcome, GamePlayer
 from core.judging import Outcome, WorkerDeps, judge_group
-from core.records import Claim, Contest, JudgedResult, Run, Submission, Team, TeamDeleted
+from core.records import Claim, Contest, DeletedTeam, JudgedResult, Run, Submission, Team
 from core.states import SubmissionState
 from core.word_hashes import hashes_in, signature
 from infra.rulesets import RulesetCache
@@ -982,7 +982,7 @@ def test_deleting_a_team_removes_its_rows_and_returns_every_blob_key_it_owned(
         2,
         "admin",
     )
-    assert store.delete_team(team.id, by="admin") == TeamDeleted([], [])
+    assert store.delete_team(team.id, by="admin") == DeletedTeam([], [])
 
 
 # -- rejudge carry ------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ from core.fakes import (
     InMemorySubmissionStore,
 )
 from core.judging import WorkerDeps, judge_group
-from core.records import Contest, Submission, TeamDeleted
+from core.records import Contest, DeletedTeam, Submission
 from core.states import RejudgeMode, SubmissionState
 from judge import Lexicon
 from tests.unit.core.conftest import (
@@ -182,7 +182,7 @@ def delete(
     blobs: InMemoryBlobStore,
     publisher: InMemoryPublisher,
     caches: InMemoryCaches,
-) -> TeamDeleted:
+) -> DeletedTeam:
     return delete_team(
         team_id, by="admin", teams=teams, blobs=blobs, publisher=publisher, caches=caches
     )
