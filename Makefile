@@ -131,10 +131,10 @@ test-fast: $(TOOLS)
 	$(BIN)/pytest -m "not slow and not e2e" -x
 
 bench: install lexicon
-	$(BIN)/python -m benchmarks.judge_bench
-	$(BIN)/python -m benchmarks.cli_judge
+	$(BIN)/python -m benchmarks.wordytaire_judge
+	$(BIN)/python -m benchmarks.wordytaire_cli_judge
 	$(BIN)/python -m benchmarks.crosstiles_speed
-	$(BIN)/python -m benchmarks.hostile_identity
+	$(BIN)/python -m benchmarks.crosstiles_identity
 
 # The whole stack, several minutes each: figures for BENCHMARKS.md.
 bench-pipeline: $(BENCH_TOOLS) lexicon

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from importlib.machinery import EXTENSION_SUFFIXES
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
@@ -28,13 +29,12 @@ import psutil
 import psycopg
 from psycopg import sql
 
-import judge.wordytaire.engine
 from benchmarks.capacity_probes import ROLES, Figures, Probes
 from benchmarks.fixtures import UNLIMITED, bench_stack, burst_plan, shared_lexicon
+from core.games import game, part_of
 from devstack.burst import Burst, run_burst
 from devstack.load import prepare
 from devstack.plan import Corpus, Plan, build_corpus
-from devstack.testing.wordytaire_engines import offline_judging_ms
 
 ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 IDLE_S = 15.0  # the idle window whose rates are subtracted from the burst's
@@ -119,6 +119,7 @@ class Measured:
     processes: Counter[str]  # the most processes of each role alive at once
     metrics_found: bool  # SeaweedFS's own counters were read
     offline_ms: float  # judging alone, CPU ms per submission
+    offline_compiled: bool  # the game's judge ran compiled code
 
 
 def measure(args: argparse.Namespace, url: str) -> Measured:
@@ -176,7 +177,38 @@ def observe(
         )
     net, idle = net_per_submission(idle_before, idle_after, before, after, in_window)
     found = probes.metrics_url is not None
-    return Measured(net, idle, probes.sampler.most_alive, found, offline_judging_ms(corpus))
+    offline = offline_judging_ms(plan.game, corpus)
+    alive = probes.sampler.most_alive
+    return Measured(net, idle, alive, found, offline, judge_compiled(plan.game))
+
+
+def offline_judging_ms(name: str, corpus: Corpus, passes: int = 3) -> float:
+    """CPU ms per submission to judge the corpus in this process, one core, as a worker judges
+    an upload (the game's `judge`, under the rules the corpus was scored with): median of
+    `passes`."""
+    played = game(name)
+    rules = played.default_rules()
+    times = []
+    for _ in range(passes):
+        began = time.thread_time()
+        for data in corpus.data:
+            played.judge(data, corpus.lexicon, rules, "")
+        times.append(time.thread_time() - began)
+    return 1000 * statistics.median(times) / len(corpus.data)
+
+
+def judge_compiled(name: str) -> bool:
+    """Whether the game's rules engine, as loaded in this process, has compiled modules
+    (mypyc's extension modules in its package of `judge/`)."""
+    package = part_of("judge", name)
+    if package is None:
+        return False
+    inside = f"{package.__name__}."
+    return any(
+        module.__name__.startswith(inside)
+        and str(getattr(module, "__file__", "")).endswith(tuple(EXTENSION_SUFFIXES))
+        for module in list(sys.modules.values())
+    )
 
 
 def stamped(counters: Figures) -> Figures:
@@ -216,7 +248,7 @@ def report(measured: Measured, commits: dict[int, Figures]) -> None:
         ms, kernel = 1000 * net.get(f"cpu:{role}", 0.0), 1000 * net.get(f"kernel:{role}", 0.0)
         print(f"  {name:36s} {ms:7.2f} {kernel:7.2f}")
     print(f"  {'load client (this process)':36s} {1000 * net['client']:7.2f}")
-    engine = "pure source" if str(judge.wordytaire.engine.__file__).endswith(".py") else "compiled"
+    engine = "compiled" if measured.offline_compiled else "pure source"
     print(f"  {'judging alone, offline, one core':36s} {offline:7.2f}  ({engine}, median of 3)")
     rest = 1000 * net.get("cpu:worker children", 0.0) - offline
     print(f"  {'worker children - judging alone':36s} {rest:7.2f}  (claim, S3, record, broker)")

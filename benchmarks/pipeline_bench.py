@@ -18,18 +18,18 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
 from benchmarks.fixtures import UNLIMITED_RATE, api_workers_env, api_workers_option, open_contest
 from core import clock
+from core.games import DEFAULT, game
 from devstack.burst import send_all
 from devstack.plan import Plan
 from devstack.testing.stack_process import RunningStack, running_stack
 from devstack.testing.word_lists import cached_list
 from judge import Lexicon
-from judge.wordytaire import default_layout, judge
-from judge.wordytaire.generator import WordIndex, generate
 
 _LEXICON: Lexicon | None = None
 # The pool exactly as big as the figures say (no process standing by for rejudges).
@@ -95,7 +95,8 @@ def cpu_by_role(before: dict[int, tuple[str, int, float]]) -> str:
 
 def _judge_total(data: bytes) -> int:
     assert _LEXICON is not None
-    return judge(data, _LEXICON, default_layout()).total
+    played = game(DEFAULT)
+    return played.judge(data, _LEXICON, played.default_rules(), "").result.score
 
 
 def judge_only(corpus: list[bytes], lexicon: Lexicon, processes: int) -> float:
@@ -142,13 +143,13 @@ def upload_all(
     return [str(upload.submission) for upload in sent]
 
 
-def wait_judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict]:
+def wait_judged(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict[str, Any]]:
     """`wait_events`, then `read_all`."""
     wait_events(http, stack, ids)
     return read_all(http, stack, ids)
 
 
-def read_all(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict]:
+def read_all(http: httpx.Client, stack: RunningStack, ids: list[str]) -> list[dict[str, Any]]:
     """Each submission, read once."""
     return [http.get(f"/v1/submissions/{sid}", headers=stack.admin).json() for sid in ids]
 
@@ -336,11 +337,9 @@ def main() -> None:
     args = parser.parse_args()
     words = cached_list("words_alpha.txt").read_bytes()
     lexicon = Lexicon.from_bytes(words)
-    index = WordIndex.build(lexicon.words)
-    corpus = [
-        generate(index, default_layout(), seed=n, moves=args.moves, illegal_share=0.1)
-        for n in range(args.submissions)
-    ]
+    played = game(DEFAULT)  # the game of `open_contest`'s contest, which names none
+    rules = played.default_rules()
+    corpus = [played.sample(lexicon, rules, n, args.moves) for n in range(args.submissions)]
     lines = sum(c.count(b"\n") for c in corpus)
     print(
         f"corpus: {len(corpus)} generated submissions, {lines} lines, {sum(map(len, corpus)) / 1e6:.1f} MB"

@@ -1,4 +1,4 @@
-"""The plain reference judge as a command, the yardstick of `benchmarks.cli_judge`:
+"""The plain reference judge as a command, the yardstick of `benchmarks.wordytaire_cli_judge`:
 `python -m benchmarks.plain_judge_cli --lexicon FILE --layout-id ID FILE...` writes to stdout
 one JSON report a file, as `tilejudge judge --json` does (SPEC's fields and the file's name),
 judged by devstack/testing/plain_judge.py. Standard library only, written plainly: it reads the

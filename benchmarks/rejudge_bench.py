@@ -34,6 +34,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 
@@ -56,12 +57,11 @@ from benchmarks.pipeline_bench import (
     upload_all,
     wait_judged,
 )
+from core.games import DEFAULT, game
 from core.states import OPEN_REJUDGE_STATES, RejudgeMode, RejudgeState
 from devstack.testing.stack_process import RunningStack, running_stack
 from devstack.testing.word_lists import cached_list
 from judge import Lexicon
-from judge.wordytaire import default_layout
-from judge.wordytaire.generator import WordIndex, generate
 
 # Live uploads timed with and without a rejudge (60 s each): the p99 of 150 was the second
 # worst upload, and one outlier moved it by half.
@@ -69,6 +69,7 @@ PROBES, PROBE_RATE = 300, 5.0
 # The probes during a rejudge start this long after it and stop at this share of the first full
 # run's time, so that none is sent after the rejudge ends.
 PROBES_AFTER_S, PROBES_UNTIL = 2.0, 0.85
+# Opening moves of the default game whose words the fix adds (cyber) or removes (unneccessary).
 SPICE = [b"-2 0 2 0 cyber\n0 0 0 3 crab\n", b"-5 0 6 0 unneccessary\n0 -1 0 1 tub\n"]
 
 
@@ -76,11 +77,9 @@ def build_corpus(count: int, distinct: int) -> list[bytes]:
     """`distinct` generated games, each sent in variants (trailing blank lines) up to `count`;
     a few open with a word the fix changes, so the fix has something to change."""
     old = Lexicon.from_bytes(cached_list("words_alpha_2020-08-24.txt").read_bytes())
-    index = WordIndex.build(old.words)
-    games = [
-        generate(index, default_layout(), seed=n, moves=3000, illegal_share=0.1)
-        for n in range(distinct)
-    ]
+    played = game(DEFAULT)  # the game of `open_contest`'s contests, which name none
+    rules = played.default_rules()
+    games = [played.sample(old, rules, n, 3000) for n in range(distinct)]
     games = [SPICE[n % 2] + g if n % 25 == 0 else g for n, g in enumerate(games)]
     return [games[n % distinct] + b"\n" * (n // distinct) for n in range(count)]
 
@@ -98,7 +97,7 @@ def more_variants(corpus: list[bytes], distinct: int, count: int) -> list[bytes]
     return [corpus[n] + extra for n in range(count)]
 
 
-def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, float]:
+def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict[str, Any], float]:
     """The run once it is no longer running, and its time from the moment it was created to
     the one it was ready, both as the server recorded them: exact however seldom this polls
     (a poll costs the API a few ms, which a run at 20 a second paid in a tenth of a core)."""
@@ -115,7 +114,7 @@ def rejudge(http: httpx.Client, stack: RunningStack, mode: str) -> tuple[dict, f
 
 def measured_rejudge(
     http: httpx.Client, stack: RunningStack, mode: str
-) -> tuple[dict, float, str, float, float]:
+) -> tuple[dict[str, Any], float, str, float, float]:
     """`rejudge`, with the CPU seconds of each process role and the machine's busy and idle
     seconds over it."""
     before, machine = processes(), machine_busy()
@@ -142,7 +141,7 @@ def live_latencies(
     return latencies, max(d["judged_at"] for d in docs)
 
 
-def forget_run(stack: RunningStack, run: dict) -> None:
+def forget_run(stack: RunningStack, run: dict[str, Any]) -> None:
     """Cancel the run and delete its results, so the next run of the same ruleset starts from
     nothing (measurement only: the product never deletes results)."""
     with httpx.Client(base_url=stack.url, timeout=60) as http:
@@ -183,10 +182,10 @@ def main() -> None:
         probers = open_contest(
             http, stack, contest=PROBES_CONTEST, lists={}, lexicon="old", teams=5
         )
-        before = processes()
+        started = processes()
         live = drain_rate(http, stack, tokens, corpus)
         print(f"live judging (queue drain, 2 worker processes): {live:7.1f} submissions/s")
-        print(f"  CPU seconds, uploads stored, then drained: {cpu_by_role(before)}")
+        print(f"  CPU seconds, uploads stored, then drained: {cpu_by_role(started)}")
 
         probe = [b"0 0 1 0 at\n" + bytes(str(n), "ascii") + b"\n" for n in range(PROBES)]
         quiet, _ = live_latencies(http, stack, probers, probe, rate=PROBE_RATE)
@@ -209,7 +208,7 @@ def main() -> None:
         began = time.monotonic()
         second_full.start()
         time.sleep(PROBES_AFTER_S)
-        busy, last_judged = live_latencies(
+        during, last_judged = live_latencies(
             http, stack, probers, [p + b"\n" for p in probe], PROBE_RATE,
             until=began + PROBES_UNTIL * full_time,
         )  # fmt: skip
@@ -219,9 +218,10 @@ def main() -> None:
             f"p99 {pct(quiet, 0.99):.0f} ms ({len(quiet)} uploads at {PROBE_RATE:.0f}/s)"
         )
         print(
-            f"live upload-to-result during a full rejudge: p50 {statistics.median(busy):.0f} ms, "
-            f"p99 {pct(busy, 0.99):.0f} ms; p99 ratio {pct(busy, 0.99) / pct(quiet, 0.99):.2f} "
-            f"({len(busy)} uploads at {PROBE_RATE:.0f}/s"
+            f"live upload-to-result during a full rejudge: p50 {statistics.median(during):.0f} "
+            f"ms, p99 {pct(during, 0.99):.0f} ms; p99 ratio "
+            f"{pct(during, 0.99) / pct(quiet, 0.99):.2f} ({len(during)} uploads at "
+            f"{PROBE_RATE:.0f}/s"
             + (
                 ", each judged before the rejudge ended)"
                 if seconds(last_judged, ended[0]) > 0
@@ -233,9 +233,9 @@ def main() -> None:
 
         times = []
         for _ in range(args.affected_runs):
-            before = processes()
+            counted = processes()
             affected_run, affected_time = rejudge(http, stack, RejudgeMode.AFFECTED)
-            spent = cpu_by_role(before)
+            affected_cpu = cpu_by_role(counted)
             affected_changes = http.get(
                 f"/v1/rejudges/{affected_run['id']}", headers=stack.admin
             ).json()
@@ -251,7 +251,7 @@ def main() -> None:
                 f"same changes and rank changes as full: {'yes' if same else 'NO'} "
                 f"({len(full_changes['changed'])} scores change)"
             )
-            print(f"  CPU seconds: {spent}")
+            print(f"  CPU seconds: {affected_cpu}")
             times.append(affected_time)
             forget_run(stack, affected_run)
         median = statistics.median(times)

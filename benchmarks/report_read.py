@@ -21,11 +21,10 @@ import httpx
 
 from benchmarks.fixtures import open_contest
 from benchmarks.pipeline_bench import EXACTLY, pct, upload_all, wait_judged
+from core.games import DEFAULT, game
 from devstack.testing.stack_process import running_stack
 from devstack.testing.word_lists import cached_list
 from judge import Lexicon
-from judge.wordytaire import default_layout
-from judge.wordytaire.generator import WordIndex, generate
 
 GOAL_MS = 100.0
 
@@ -54,11 +53,10 @@ def main() -> None:
     parser.add_argument("--moves", type=int, default=3000)
     args = parser.parse_args()
     words = cached_list("words_alpha.txt").read_bytes()
-    index = WordIndex.build(Lexicon.from_bytes(words).words)
-    corpus = [
-        generate(index, default_layout(), seed=n, moves=args.moves, illegal_share=0.1)
-        for n in range(args.submissions)
-    ]
+    lexicon = Lexicon.from_bytes(words)
+    played = game(DEFAULT)  # the game of `open_contest`'s contest, which names none
+    rules = played.default_rules()
+    corpus = [played.sample(lexicon, rules, n, args.moves) for n in range(args.submissions)]
     home = Path(tempfile.mkdtemp(prefix="tj-bench-"))
     env = EXACTLY | {"TILEJUDGE_REPORT_READS": "1000000"}
     with (

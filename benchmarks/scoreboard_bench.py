@@ -1,5 +1,6 @@
 """What the public scoreboard page costs and how live it is, against one local stack (prints
-figures, asserts nothing): a Wordytaire contest of TEAMS teams, each with a judged upload, then
+figures, asserts nothing): a contest of the default game with TEAMS teams, each with a judged
+upload, then
 
 1. its scoreboard page (`GET /contests/{id}`) read by CLIENTS clients, each a page every
    `--interval` seconds: the p95 of a read (goal ≤ 100 ms), and how many were refused;
@@ -31,9 +32,9 @@ import httpx
 
 from benchmarks.fixtures import UNLIMITED, bench_stack, open_contest
 from core import clock
+from core.games import DEFAULT, game
 from devstack.testing.stack_process import RunningStack
-from judge.wordytaire import default_layout
-from judge.wordytaire.generator import WordIndex, generate
+from judge import Lexicon
 
 WORDS = ("cat", "at", "ate", "tea", "eat", "tab", "bat", "cab", "by", "oat", "to", "toe",
          "bet", "tee", "ten", "net", "ant", "tan", "nab", "bean", "beat", "neat")  # fmt: skip
@@ -46,8 +47,10 @@ def p95(values: list[float]) -> float:
 
 
 def corpus(count: int, moves: int, first_seed: int) -> list[bytes]:
-    index, layout = WordIndex.build(WORDS), default_layout()
-    return [generate(index, layout, seed=first_seed + n, moves=moves) for n in range(count)]
+    """Generated uploads of the game of `open_contest`'s contest, which names none."""
+    played, lexicon = game(DEFAULT), Lexicon.from_words(list(WORDS))
+    rules = played.default_rules()
+    return [played.sample(lexicon, rules, first_seed + n, moves) for n in range(count)]
 
 
 def upload(http: httpx.Client, token: str, data: bytes) -> tuple[str, float]:

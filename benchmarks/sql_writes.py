@@ -23,6 +23,7 @@ from pathlib import Path
 import structlog
 
 from core import clock
+from core.games import DEFAULT
 from core.records import Contest, Submission, Team
 from core.states import SubmissionState
 from infra.sql.engine import make_engine
@@ -43,7 +44,7 @@ def new_store(home: Path) -> tuple[SqlStore, Team]:
     store.create_contest(
         Contest(
             id="bench", title="bench", opens_at=now, closes_at="9999-12-31T00:00:00.000000Z",
-            lexicon_id="lex", layout_id="layout", created_at=now, game="wordytaire",)
+            lexicon_id="lex", layout_id="layout", created_at=now, game=DEFAULT,)
     )  # fmt: skip
     team = store.create_team(
         Team(id="team", contest_id="bench", name="bench", token_hash="x" * 64, created_at=now)

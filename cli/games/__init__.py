@@ -233,7 +233,7 @@ def collector_paused() -> Iterator[None]:
     The judges make no reference cycles, so reference counting frees all they leave; and with
     the word list's set of some 370,000 words alive, each full collection would walk all of it
     again: about a twelfth of `tilejudge judge`'s time over 200 files (`perf record` of the
-    command `python -m benchmarks.cli_judge` times)."""
+    command `python -m benchmarks.wordytaire_cli_judge` times)."""
     was_on = gc.isenabled()
     gc.disable()
     try:

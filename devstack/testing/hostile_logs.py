@@ -1,6 +1,6 @@
 """Hostile uploads to a game-log contest (5 MB of garbage, NULs, invalid UTF-8, one enormous
 line, pragma, rack or word...), each made when asked for (5 MB apiece): the identity test
-counts the work a log's identity does on each, `benchmarks.hostile_identity` times it."""
+counts the work a log's identity does on each, `benchmarks.crosstiles_identity` times it."""
 
 from __future__ import annotations
 

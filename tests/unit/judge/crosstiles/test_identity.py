@@ -649,7 +649,7 @@ def test_lines_are_split_and_skipped_as_the_verifier_does(data: bytes) -> None:
 
 # Function calls made (Python functions and the built-ins they call) for an identity: a few
 # for the whole upload, a few for each block of lines, one or two for each line it keeps.
-# Counted, not timed: how long the same work takes is `python -m benchmarks.hostile_identity`.
+# Counted, not timed: how long the same work takes is `python -m benchmarks.crosstiles_identity`.
 CALLS_FIXED, CALLS_A_LINE = 200, 4
 
 

@@ -1,4 +1,5 @@
-"""Judge speed and lexicon cost: `python -m benchmarks.judge_bench [--submissions N] [--repeat R]`.
+"""Wordytaire's judge speed and lexicon cost:
+`python -m benchmarks.wordytaire_judge [--submissions N] [--repeat R]`.
 
 Prints figures and asserts nothing. One process, so every figure is for one core. The corpus is
 generated submissions that use up the bag with about 10% illegal lines; it goes through the
@@ -34,16 +35,18 @@ ILLEGAL_SHARE = 0.1
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.judge_bench", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.wordytaire_judge", description=__doc__
+    )
     parser.add_argument("--submissions", type=int, default=200, help="generated submissions")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of the whole corpus")
     parser.add_argument("--lexicon", help="word list (default: as the CLI finds it)")
     args = parser.parse_args(argv)
 
     shown = " ".join(sys.argv[1:] if argv is None else argv)
-    print(f"command: python -m benchmarks.judge_bench {shown}".rstrip())
+    print(f"command: python -m benchmarks.wordytaire_judge {shown}".rstrip())
     print(f"python {platform.python_version()} on {cpu_model()}; one process (one core)")
-    path = resolved_list("judge_bench", args.lexicon)
+    path = resolved_list("wordytaire_judge", args.lexicon)
     if path is None:
         return 2
     lexicon = _lexicon_figures(path, args.repeat)

@@ -1,5 +1,5 @@
 """The offline command against the plain reference, whole processes:
-`python -m benchmarks.cli_judge [--files N] [--repeat R]`.
+`python -m benchmarks.wordytaire_cli_judge [--files N] [--repeat R]`.
 
 Writes N generated move lists (each uses up the bag, 10 % illegal lines) to a temporary
 directory, then times, in turns, `tilejudge judge --game wordytaire --json` over all of them and
@@ -23,8 +23,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from benchmarks.judge_bench import ILLEGAL_SHARE, MOVES, generated, resolved_list
 from benchmarks.machine import cpu_model
+from benchmarks.wordytaire_judge import ILLEGAL_SHARE, MOVES, generated, resolved_list
 from judge import Lexicon
 from judge.wordytaire import default_layout
 
@@ -32,16 +32,18 @@ SPEC_FIELDS = ("file", "total", "legal", "illegal", "lexicon", "layout")
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.cli_judge", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.wordytaire_cli_judge", description=__doc__
+    )
     parser.add_argument("--files", type=int, default=200, help="generated move lists")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each command")
     parser.add_argument("--lexicon", help="word list (default: as the CLI finds it)")
     args = parser.parse_args(argv)
 
     shown = " ".join(sys.argv[1:] if argv is None else argv)
-    print(f"command: python -m benchmarks.cli_judge {shown}".rstrip())
+    print(f"command: python -m benchmarks.wordytaire_cli_judge {shown}".rstrip())
     print(f"python {platform.python_version()} on {cpu_model()}; each run one process")
-    lexicon_path = resolved_list("cli_judge", args.lexicon)
+    lexicon_path = resolved_list("wordytaire_cli_judge", args.lexicon)
     if lexicon_path is None:
         return 2
     layout = default_layout()

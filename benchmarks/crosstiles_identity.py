@@ -1,6 +1,6 @@
 """How long a Crosstiles game log's identity takes on hostile bytes (5 MB of garbage, NULs,
 invalid UTF-8, one enormous line, pragma, rack or word...):
-`python -m benchmarks.hostile_identity [--repeat R]`.
+`python -m benchmarks.crosstiles_identity [--repeat R]`.
 
 Prints figures and asserts nothing: the test (`tests/unit/judge/crosstiles/test_identity.py`)
 bounds the work an identity does on the same bytes by counting calls, and this prints what that

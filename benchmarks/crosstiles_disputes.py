@@ -1,5 +1,5 @@
 """What the rule for rival logs of one game costs a Crosstiles contest's standings (prints
-figures, asserts nothing): `python -m benchmarks.dispute_standings [--games 10000] [--runs 5]`.
+figures, asserts nothing): `python -m benchmarks.crosstiles_disputes [--games 10000] [--runs 5]`.
 
 A contest on SQLite in a temporary directory holds `--games` judged games of two players each
 (nicks from a pool of 200), every tenth with an unfinished rival log uploaded first and every
