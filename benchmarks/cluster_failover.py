@@ -1,4 +1,4 @@
-"""Failover figures of the stack on several hosts: the cluster of tests/cluster/netns.py
+"""Failover figures of the stack on several hosts: the cluster of devstack/testing/cluster/
 (network namespaces on a private bridge: three database hosts, two Redis hosts and the S3 host,
 two API hosts, two worker hosts judging with one process each, or --concurrency), in one run
 (the database's and the broker's failovers: benchmarks.failover):
@@ -33,18 +33,13 @@ from benchmarks.fixtures import shared_lexicon
 from benchmarks.machine import machine_busy
 from benchmarks.pipeline_bench import against_around, judge_only
 from benchmarks.sampling import Sampler
+from devstack.testing.cluster.checks import judged_once_problems
+from devstack.testing.cluster.cluster import JUDGE_TASK, Cluster, cluster
+from devstack.testing.cluster.corpora import Corpus, make_corpus
+from devstack.testing.cluster.processes import wait_for
+from devstack.testing.cluster.roles import TIMINGS
+from devstack.testing.cluster.uploads import Uploads
 from judge import Lexicon
-from tests.cluster.netns import (
-    JUDGE_TASK,
-    TIMINGS,
-    Cluster,
-    Corpus,
-    Uploads,
-    cluster,
-    judged_once_problems,
-    make_corpus,
-    wait_for,
-)
 
 GOAL = 0.8
 WORKER_HOSTS = ("worker1", "worker2")

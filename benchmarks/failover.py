@@ -1,9 +1,9 @@
 """Failovers of the database and the broker at a deadline, on the cluster of
-tests/cluster/netns.py (three database hosts under Patroni, two Redis hosts under Sentinel, two
-API hosts, two worker hosts): for each scenario of tests/cluster/failover.py, over --rounds
-rounds, the longest time intake acknowledged nothing (goal <= 15 s), the longest pause in
-judging with work waiting (goal <= 30 s), the time to a new primary, and the old primary's
-return as a replica.
+devstack/testing/cluster/ (three database hosts under Patroni, two Redis hosts under Sentinel,
+two API hosts, two worker hosts): for each scenario of devstack/testing/cluster/failover.py,
+over --rounds rounds, the longest time intake acknowledged nothing (goal <= 15 s), the longest
+pause in judging with work waiting (goal <= 30 s), the time to a new primary, and the old
+primary's return as a replica.
 
     python -m benchmarks.failover [--rounds 3] [--uploads 720] [--rate 36]
         [--only database-cut,redis-kill,...]
@@ -23,8 +23,9 @@ import time
 from pathlib import Path
 
 from benchmarks.fixtures import shared_lexicon
-from tests.cluster.failover import FAULTS, GOALS, Outcome, run
-from tests.cluster.netns import cluster, one_line
+from devstack.testing.cluster.checks import one_line
+from devstack.testing.cluster.cluster import cluster
+from devstack.testing.cluster.failover import FAULTS, GOALS, Outcome, run
 
 FIGURES = ("elected_s", "intake_outage_s", "judging_pause_s", "returned_s")
 

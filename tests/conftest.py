@@ -16,8 +16,6 @@ from judge.wordytaire.generator import WordIndex
 
 TINY_WORDS = {"cat", "cab", "at", "ate", "by", "jo", "to", "tab", "bat", "oat", "cyber", "zzz"}
 
-shared_list = cached_list  # the name tests/cluster still imports
-
 
 # Suites that each drive whole stacks on the machine's cores, with bounds on how fast they
 # recover: under `pytest -n` they run one after the other on one process, never side by side.

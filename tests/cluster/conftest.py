@@ -1,4 +1,4 @@
-"""One cluster for the package (tests/cluster/netns.py): three database hosts (Patroni), two
+"""One cluster for the package (devstack/testing/cluster/): three database hosts (Patroni), two
 Redis hosts (Sentinel), the services host (SeaweedFS), api1, api2, worker1 and worker2, each a
 network namespace of its own on a private bridge. Each test starts from the
 cluster as the fixture made it (plus worker3 once a test added it): links up, nothing frozen,
@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cluster.netns import Cluster, NotPermitted, cluster
+from devstack.testing.cluster.cluster import Cluster, cluster
+from devstack.testing.cluster.namespaces import NotPermitted
 
 
 @pytest.fixture(scope="package")

@@ -1,4 +1,4 @@
-"""The stack on several hosts: network namespaces on a private bridge (tests/cluster/netns.py)
+"""The stack on several hosts: network namespaces on a private bridge (devstack/testing/cluster/)
 for the services (PostgreSQL on three hosts under Patroni, Redis on two under Sentinel,
 SeaweedFS), two API hosts and two worker hosts, a third worker host added during a test (the
 services' failovers: test_failover.py). Each test sends a hidden corpus and checks every upload judged
@@ -23,25 +23,17 @@ import redis
 
 from core import clock
 from devstack import http1
+from devstack.testing.cluster.checks import judged_once_problems, log_problems, one_line
+from devstack.testing.cluster.cluster import JUDGE_TASK, Cluster, judged_by
+from devstack.testing.cluster.corpora import Corpus, make_corpus
+from devstack.testing.cluster.namespaces import NetnsError
+from devstack.testing.cluster.processes import wait_for
+from devstack.testing.cluster.roles import TIMINGS
+from devstack.testing.cluster.uploads import Sent, Uploads
+from devstack.testing.word_lists import cached_list
 from infra.api_client import Client
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
-from tests.cluster.netns import (
-    JUDGE_TASK,
-    TIMINGS,
-    Cluster,
-    Corpus,
-    NetnsError,
-    Sent,
-    Uploads,
-    judged_by,
-    judged_once_problems,
-    log_problems,
-    make_corpus,
-    one_line,
-    wait_for,
-)
-from tests.conftest import shared_list
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -460,7 +452,7 @@ def test_a_rejudge_under_a_word_list_registered_after_the_workers_started_runs_o
     offsets = {name: len(hosts.workers[name].log("worker")) for name in names}
     before = hosts.task_totals(names)
     new_id = hosts.register_lexicon(
-        "words_2020", shared_list("words_alpha_2020-08-24.txt").read_bytes()
+        "words_2020", cached_list("words_alpha_2020-08-24.txt").read_bytes()
     )
     assert new_id == old_lexicon.id
 

@@ -1,8 +1,8 @@
-"""The database and the broker fail over at a deadline (tests/cluster/failover.py): the host of
-the PostgreSQL primary (Patroni, three hosts) or of the Redis primary (Sentinel) is cut off or
-killed during a burst through both API hosts, and comes back. Every acknowledged upload is
-judged once with the offline judge's score, no request is answered 500, the workers go on
-without a restart, and the old primary, back, refuses writes.
+"""The database and the broker fail over at a deadline (devstack/testing/cluster/failover.py):
+the host of the PostgreSQL primary (Patroni, three hosts) or of the Redis primary (Sentinel) is
+cut off or killed during a burst through both API hosts, and comes back. Every acknowledged
+upload is judged once with the offline judge's score, no request is answered 500, the workers
+go on without a restart, and the old primary, back, refuses writes.
 
 Run with -s to see one `CLUSTER name: ...` line of figures per scenario (`python -m
 benchmarks.failover` prints them over several rounds).
@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import pytest
 
+from devstack.testing.cluster.checks import one_line
+from devstack.testing.cluster.cluster import Cluster
+from devstack.testing.cluster.failover import FAULTS, Fault, run
 from judge import Lexicon
-from tests.cluster.failover import FAULTS, Fault, run
-from tests.cluster.netns import Cluster, one_line
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

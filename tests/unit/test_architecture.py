@@ -49,9 +49,6 @@ ALLOWED = {
     "benchmarks": {*PACKAGES, "devstack.testing", "benchmarks"},
     "tests": {*PACKAGES, "devstack.testing", "tests"},
 }
-# The cluster benchmarks still borrow the cluster test's harness, which leaves tests/cluster/ on
-# its own: until it has, these modules alone may import tests.cluster. Remove them then.
-BORROWING_THE_CLUSTER_HARNESS = {"benchmarks.failover", "benchmarks.cluster_failover"}
 
 
 def modules(packages: tuple[str, ...] = PACKAGES) -> dict[str, Path]:
@@ -126,29 +123,14 @@ def test_the_rules_engine_imports_only_the_standard_library_and_itself() -> None
     assert not offending
 
 
-def borrows_the_cluster_harness(name: str, target: str) -> bool:
-    return name in BORROWING_THE_CLUSTER_HARNESS and f"{target}.".startswith("tests.cluster.")
-
-
 def test_each_layer_imports_only_the_layers_beneath_it() -> None:
     offending = {
         f"{name} imports {target}"
         for name, targets in GRAPH.items()
         for target in targets
         if layer_of(target) not in ALLOWED[layer_of(name)]
-        and not borrows_the_cluster_harness(name, target)
     }
     assert not offending
-
-
-def test_each_module_borrowing_the_cluster_harness_still_does() -> None:
-    borrowing = {
-        name
-        for name, targets in GRAPH.items()
-        for target in targets
-        if borrows_the_cluster_harness(name, target)
-    }
-    assert borrowing == BORROWING_THE_CLUSTER_HARNESS
 
 
 def test_a_module_belongs_to_the_longest_layer_that_names_it() -> None:

@@ -21,19 +21,13 @@ import psycopg
 import redis
 
 from core import clock
+from devstack.testing.cluster.checks import judged_once_problems, log_problems
+from devstack.testing.cluster.cluster import Cluster
+from devstack.testing.cluster.corpora import Corpus, make_corpus
+from devstack.testing.cluster.namespaces import NetnsError
+from devstack.testing.cluster.processes import START_TIMEOUT_S, wait_for
+from devstack.testing.cluster.uploads import Sent, Uploads
 from judge import Lexicon
-from tests.cluster.netns import (
-    START_TIMEOUT_S,
-    Cluster,
-    Corpus,
-    NetnsError,
-    Sent,
-    Uploads,
-    judged_once_problems,
-    log_problems,
-    make_corpus,
-    wait_for,
-)
 
 Service = Literal["database", "redis"]
 How = Literal["cut", "kill"]

@@ -1,4 +1,4 @@
-"""Redis Sentinel for the cluster test's broker (tests/cluster/ha_services.py says how the two
+"""Redis Sentinel for the cluster test's broker (ha_services.py says how the two
 managers are run and waited for)."""
 
 from __future__ import annotations
@@ -11,8 +11,7 @@ import redis
 from redis.sentinel import Sentinel
 
 from devstack.redis_server import redis_server_binary
-from tests.cluster import netns
-from tests.cluster.ha_services import (
+from devstack.testing.cluster.ha_services import (
     DOWN_AFTER_MS,
     FAILOVER_TIMEOUT_MS,
     PROBE_S,
@@ -23,7 +22,8 @@ from tests.cluster.ha_services import (
     Group,
     no_retry,
 )
-from tests.cluster.netns import START_TIMEOUT_S, Host
+from devstack.testing.cluster.network import Host
+from devstack.testing.cluster.processes import START_TIMEOUT_S, clean_env
 
 
 class SentinelGroup(Group):
@@ -99,7 +99,7 @@ class SentinelGroup(Group):
         ]
         if master is not None:
             argv += ["--replicaof", master, str(REDIS_PORT)]
-        host.spawn("redis", argv, netns._role_env(), cwd=data)
+        host.spawn("redis", argv, clean_env(), cwd=data)
 
     def _write_sentinel_config(self, host: Host, master: str) -> None:
         # Sentinel rewrites this file (its id, epochs, the peers and replicas it learns): it
@@ -129,7 +129,7 @@ class SentinelGroup(Group):
     def _spawn_sentinel(self, host: Host) -> None:
         home = host.home / "sentinel"
         argv = [SENTINEL, str(home / "sentinel.conf")]
-        host.spawn("sentinel", argv, netns._role_env(), cwd=home)
+        host.spawn("sentinel", argv, clean_env(), cwd=home)
 
     # -- observing ----------------------------------------------------------------------------
 

@@ -1,8 +1,9 @@
-"""Patroni with etcd for the cluster test's PostgreSQL (tests/cluster/ha_services.py says how
-the two managers are run and waited for)."""
+"""Patroni with etcd for the cluster test's PostgreSQL (ha_services.py says how the two
+managers are run and waited for)."""
 
 from __future__ import annotations
 
+import glob
 import json
 import secrets
 import shutil
@@ -17,8 +18,7 @@ import httpx
 import psycopg
 from psycopg import sql
 
-from tests.cluster import netns
-from tests.cluster.ha_services import (
+from devstack.testing.cluster.ha_services import (
     ETCD,
     ETCD_CLIENT_PORT,
     ETCD_ELECTION_MS,
@@ -35,7 +35,22 @@ from tests.cluster.ha_services import (
     TTL_S,
     Group,
 )
-from tests.cluster.netns import START_TIMEOUT_S, Host, NetnsError
+from devstack.testing.cluster.namespaces import NetnsError
+from devstack.testing.cluster.network import Host
+from devstack.testing.cluster.processes import START_TIMEOUT_S, clean_env
+
+
+def _postgres_bin(name: str) -> str:
+    found = sorted(
+        glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
+        key=lambda p: int(Path(p).parts[-3]) if Path(p).parts[-3].isdigit() else 0,
+    )
+    if not found:
+        raise NetnsError(
+            f"PostgreSQL's {name} not found under /usr/lib/postgresql/*/bin: "
+            "apt-get install postgresql"
+        )
+    return found[-1]
 
 
 class PatroniGroup(Group):
@@ -137,7 +152,7 @@ class PatroniGroup(Group):
                 "listen": f"{address}:{POSTGRES_PORT}",
                 "connect_address": f"{address}:{POSTGRES_PORT}",
                 "data_dir": str(pg_dir / "data"),
-                "bin_dir": str(Path(netns._postgres_bin("postgres")).parent),
+                "bin_dir": str(Path(_postgres_bin("postgres")).parent),
                 # Each its own: the default ~/.pgpass and /var/run/postgresql are one file and
                 # one socket for every host of the machine (mount namespaces are not split).
                 "pgpass": str(pg_dir / "pgpass"),
@@ -174,14 +189,14 @@ class PatroniGroup(Group):
                 "--heartbeat-interval", str(ETCD_HEARTBEAT_MS),
                 "--election-timeout", str(ETCD_ELECTION_MS),
                 "--enable-v2=true", "--logger", "zap", "--log-outputs", "stderr"]  # fmt: skip
-        env = {k: v for k, v in netns._role_env().items() if not k.startswith("ETCD_")}
+        env = {k: v for k, v in clean_env().items() if not k.startswith("ETCD_")}
         host.spawn("etcd", argv, env)
 
     def _spawn_patroni(self, host: Host) -> None:
         pg_dir = self._dirs[host.name]
         # None of the test's Python, PATRONI_ or libpq settings: they would override the file.
         dropped = ("PYTHON", "PATRONI_", "PG", "VIRTUAL_ENV")
-        env = {k: v for k, v in netns._role_env().items() if not k.startswith(dropped)}
+        env = {k: v for k, v in clean_env().items() if not k.startswith(dropped)}
         env["HOME"] = str(pg_dir)
         host.spawn("patroni", [PATRONI, str(pg_dir / "patroni.yml")], env,
                    user="postgres", cwd=pg_dir)  # fmt: skip

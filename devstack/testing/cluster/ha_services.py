@@ -1,13 +1,14 @@
-"""Highly available PostgreSQL and Redis for the cluster test, on hosts of `netns.Network`, run
+"""Highly available PostgreSQL and Redis for the cluster test, on hosts of `network.Network`, run
 by trusted managers only: Patroni with etcd for PostgreSQL, Redis Sentinel for Redis.
 
-`PatroniGroup` (tests/cluster/patroni.py): on each host an etcd member (one etcd cluster across the hosts) and a Patroni
-managing a PostgreSQL. Synchronous mode, so a commit that returns is on two hosts while a
-standby is in sync; pg_rewind, so a primary that comes back rejoins as a replica on its own; a
-leader key short-lived enough that a primary killed or cut off is replaced in about ten seconds.
+`PatroniGroup` (patroni.py): on each host an etcd member (one etcd cluster across the hosts)
+and a Patroni managing a PostgreSQL. Synchronous mode, so a commit that returns is on two hosts
+while a standby is in sync; pg_rewind, so a primary that comes back rejoins as a replica on its
+own; a leader key short-lived enough that a primary killed or cut off is replaced in about ten
+seconds.
 
-`SentinelGroup` (tests/cluster/sentinel.py): a Redis primary and a replica, and three Sentinels that promote the replica
-within a few seconds of the primary going silent.
+`SentinelGroup` (sentinel.py): a Redis primary and a replica, and three Sentinels that promote
+the replica within a few seconds of the primary going silent.
 
 Either manager needs a majority to act (of the etcd members, of the Sentinels): with 2 of 3 gone
 nothing is promoted, so a test that takes down a second host brings the first back before.
@@ -27,7 +28,9 @@ from typing import TypeVar
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from tests.cluster.netns import START_TIMEOUT_S, Host, NetnsError, wait_for
+from devstack.testing.cluster.namespaces import NetnsError
+from devstack.testing.cluster.network import Host
+from devstack.testing.cluster.processes import START_TIMEOUT_S, wait_for
 
 PATRONI = "/usr/bin/patroni"  # Debian's, on the system python3 (and its psycopg2)
 ETCD = "/usr/bin/etcd"
