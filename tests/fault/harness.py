@@ -39,12 +39,12 @@ from devstack.process import Service
 from devstack.proof import event_mark, follow_events, verify
 from devstack.redis_server import redis_password, start_redis
 from devstack.seaweedfs import S3Credentials, s3_credentials, start_seaweedfs
+from devstack.testing.log_checks import entry_problems
 from devstack.testing.stack_process import children_of, process_state, running
 from infra import lexicon_files
 from infra.compose import migrate
 from infra.settings import ClientSettings, Settings
 from judge import Lexicon
-from tests.log_checks import entry_problems
 
 ADMIN_TOKEN = "fault-admin-token"
 # Short deadlines so that recovery fits a test run; the relations between them are the ones

@@ -14,8 +14,8 @@ import httpx
 
 from devstack.testing.cluster.cluster import Cluster
 from devstack.testing.cluster.corpora import Corpus
-from devstack.testing.cluster.log_checks import entry_problems
 from devstack.testing.cluster.uploads import Sent
+from devstack.testing.log_checks import entry_problems
 
 
 def judged_once_problems(
