@@ -13,7 +13,6 @@ from enum import StrEnum
 from functools import partial
 from typing import Annotated
 
-import redis
 from fastapi import Depends, Request
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import compile_path
@@ -29,7 +28,6 @@ from core.errors import NotAuthenticated
 from core.ports import SessionStore, TeamStore
 from core.records import Contest, Submission, Team
 from infra.compose import ApiParts
-from infra.ratelimit import Limiter, LocalLimiter, RateLimiter
 
 ADMIN_COOKIE = "tilejudge_admin"
 SESSION_MAX_AGE_S = 12 * 3600
@@ -179,17 +177,14 @@ class DashboardSessions:
 
 @dataclass
 class Services(ApiParts):
-    """What the routes use: the composition root's parts, this process's token memory, the
-    dashboard's and the team page's sessions, the public reads' shared answers and the
-    per-caller limits on report reads and failed sign-ins (in Redis when there is one, else in
-    this process)."""
+    """What the routes use: the composition root's parts (its clients, and the limits it built
+    on them) and what this process keeps on top of them: its token memory, the dashboard's and
+    the team page's sessions, and the public reads' shared answers."""
 
     uploaders: Uploaders = field(init=False)
     sessions: DashboardSessions = field(init=False)
     team_sessions: TeamSessions = field(init=False)
     public: SharedReads = field(init=False)
-    report_reads: Limiter = field(init=False)
-    login_failures: Limiter = field(init=False)
     clics_feed: FeedHub | None = field(init=False)
     strangers: Strangers = field(init=False)
     token_news: TokenNews = field(init=False)
@@ -203,15 +198,6 @@ class Services(ApiParts):
         )
         self.team_sessions = TeamSessions(self.settings.session_key_value(), self.store)
         self.public = SharedReads(rate=self.settings.public_reads_per_second)
-        self.report_reads = _limiter(
-            self.redis, self.settings.report_reads_per_minute, "reports", "report reads a minute"
-        )
-        self.login_failures = _limiter(
-            self.redis,
-            self.settings.login_failures_per_minute,
-            "logins",
-            "failed sign-ins a minute from one address",
-        )
         self.clics_feed = FeedHub(self.clics, self.public.run) if self.clics else None
 
 
@@ -232,12 +218,6 @@ class ApiCaches:
 
     def forget_broker_copies(self, submission_ids: Sequence[str]) -> None:
         self.svc.forget_copies(submission_ids)
-
-
-def _limiter(client: redis.Redis | None, per_minute: int, name: str, what: str) -> Limiter:
-    if client is None:
-        return LocalLimiter(per_minute, what=what)
-    return RateLimiter(client, per_minute, name=name, what=what)
 
 
 def token_hash(token: str) -> str:

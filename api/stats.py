@@ -30,8 +30,9 @@ from core.games import game, names
 from core.ports import RejudgeRuns, ResultReads
 from core.records import Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
+from infra.compose import DashboardReads, ReplicationReads
 from infra.queues import queue_depths
-from infra.replication import ReplicationProbe, ReplicationStatus, Service
+from infra.replication import ReplicationStatus, Service
 from infra.sql import dashboard as stats_sql
 from infra.sql.schema import rejudge_runs
 
@@ -80,12 +81,11 @@ class StatsCollector:
 
 
 def build_collector(services: Services) -> StatsCollector:
-    """Wire the collector to the app's store and Redis; listen to worker heartbeats if Redis is."""
+    """Wire the collector to the app's store and Redis; listen to worker heartbeats if the
+    composition root gave a Celery app to hear them through (it does when Redis is there)."""
     watch = None
-    if services.redis is not None and services.settings.redis_url:
-        from infra.compose import make_celery
-
-        watch = WorkerWatch(make_celery(services.settings))
+    if services.worker_events is not None:
+        watch = WorkerWatch(services.worker_events)
         watch.start()
     snapshotter = StatsSnapshotter(
         services.dashboard,
@@ -103,14 +103,14 @@ class StatsSnapshotter:
 
     def __init__(
         self,
-        reader: stats_sql.DashboardReader,
+        reader: DashboardReads,
         rejudges: RejudgeRuns,
         events: ResultReads,
         client: redis.Redis | None,
         workers: WorkerWatch | None,
         wall: Callable[[], datetime] | None = None,
         *,
-        replication: ReplicationProbe | None = None,
+        replication: ReplicationReads | None = None,
     ) -> None:
         """`wall`: the time a snapshot is for; by default the clock every stored time is
         written with (`core.clock.now`), so a test that sets that clock sets both.

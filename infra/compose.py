@@ -8,7 +8,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import redis
 from redis.backoff import NoBackoff
@@ -40,19 +40,21 @@ from infra.presigned_http import READ_TIMEOUT_S
 from infra.publisher import CeleryPublisher
 from infra.queues import broker_epoch, light_backlog, live_backlog
 from infra.quota import RedisDailyBytes
-from infra.ratelimit import RateLimiter
-from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe
+from infra.ratelimit import Limiter, RateLimiter, report_reads, sign_in_failures
+from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe, ReplicationStatus
 from infra.rulesets import RulesetCache
 from infra.sentinel import HEALTH_CHECK_S, SENTINEL_TIMEOUT_S, PrimaryCheckedConnection
 from infra.settings import Settings, SettingsError, SweeperMode, sentinel_address
 from infra.sql.clics import ClicsReader
-from infra.sql.dashboard import DashboardReader
+from infra.sql.dashboard import DashboardReader, Readings
 from infra.sql.engine import make_engine
 from infra.sql.rejudges import RejudgeStore
 from infra.sql.store import SqlStore
 from infra.upload_cache import DiskUploadCache
 
 if TYPE_CHECKING:
+    from datetime import datetime
+
     from celery import Celery
     from sqlalchemy.engine import Engine
 
@@ -158,6 +160,35 @@ def make_celery(settings: Settings, publisher_only: bool = False) -> Celery:
     return app
 
 
+# The ports ApiParts is typed by whose records live in infra (the core cannot name them).
+class DashboardReads(Protocol):
+    """The dashboard's SQL reads (`infra.sql.dashboard.DashboardReader`)."""
+
+    def read(self, now: datetime, *, judged_after: int, rejudges_since_s: float) -> Readings: ...
+    def rejudge(self, run_id: str) -> dict[str, Any] | None: ...
+
+
+class WritableCheck(Protocol):
+    @property
+    def replicated(self) -> bool: ...  # whether the database can have standbys
+    def check_writable(self) -> None: ...
+
+
+class PrimaryCheck(Protocol):
+    def check_primary(self) -> None: ...
+
+
+class ReplicationReads(Protocol):
+    """Which database and Redis node is primary (`infra.replication.ReplicationProbe`): what
+    /readyz checks, and what the dashboard and /metrics show."""
+
+    @property
+    def database(self) -> WritableCheck: ...
+    @property
+    def redis(self) -> PrimaryCheck | None: ...
+    def status(self) -> ReplicationStatus: ...
+
+
 @dataclass
 class ApiParts:
     """What an API process serves with; `api.services.Services` adds the per-process caches."""
@@ -165,11 +196,13 @@ class ApiParts:
     settings: Settings
     store: ApiStore
     rejudges: RejudgeRuns
-    dashboard: DashboardReader
+    dashboard: DashboardReads
     blobs: BlobStore
     redis: redis.Redis | None
     intake: Intake
-    limiter: RateLimiter
+    limiter: Limiter  # uploads per team
+    report_reads: Limiter  # per caller
+    login_failures: Limiter  # failed sign-ins per client address
     admin_token: str
     reports: Reports  # stored, or made when first read (`core.reports`)
     backlog: QueueProbe = field(default=lambda: None)
@@ -180,7 +213,9 @@ class ApiParts:
     # The Contest API's reads (None: a process that does not serve it).
     clics: ClicsReader | None = None
     # Which database and Redis node is primary, for the dashboard, /metrics and /readyz.
-    replication: ReplicationProbe | None = None
+    replication: ReplicationReads | None = None
+    # The Celery app the dashboard hears the workers' heartbeats through (None: no Redis).
+    worker_events: Celery | None = None
 
 
 def api_parts(
@@ -190,7 +225,7 @@ def api_parts(
     blobs: BlobStore | None = None,
     publisher: Publisher | None = None,
     with_redis: bool = True,
-    limiter: RateLimiter | None = None,
+    limiter: Limiter | None = None,
 ) -> ApiParts:
     """An API process's parts. Tests hand in fakes (a store on a file of their own, in-memory
     S3 and broker, no Redis) and get everything else built as in production."""
@@ -227,6 +262,8 @@ def api_parts(
             StorageQuota(RedisDailyBytes(client) if client else None, settings.team_bytes_per_day),
         ),
         limiter=limiter or RateLimiter(client, settings.rate_limit_per_minute),
+        report_reads=report_reads(client, settings.report_reads_per_minute),
+        login_failures=sign_in_failures(client, settings.login_failures_per_minute),
         admin_token=settings.admin_token_value(),
         reports=Reports(
             store,
@@ -240,6 +277,7 @@ def api_parts(
         log_signer=LogSigner(settings.log_key_value()),
         clics=ClicsReader(store),
         replication=replication_probe(settings, store.engine, client),
+        worker_events=make_celery(settings) if client is not None else None,
     )
 
 

@@ -1,7 +1,8 @@
 """Sliding one-minute rate limits: per team on uploads, per caller on report reads, per client
 on failed dashboard sign-ins. `RateLimiter` keeps its log in a Redis sorted set per key, checked
 and updated by one Lua script (one round trip, atomic across API processes); `LocalLimiter` is
-the same log in this process's memory, for an API without Redis."""
+the same log in this process's memory, for an API without Redis. The composition root builds
+each limit (`infra.compose.api_parts`); the API sees only the `Limiter` Protocol."""
 
 from __future__ import annotations
 
@@ -173,6 +174,26 @@ class LocalLimiter:
         while entries and entries[0] <= self._now() - WINDOW_S:
             entries.popleft()
         return entries
+
+
+def report_reads(client: redis.Redis | None, per_minute: int) -> Limiter:
+    """Report reads per caller (the team, or "admin")."""
+    return _shared_or_local(client, per_minute, name="reports", what="report reads a minute")
+
+
+def sign_in_failures(client: redis.Redis | None, per_minute: int) -> Limiter:
+    """Failed sign-ins (the dashboard's and the team page's) per client address."""
+    what = "failed sign-ins a minute from one address"
+    return _shared_or_local(client, per_minute, name="logins", what=what)
+
+
+def _shared_or_local(
+    client: redis.Redis | None, per_minute: int, *, name: str, what: str
+) -> Limiter:
+    """Counted across the API processes in Redis when there is one, else in this process."""
+    if client is None:
+        return LocalLimiter(per_minute, what=what)
+    return RateLimiter(client, per_minute, name=name, what=what)
 
 
 def _throttled(per_minute: int, what: str, wait: int) -> Throttled:

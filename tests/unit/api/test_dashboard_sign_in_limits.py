@@ -17,7 +17,7 @@ from api.app import create_app
 from api.services import ADMIN_COOKIE, DashboardSessions, Services
 from devstack.testing.pipeline import ADMIN_TOKEN, RECEIPT_KEY, Pipeline
 from infra import compose
-from infra.ratelimit import WINDOW_S, LocalLimiter
+from infra.ratelimit import WINDOW_S, LocalLimiter, RateLimiter
 from infra.settings import Settings, SettingsError
 from infra.sql.engine import make_engine
 from infra.sql.store import SqlStore
@@ -116,6 +116,33 @@ def test_the_throttle_keeps_no_client_address(pipe: Pipeline) -> None:
     sign_in(elsewhere, "wrong")
 
     assert limiter._logs and all("198.51.100.7" not in key for key in limiter._logs)
+
+
+def test_with_redis_the_limits_are_counted_there_for_every_api_process_else_in_this_one(
+    pipe: Pipeline, tmp_path: Path
+) -> None:
+    """The composition root builds the limits (nothing connects here: no Redis listens)."""
+    url = "redis://127.0.0.1:9/0"
+    settings = Settings.from_env({
+        "TILEJUDGE_HOME": str(tmp_path / "with-redis"), "TILEJUDGE_ADMIN_TOKEN": ADMIN_TOKEN,
+        "TILEJUDGE_RECEIPT_KEY": RECEIPT_KEY, "REDIS_URL": url,
+    })  # fmt: skip
+    parts = compose.api_parts(
+        settings, store=pipe.store, blobs=pipe.blobs, publisher=pipe.publisher
+    )
+    try:
+        assert isinstance(parts.login_failures, RateLimiter)
+        assert isinstance(parts.report_reads, RateLimiter)
+        # And the dashboard hears the workers' heartbeats through the same Redis.
+        assert parts.worker_events is not None
+        assert parts.worker_events.conf.broker_url == url
+    finally:
+        parts.intake.commits.close()
+        assert parts.redis is not None
+        parts.redis.close()
+    assert isinstance(pipe.services.login_failures, LocalLimiter)
+    assert isinstance(pipe.services.report_reads, LocalLimiter)
+    assert pipe.services.worker_events is None
 
 
 # -- sessions and the admin token ---------------------------------------------------------------
