@@ -2,8 +2,8 @@
 blob store, the broker and the stores, `down = True` makes every call fail as an outage would.
 
 The stores' fakes live in modules of their own (`core.fake_store`, `core.fake_rejudges`,
-`core.fake_contests`, `core.fake_ruleset_store`, `core.fake_disputes`) and are named here too,
-so a test imports every fake from one place."""
+`core.fake_contests`, `core.fake_ruleset_store`, `core.fake_disputes`, `core.fake_logs`) and are
+named here too, so a test imports every fake from one place."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from core.errors import BlobNotFound, BlobStoreUnavailable, PublishFailed, UnknownRuleset
 from core.fake_contests import InMemoryCaches, InMemoryContestStore, InMemoryTeamStore
 from core.fake_disputes import InMemoryDisputes
+from core.fake_logs import InMemorySessionStore, InMemoryTransparencyLogs
 from core.fake_rejudges import InMemoryRejudgeStore
 from core.fake_ruleset_store import InMemoryRulesetStore
 from core.fake_store import InMemorySubmissionStore
@@ -30,8 +31,10 @@ __all__ = [
     "InMemoryRejudgeStore",
     "InMemoryRulesetStore",
     "InMemoryRulesets",
+    "InMemorySessionStore",
     "InMemorySubmissionStore",
     "InMemoryTeamStore",
+    "InMemoryTransparencyLogs",
     "InMemoryUploadCache",
 ]
 
