@@ -10,6 +10,8 @@ benchmarks.failover` prints them over several rounds).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from devstack.testing.cluster.checks import one_line
@@ -32,4 +34,16 @@ def test_a_primary_lost_at_a_deadline_fails_over_losing_and_doubling_nothing(
     )
     assert outcome.restarted_workers == [], "worker processes ended or were restarted"
     idle = [name for name, tasks in outcome.tasks_after.items() if tasks <= 0]
-    assert idle == [], f"worker hosts that took no task after the failover: {idle}"
+    assert idle == [], f"worker hosts that took no task after the failover: {idle}\n" + "\n".join(
+        f"--- {name}'s worker, its warnings and errors:\n{_troubles(hosts, name)}" for name in idle
+    )
+
+
+def _troubles(hosts: Cluster, name: str, most: int = 40) -> str:
+    """The last lines of a worker host's log that say something went wrong."""
+    lines = hosts.workers[name].log("worker").splitlines()
+    marked = [line for line in lines if re.search(WARNED, line)]
+    return "\n".join(line[:400] for line in marked[-most:])
+
+
+WARNED = r"(?i)warning|error|traceback|exception|reconnect|lost|refused|timed? ?out"
