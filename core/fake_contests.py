@@ -33,7 +33,12 @@ class InMemoryContestStore:
     def create_contest(self, contest: Contest) -> Contest:
         db = self.db
         with db.write("create_contest") as pending:
-            if contest.id in db.contests:
+            # SQL's foreign keys refuse a contest under rules not registered as a used id.
+            if (
+                contest.id in db.contests
+                or contest.lexicon_id not in db.lexicons
+                or contest.layout_id not in db.layouts
+            ):
                 raise Duplicate(f"contest {contest.id!r} exists already")
             db.contests[contest.id] = contest
             pending.append(
@@ -89,10 +94,15 @@ class InMemoryTeamStore:
     def create_team(self, team: Team) -> Team:
         db = self.db
         with db.write("create_team") as pending:
-            if team.id in db.teams or any(
-                (t.contest_id, t.name) == (team.contest_id, team.name)
-                or t.token_hash == team.token_hash
-                for t in db.teams.values()
+            # SQL's foreign key refuses a team of no contest as a used key.
+            if (
+                team.id in db.teams
+                or team.contest_id not in db.contests
+                or any(
+                    (t.contest_id, t.name) == (team.contest_id, team.name)
+                    or t.token_hash == team.token_hash
+                    for t in db.teams.values()
+                )
             ):
                 raise Duplicate(f"team {team.name!r} exists already in contest {team.contest_id!r}")
             db.teams[team.id] = team

@@ -15,7 +15,7 @@ from typing import Any
 
 from core import clock, events
 from core.errors import Duplicate, StoreUnavailable
-from core.records import Contest, JudgedResult, Run, RunSummary, Submission, Team
+from core.records import Contest, JudgedResult, RulesData, Run, RunSummary, Submission, Team
 from core.word_hashes import union
 
 Event = events.Event  # what a write's events are: records, stored as `event_fields` gives
@@ -31,6 +31,14 @@ class Copy:
     size: int
     blob_key: str
     received_at: str
+
+
+class Labels(dict[tuple[str, str], None]):
+    """The names given to word lists, (name, lexicon id), in the order they were given (SQL
+    orders them by `lexicon_names.created_at`): a set's calls, a list's order."""
+
+    def add(self, label: tuple[str, str]) -> None:
+        self[label] = None
 
 
 @dataclass(frozen=True)
@@ -54,7 +62,8 @@ class InMemoryDatabase:
         self.results: dict[tuple[str, str, str], KeptResult] = {}  # by submission, lexicon, layout
         self.words: dict[str, bytes] = {}  # each submission's word signature
         self.lexicons: dict[str, dict[str, Any]] = {}
-        self.lexicon_names: set[tuple[str, str]] = set()  # (name, lexicon id)
+        self.lexicon_names = Labels()  # (name, lexicon id), in the order given
+        self.layouts: dict[str, RulesData] = {}  # every game's rules data (layouts, boards), by id
         self.runs: dict[str, Run] = {}  # rejudge runs: `InMemoryRejudgeStore` moves them
         # What each run could not judge: (run id, submission id) -> (reason code, when)
         self.run_failures: dict[tuple[str, str], tuple[str, str]] = {}

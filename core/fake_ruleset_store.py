@@ -1,62 +1,58 @@
 """An in-memory `RulesetStore` for unit tests: the SQL store's rules (infra/sql/rulesets.py)
-over the word lists of the database it is given (each call one transaction, its `down` and
-`failing` holding here too), and the rules data (layouts, boards) it keeps itself, a table
-the database has not.
-
-The database keeps no time for a name given to a word list, so a name several lists carry
-finds the newest registered of them (SQL: the one named last), and a list's names are listed
-in alphabetical order (SQL: in the order given)."""
+over the word lists, their names and the rules data (layouts, boards) of the database it is
+given, each call one transaction, its `down` and `failing` holding here too. Word lists are
+registered through the submission store (`SubmissionStore.add_lexicon`), as in SQL."""
 
 from __future__ import annotations
 
 from core.events import LayoutAdded
 from core.fake_database import InMemoryDatabase
+from core.games import DEFAULT as DEFAULT_GAME
 from core.records import RulesData, WordList
 
 
 class InMemoryRulesetStore:
-    """Word lists (registered through `SubmissionStore.add_lexicon`) and each game's rules
-    data, as registered."""
+    """Word lists and each game's rules data, as registered."""
 
     def __init__(self, db: InMemoryDatabase) -> None:
         self.db = db
-        self.layouts: dict[str, RulesData] = {}  # every game's rules data, by id
 
     def find_lexicon(self, id_or_name: str) -> WordList | None:
-        """By id, else the newest list carrying that name."""
+        """By id, else the list that name was given to last."""
         db = self.db
         with db.read("find_lexicon"):
             row = db.lexicons.get(id_or_name)
             if row is None:
-                named = [db.lexicons[lid] for name, lid in db.lexicon_names if name == id_or_name]
-                row = max(named, key=lambda r: str(r["created_at"]), default=None)
+                named = [lid for name, lid in db.lexicon_names if name == id_or_name]
+                row = db.lexicons[named[-1]] if named else None
             return WordList(**row) if row is not None else None
 
     def all_lexicons(self) -> list[WordList]:
-        """Every registered list, oldest first, with all the names it carries."""
+        """Every registered list, oldest first, with all the names it carries in the order
+        they were given."""
         db = self.db
         with db.read("all_lexicons"):
             rows = sorted(db.lexicons.values(), key=lambda r: str(r["created_at"]))
             return [
                 WordList(
                     **row,
-                    names=tuple(sorted(n for n, lid in db.lexicon_names if lid == row["id"])),
+                    names=tuple(n for n, lid in db.lexicon_names if lid == row["id"])
+                    or (row["name"],),
                 )
                 for row in rows
             ]
 
     def add_layout(
-        self, *, id: str, name: str, content: str, created_by: str, game: str
+        self, *, id: str, name: str, content: str, created_by: str, game: str = DEFAULT_GAME
     ) -> RulesData:
         """Content-addressed: the same id again returns the row there, under its first name."""
-        with self.db.write("add_layout") as pending:
-            existing = self.layouts.get(id)
+        db = self.db
+        with db.write("add_layout") as pending:
+            existing = db.layouts.get(id)
             if existing is not None:
                 return existing
-            row = self.layouts[id] = RulesData(id, name, content, created_by, self.db.now(), game)
-            pending.append(
-                LayoutAdded(layout=id, name=name, by=created_by, game=game)
-            )  # fmt: skip
+            row = db.layouts[id] = RulesData(id, name, content, created_by, db.now(), game)
+            pending.append(LayoutAdded(layout=id, name=name, by=created_by, game=game))
             return row
 
     def find_layout(self, id_or_name: str, game: str | None = None) -> RulesData | None:
@@ -64,7 +60,7 @@ class InMemoryRulesetStore:
         with self.db.read("find_layout"):
             found = [
                 row
-                for row in self.layouts.values()
+                for row in self.db.layouts.values()
                 if id_or_name in (row.id, row.name) and game in (None, row.game)
             ]
             return max(found, key=lambda row: row.created_at, default=None)
@@ -72,5 +68,5 @@ class InMemoryRulesetStore:
     def all_layouts(self, game: str | None = None) -> list[RulesData]:
         """Every layout and board (or those of one game), oldest first."""
         with self.db.read("all_layouts"):
-            found = [row for row in self.layouts.values() if game in (None, row.game)]
+            found = [row for row in self.db.layouts.values() if game in (None, row.game)]
             return sorted(found, key=lambda row: row.created_at)

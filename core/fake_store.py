@@ -7,7 +7,6 @@ from collections import Counter
 from collections.abc import Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
-from typing import Any
 
 from core import clock
 from core.errors import CoreError, Duplicate
@@ -28,7 +27,7 @@ from core.events import (
 from core.fake_database import Copy, Event
 from core.fake_disputes import InMemoryDisputes
 from core.intake import closed, no_log_right
-from core.records import Claim, Contest, JudgedResult, Submission, Team
+from core.records import Claim, Contest, JudgedResult, Submission, Team, WordList
 from core.states import RejudgeState, SubmissionState
 
 _FREE = (SubmissionState.STORED, SubmissionState.QUEUED)  # waiting for a worker
@@ -331,8 +330,9 @@ class InMemorySubmissionStore(InMemoryDisputes):
         blob_key: str,
         source: str,
         created_by: str,
-    ) -> dict[str, Any]:
-        """Register a word list, or add a name to one registered already."""
+    ) -> WordList:
+        """Register a word list, or add a name to one registered already; returns it with the
+        name asked for."""
         with self.write("add_lexicon") as pending:
             existing = self.lexicons.get(id)
             if existing is None:
@@ -351,7 +351,7 @@ class InMemorySubmissionStore(InMemoryDisputes):
                 self.lexicon_names.add((name, id))
                 if existing is not None:
                     pending.append(LexiconNamed(lexicon=id, name=name, by=created_by))
-            return {**self.lexicons[id], "name": name}
+            return WordList(**{**self.lexicons[id], "name": name})
 
     def _still_held(self, claim: Claim) -> bool:
         """The claim's attempt still owns the submission (the sweeper has not handed it on)."""

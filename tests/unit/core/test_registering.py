@@ -3,8 +3,6 @@ to load a new list, and an empty list refused before anything is written."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from core.errors import Invalid
@@ -18,23 +16,15 @@ from judge import Lexicon
 from tests.unit.core.conftest import Clock
 
 
-class WordListsKept(InMemorySubmissionStore):
-    """The submission store fake, its `add_lexicon` answering a `WordList` as the port says
-    (the fake answers the row as a dict)."""
-
-    def add_lexicon(self, **row: Any) -> WordList:  # type: ignore[override]
-        return WordList(**super().add_lexicon(**row))
-
-
 @pytest.fixture
-def kept(fake_clock: Clock) -> WordListsKept:
-    return WordListsKept(now=fake_clock)
+def kept(fake_clock: Clock) -> InMemorySubmissionStore:
+    return InMemorySubmissionStore(now=fake_clock)
 
 
 def register(
     words: list[str],
     name: str,
-    kept: WordListsKept,
+    kept: InMemorySubmissionStore,
     blobs: InMemoryBlobStore,
     publisher: InMemoryPublisher,
 ) -> WordList:
@@ -45,7 +35,7 @@ def register(
 
 
 def test_a_word_list_is_stored_sorted_under_its_id_recorded_and_loaded_by_the_workers(
-    kept: WordListsKept, blobs: InMemoryBlobStore, publisher: InMemoryPublisher
+    kept: InMemorySubmissionStore, blobs: InMemoryBlobStore, publisher: InMemoryPublisher
 ) -> None:
     registered = register(["tea", "cat", "at"], "small", kept, blobs, publisher)
 
@@ -58,7 +48,7 @@ def test_a_word_list_is_stored_sorted_under_its_id_recorded_and_loaded_by_the_wo
 
 
 def test_the_same_words_again_are_the_same_list_under_one_more_name(
-    kept: WordListsKept, blobs: InMemoryBlobStore, publisher: InMemoryPublisher
+    kept: InMemorySubmissionStore, blobs: InMemoryBlobStore, publisher: InMemoryPublisher
 ) -> None:
     first = register(["cat", "at"], "small", kept, blobs, publisher)
 
@@ -71,7 +61,7 @@ def test_the_same_words_again_are_the_same_list_under_one_more_name(
 
 
 def test_an_empty_word_list_is_refused_and_nothing_is_written(
-    kept: WordListsKept, blobs: InMemoryBlobStore, publisher: InMemoryPublisher
+    kept: InMemorySubmissionStore, blobs: InMemoryBlobStore, publisher: InMemoryPublisher
 ) -> None:
     with pytest.raises(Invalid, match="the word list is empty"):
         register([], "none", kept, blobs, publisher)
@@ -80,7 +70,7 @@ def test_an_empty_word_list_is_refused_and_nothing_is_written(
 
 
 def test_a_word_list_is_registered_with_the_broker_down_for_workers_to_load_on_demand(
-    kept: WordListsKept, blobs: InMemoryBlobStore, publisher: InMemoryPublisher
+    kept: InMemorySubmissionStore, blobs: InMemoryBlobStore, publisher: InMemoryPublisher
 ) -> None:
     publisher.down = True
 
@@ -90,7 +80,7 @@ def test_a_word_list_is_registered_with_the_broker_down_for_workers_to_load_on_d
 
 
 def test_rules_data_is_content_addressed_keeping_the_name_it_was_first_registered_by(
-    kept: WordListsKept,
+    kept: InMemorySubmissionStore,
 ) -> None:
     rules_store = InMemoryRulesetStore(kept)
     played = game("wordytaire")
