@@ -76,20 +76,31 @@ def rival(
     it joins `subject` (and `contests` for the live ruleset)."""
     other, judged = submissions.alias(), results.alias()
     own = crosstiles_results.alias()
-    passed_over = exists().where(
-        and_(
-            dispute_settlements.c.submission_id == other.c.id,
-            dispute_settlements.c.chosen_id == subject.c.id,
+    # Correlated explicitly: SQLAlchemy correlates a nested EXISTS to the SELECT right around
+    # it alone, so `subject` (and `contests`, two levels up inside `settled_for_another`)
+    # would otherwise join in afresh, and any settlement of the other log would count.
+    passed_over = (
+        exists()
+        .where(
+            and_(
+                dispute_settlements.c.submission_id == other.c.id,
+                dispute_settlements.c.chosen_id == subject.c.id,
+            )
         )
+        .correlate_except(dispute_settlements)
     )
-    return exists().where(
-        and_(
-            other.c.contest_id == subject.c.contest_id,
-            other.c.match_key == subject.c.match_key,
-            other.c.id != subject.c.id,
-            *_valid_under(other, judged, own, ruleset, before),
-            ~passed_over,
+    return (
+        exists()
+        .where(
+            and_(
+                other.c.contest_id == subject.c.contest_id,
+                other.c.match_key == subject.c.match_key,
+                other.c.id != subject.c.id,
+                *_valid_under(other, judged, own, ruleset, before),
+                ~passed_over,
+            )
         )
+        .correlate_except(other, judged, own)
     )
 
 
