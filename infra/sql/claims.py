@@ -160,6 +160,8 @@ def _attempts_among(pairs: Sequence[tuple[str, int]]) -> ColumnElement[bool]:
 def _judged_now(conn: Connection, claims: Sequence[Claim], now: str) -> set[tuple[str, int]]:
     """Mark judged the submissions whose claims still hold, in one statement where the
     database returns what an UPDATE changed; the claims that held, as (id, attempt)."""
+    if not claims:
+        return set()  # (an empty OR is no condition at all)
     done = {"state": SubmissionState.JUDGED, "state_at": now, "judged_at": now, "failure": None}
     if not conn.dialect.update_returning:  # SQLite before 3.35
         return {

@@ -232,6 +232,7 @@ class SubmissionsMixin(ClaimsMixin):
         team are known: when all of them are still `stored` (the rule in a burst) the UPDATE
         returns no rows, so SQLite's driver steps once, not once a row (`insert_rows` says why
         that counts)."""
+        published = list({s.id: s for s in published}.values())  # each once, as asked first
         ids = [s.id for s in published]
         stamp = clock.now()
         changed = conn.execute(_MARK_QUEUED, {"ids": ids, "stamp": stamp}).rowcount

@@ -100,6 +100,8 @@ def test_a_recorded_result_judges_the_submission_with_its_words_and_event(side: 
     assert store.record_results([(claim, judged(sub, LEX1, 1), b"")]) == set()  # done already
     assert side.live_result(sub.id) == kept and side.submission(sub.id) == done
     assert side.events("submission.judged") == [judged_event(sub, 42), judged_event(other, 9)]
+    assert store.record_results([]) == set()  # nothing to record, nothing written
+    assert len(side.events("submission.judged")) == 2
 
 
 def test_judging_again_replaces_the_result_kept_under_the_ruleset_and_widens_the_words(
