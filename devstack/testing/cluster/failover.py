@@ -136,7 +136,7 @@ def run(
     members = cluster.databases if fault.service == "database" else cluster.redises
     for member in members:
         if member.name != old:
-            group.wait_replica(member.name, START_TIMEOUT_S)
+            group.wait_current(member.name, START_TIMEOUT_S)
     host = cluster.network.hosts[old]
     began = time.monotonic()
     if fault.how == "cut":

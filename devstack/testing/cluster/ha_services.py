@@ -84,6 +84,10 @@ class Group(ABC):
     @abstractmethod
     def wait_replica(self, host_name: str, timeout: float = START_TIMEOUT_S) -> float: ...
 
+    def wait_current(self, host_name: str, timeout: float = START_TIMEOUT_S) -> float:
+        """`wait_replica`, as strict as the manager is before it promotes a replica."""
+        return self.wait_replica(host_name, timeout)
+
     def _serves(self, name: str) -> bool:
         """Whether the primary `primary()` names says so itself."""
         return True

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import Any
 from urllib.parse import quote
 
 import redis
@@ -199,7 +200,24 @@ class SentinelGroup(Group):
     def wait_replica(self, host_name: str, timeout: float = START_TIMEOUT_S) -> float:
         """Seconds until the node replicates the Sentinels' master, in sync, and every Sentinel
         that answers (at least a quorum) lists it as a replica that is up."""
+        return self._wait_known(host_name, timeout, linked=False)
+
+    def wait_current(self, host_name: str, timeout: float = START_TIMEOUT_S) -> float:
+        """`wait_replica`, and every Sentinel that answers has seen the node linked to the
+        master in its last look (its INFO, asked every 10 s): what Sentinel asks of a replica
+        before it promotes one."""
+        return self._wait_known(host_name, timeout, linked=True)
+
+    def _wait_known(self, host_name: str, timeout: float, linked: bool) -> float:
         address = self.redis_hosts[host_name].address
+
+        def up(replica: dict[str, Any]) -> bool:
+            if replica["ip"] != address or replica["is_sdown"] or replica["is_disconnected"]:
+                return False
+            return not linked or (
+                replica.get("master-link-status") == "ok"
+                and int(replica.get("master-link-down-time") or 0) == 0
+            )
 
         def known(host: Host) -> bool | None:
             try:
@@ -207,11 +225,7 @@ class SentinelGroup(Group):
                     replicas = sentinel.sentinel_slaves(self.master_name)
             except redis.RedisError:
                 return None
-            # What Sentinel asks of a replica it would promote: up, linked to the master.
-            return any(r["ip"] == address and not r["is_sdown"] and not r["is_disconnected"]
-                       and r.get("master-link-status") == "ok"
-                       and int(r.get("master-link-down-time") or 0) == 0
-                       for r in replicas)  # fmt: skip
+            return any(up(replica) for replica in replicas)
 
         def replicating() -> bool:
             primary = self.primary()
