@@ -37,6 +37,9 @@ RESUMED_BOUND_S = 90.0  # intake and judging going again after it
 RETURN_BOUND_S = 120.0  # the old primary a replica again after it returns
 JUDGED_WITHIN_S = 150.0
 FOLLOW_UP = 48  # uploads sent once the burst is judged: every worker host must take some
+# Rounds of them at most: a worker host whose broker connection is still being re-made (its
+# retries back off) takes none of the first; one that never comes back takes none of any.
+FOLLOW_ROUNDS = 4
 # Answers a client may see while a primary fails over: acknowledged, refused for the outage,
 # or no answer in time (a host whose database connection hung until TCP gave up).
 EXPECTED_OUTCOMES = {"202", "503", "ReadError", "ReadTimeout", "RemoteProtocolError"}
@@ -81,7 +84,8 @@ class Outcome:
     acknowledged: int
     sent: int
     outcomes: Counter[str]
-    # Tasks each worker host took of FOLLOW_UP uploads sent after the failover and the return.
+    # Tasks each worker host took of the uploads sent after the failover and the return (rounds
+    # of FOLLOW_UP, until each host took some or FOLLOW_ROUNDS were sent).
     tasks_after: dict[str, int] = field(default_factory=dict)
     restarted_workers: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -117,9 +121,9 @@ def run(
     second, the fault a quarter of the way in, the old primary back once a new one serves."""
     contest = contest or fault.contest
     tokens = cluster.open_contest(contest, cluster.judge_list_id, teams)
-    whole = make_corpus(lexicon, uploads + FOLLOW_UP, teams=teams, moves=moves, seed=seed)
+    spare = FOLLOW_UP * FOLLOW_ROUNDS
+    whole = make_corpus(lexicon, uploads + spare, teams=teams, moves=moves, seed=seed)
     corpus = Corpus(whole.data[:uploads], whole.expected[:uploads], teams)
-    later = Corpus(whole.data[uploads:], whole.expected[uploads:], teams)
     group = cluster.patroni if fault.service == "database" else cluster.sentinel
     workers = {name: host.processes["worker"].popen.pid for name, host in cluster.workers.items()}
     urls = {name: cluster.api_url(name) for name in cluster.apis}
@@ -161,18 +165,25 @@ def run(
     burst.wait()
     cluster.wait_judged(contest, len(burst.acknowledged()), JUDGED_WITHIN_S)
     # The workers after the failover, as they are (no restart): a few more uploads, each worker
-    # host must take some.
+    # host must take some, in one of a few rounds.
     totals = cluster.task_totals()
-    follow = Uploads(urls, contest, tokens, later)
-    follow.run()
-    sent = [*burst.sent, *follow.sent]
-    cluster.wait_judged(contest, len(burst.acknowledged()) + len(follow.acknowledged()),
-                        JUDGED_WITHIN_S)  # fmt: skip
-    after = cluster.task_totals()
-    tasks_after = {
-        name: sum(after.get(name, {}).values()) - sum(totals.get(name, {}).values())
-        for name in cluster.workers
-    }
+    sent = list(burst.sent)
+    tasks_after: dict[str, int] = {}
+    for first in range(uploads, uploads + spare, FOLLOW_UP):
+        later = Corpus(whole.data[first : first + FOLLOW_UP],
+                       whole.expected[first : first + FOLLOW_UP], teams)  # fmt: skip
+        follow = Uploads(urls, contest, tokens, later)
+        follow.run()
+        sent += follow.sent
+        acknowledged = len([one for one in sent if one.acknowledged])
+        cluster.wait_judged(contest, acknowledged, JUDGED_WITHIN_S)
+        after = cluster.task_totals()
+        tasks_after = {
+            name: sum(after.get(name, {}).values()) - sum(totals.get(name, {}).values())
+            for name in cluster.workers
+        }
+        if all(tasks > 0 for tasks in tasks_after.values()):
+            break
     problems = _judged_once(cluster, contest, sent, whole)
     restarted = [
         name
