@@ -27,8 +27,8 @@ import structlog
 from core import clock, tuning
 from core.clics import ContestData, Role, Viewer
 from core.clics_feed import Line, Renderer, finish, snapshot, state_line, wanted
+from core.ports import ClicsReads
 from core.records import Contest
-from infra.sql.clics import ClicsReader
 
 T = TypeVar("T")
 Run = Callable[[Callable[[], T]], Awaitable[T]]
@@ -48,7 +48,7 @@ class Page:
 class FeedHub:
     def __init__(
         self,
-        reader: ClicsReader,
+        reader: ClicsReads,
         run: Run[object],
         *,
         poll_s: float = tuning.CLICS_POLL_S,

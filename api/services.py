@@ -192,7 +192,7 @@ class Services(ApiParts):
     def __post_init__(self) -> None:
         self.uploaders = Uploaders(self.store)
         self.strangers = Strangers()
-        self.token_news = TokenNews(self.redis, self.uploaders)
+        self.token_news = TokenNews(self.team_news, self.uploaders)
         self.sessions = DashboardSessions(
             self.settings.session_key_value(), self.store, self.admin_token
         )

@@ -2,10 +2,10 @@
 
 `StatsCollector` caches one snapshot behind a lock: however many pages poll, Redis and SQL see
 one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot from one read-only SQL
-read (`infra.sql.dashboard`), five Redis reads, what the worker heartbeats said (`heartbeats`)
-and which database and Redis node is primary (`infra.replication`, its own short reads);
-`PreviewCounts` adds what a finished rejudge run would change: live while it is ready, as apply
-recorded it once applied.
+read (`infra.sql.dashboard`), the queue depths (`infra.queues.queue_depths`: five Redis reads),
+what the worker heartbeats said (`heartbeats`) and which database and Redis node is primary
+(`infra.replication`, its own short reads); `PreviewCounts` adds what a finished rejudge run
+would change: live while it is ready, as apply recorded it once applied.
 """
 
 from __future__ import annotations
@@ -20,8 +20,6 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import quote
 
-import redis
-
 from api.heartbeats import WorkerWatch
 from api.pages.games import page_of
 from api.services import Services
@@ -30,10 +28,9 @@ from core.games import game, names
 from core.ports import RejudgeRuns, ResultReads
 from core.records import Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
-from infra.compose import DashboardReads, ReplicationReads
-from infra.queues import queue_depths
-from infra.replication import ReplicationStatus, Service
+from infra.replication import ReplicationReads, ReplicationStatus, Service
 from infra.sql import dashboard as stats_sql
+from infra.sql.dashboard import DashboardReads
 from infra.sql.schema import rejudge_runs
 
 REFRESH_S = 1.0
@@ -81,7 +78,7 @@ class StatsCollector:
 
 
 def build_collector(services: Services) -> StatsCollector:
-    """Wire the collector to the app's store and Redis; listen to worker heartbeats if the
+    """Wire the collector to the app's store and queues; listen to worker heartbeats if the
     composition root gave a Celery app to hear them through (it does when Redis is there)."""
     watch = None
     if services.worker_events is not None:
@@ -91,7 +88,7 @@ def build_collector(services: Services) -> StatsCollector:
         services.dashboard,
         services.rejudges,
         services.store,
-        services.redis,
+        services.queue_depths,
         watch,
         replication=services.replication,
     )
@@ -106,17 +103,18 @@ class StatsSnapshotter:
         reader: DashboardReads,
         rejudges: RejudgeRuns,
         events: ResultReads,
-        client: redis.Redis | None,
+        queue_depths: Callable[[], dict[str, Any]],
         workers: WorkerWatch | None,
         wall: Callable[[], datetime] | None = None,
         *,
         replication: ReplicationReads | None = None,
     ) -> None:
-        """`wall`: the time a snapshot is for; by default the clock every stored time is
+        """`queue_depths`: the broker's queues, as `infra.queues.queue_depths` reads them.
+        `wall`: the time a snapshot is for; by default the clock every stored time is
         written with (`core.clock.now`), so a test that sets that clock sets both.
         `replication`: looked at on each refresh, so a failover is seen within a second of
         the page (or a scraper of /metrics) asking."""
-        self._events, self._redis, self._workers = events, client, workers
+        self._events, self._queue_depths, self._workers = events, queue_depths, workers
         self._replication = replication
         self._wall = wall or _store_time
         self._sql = reader
@@ -129,7 +127,7 @@ class StatsSnapshotter:
     def compute(self) -> dict[str, Any]:
         started = time.perf_counter()
         now = self._wall()
-        queues = queue_depths(self._redis)
+        queues = self._queue_depths()
         workers = self._workers.snapshot() if self._workers else _no_workers()
         sql = self._sql.read(
             now, judged_after=self._judged_watermark, rejudges_since_s=REJUDGE_RECENT_S

@@ -1,23 +1,24 @@
 """News of team tokens, to every API process at once: each remembers who a token belongs to
 (`api.services.Uploaders`) for a while, so the process that deletes a team, changes one, or
-closes a contest tells every other one through Redis (publish/subscribe on one channel), and
-each forgets what it remembered of it as the message arrives. Without Redis there is one
-process, and it forgets on its own.
+closes a contest tells every other one on the team news channel (`core.ports.TeamNews`: Redis
+publish/subscribe), and each forgets what it remembered of it as the message arrives. Without
+Redis there is one process, and it forgets on its own.
 
 A process that loses its subscription may have missed news meanwhile: it forgets every token
-it remembers when it subscribes again. A message that cannot be published (Redis down) is
-logged and dropped; the other processes then forget the team within UPLOADER_TTL_S."""
+it remembers when it subscribes again. A message that cannot be told (Redis down) is logged
+and dropped; the other processes then forget the team within UPLOADER_TTL_S."""
 
 from __future__ import annotations
 
 import threading
 from typing import Protocol
 
-import redis
 import structlog
 
+from core.errors import Unavailable
+from core.ports import TeamNews
+
 log = structlog.get_logger("tilejudge.api")
-CHANNEL = "tilejudge:tokens"
 RESUBSCRIBE_S = 1.0
 
 
@@ -29,14 +30,9 @@ class Uploaders(Protocol):
     def forget_all(self) -> None: ...
 
 
-def channel(client: redis.Redis) -> str:
-    """The channel of the stack using this Redis database (publish/subscribe spans them all)."""
-    return f"{CHANNEL}:{client.connection_pool.connection_kwargs.get('db', 0)}"
-
-
 class TokenNews:
-    def __init__(self, client: redis.Redis | None, uploaders: Uploaders) -> None:
-        self._client = client
+    def __init__(self, news: TeamNews | None, uploaders: Uploaders) -> None:
+        self._news = news
         self._uploaders = uploaders
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -56,17 +52,17 @@ class TokenNews:
         self._tell(f"contest {contest_id}")
 
     def _tell(self, news: str) -> None:
-        if self._client is None:
+        if self._news is None:
             return
         try:
-            self._client.publish(channel(self._client), news)
-        except redis.RedisError:
+            self._news.tell(news)
+        except Unavailable:
             log.warning("token_news.publish_failed", news=news, exc_info=True)
 
     # -- hearing ---------------------------------------------------------------------------
 
     def start(self) -> None:
-        if self._client is None or self._thread is not None:
+        if self._news is None or self._thread is not None:
             return
         self._thread = threading.Thread(target=self._listen, name="token-news", daemon=True)
         self._thread.start()
@@ -82,9 +78,8 @@ class TokenNews:
         with self._heard:
             return self._heard.wait_for(lambda: self.heard >= count, timeout)
 
-    def hear(self, news: str | bytes) -> None:
-        text = news.decode() if isinstance(news, bytes) else news
-        kind, _, name = text.partition(" ")
+    def hear(self, news: str) -> None:
+        kind, _, name = news.partition(" ")
         if kind == "team":
             self._uploaders.forget_team(name)
         elif kind == "contest":
@@ -94,20 +89,17 @@ class TokenNews:
             self._heard.notify_all()
 
     def _listen(self) -> None:
-        assert self._client is not None
+        assert self._news is not None
         while not self._stopping.is_set():
             try:
-                with self._client.pubsub() as pubsub:
-                    pubsub.subscribe(channel(self._client))
+                with self._news.subscribe(RESUBSCRIBE_S) as subscription:
+                    # Nothing is missed from now on, but news may have been till now.
+                    self._uploaders.forget_all()
+                    self.subscribed.set()
                     while not self._stopping.is_set():
-                        message = pubsub.get_message(timeout=RESUBSCRIBE_S)
-                        if message is None:
-                            continue
-                        if message.get("type") == "subscribe":  # from now on nothing is missed
-                            self._uploaders.forget_all()  # but news may have been till now
-                            self.subscribed.set()
-                        elif message.get("type") == "message":
-                            self.hear(message["data"])
+                        news = subscription.next(RESUBSCRIBE_S)
+                        if news is not None:
+                            self.hear(news)
             except Exception:  # Redis away: subscribe again, and forget, once it is back
                 self.subscribed.clear()
                 log.warning("token_news.subscription_lost", exc_info=True)

@@ -10,6 +10,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, Protocol
 
+from core.clics import ContestData
+from core.clics_feed import Logged, Read, Wanted
 from core.disputes import DisputeStore
 from core.errors import CoreError
 from core.game import Rules
@@ -211,6 +213,20 @@ class ResultReads(Protocol):
     def events_after(self, after: int, limit: int) -> list[dict[str, Any]]: ...
 
 
+class ClicsReads(Protocol):
+    """What the CLICS Contest API reads (`core.clics`, `core.clics_feed`): its contests, one
+    contest whole, and for the event feed pages of the event log with what rendering a page
+    needs of each contest it touches (`infra.sql.clics.ClicsReader`)."""
+
+    def contests(self) -> list[Contest]: ...  # those of a game the Contest API maps, by id
+    def contest(self, contest_id: str) -> ContestData | None: ...
+    def last_event(self) -> int: ...
+    def logged_after(
+        self, after: int, limit: int, contest_id: str | None = None
+    ) -> list[Logged]: ...
+    def reads_for(self, wants: dict[str, Wanted], now: str) -> dict[str, Read]: ...
+
+
 class TransparencyLogs(Protocol):
     """Each contest's transparency log (`core.transparency`): sequenced and signed, and read
     as tiles, entries and a submission's leaves."""
@@ -241,6 +257,25 @@ class Caches(Protocol):
     # What shows the contest's standings or ruleset (this process at once, the others soon).
     def forget_standings(self, contest_id: str) -> None: ...
     def forget_broker_copies(self, submission_ids: Sequence[str]) -> None: ...
+
+
+class NewsSubscription(Protocol):
+    """What is told on a `TeamNews` channel while the subscription is held."""
+
+    # The next news, or None if none came within `timeout` seconds; Unavailable once the
+    # subscription is lost (news told meanwhile may be missed).
+    def next(self, timeout: float) -> str | None: ...
+
+
+class TeamNews(Protocol):
+    """A channel every API process hears, for news of team tokens to forget (`api.token_news`);
+    over Redis publish/subscribe (`infra.team_news`). Unavailable when it cannot be told or
+    heard."""
+
+    def tell(self, news: str) -> None: ...
+    # Entered once subscribed (within `timeout` seconds, else Unavailable): from then on
+    # nothing told is missed while it is held.
+    def subscribe(self, timeout: float) -> AbstractContextManager[NewsSubscription]: ...
 
 
 class ApiStore(

@@ -8,7 +8,7 @@ import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import redis
 from redis.backoff import NoBackoff
@@ -24,10 +24,12 @@ from core.log_signing import LogSigner, SequencerThread
 from core.ports import (
     ApiStore,
     BlobStore,
+    ClicsReads,
     Publisher,
     QueueProbe,
     RejudgeRuns,
     SubmissionStore,
+    TeamNews,
 )
 from core.quota import StorageQuota
 from core.reports import Reports
@@ -38,23 +40,22 @@ from infra.celery_config import celery_config
 from infra.leader import SWEEPER_LOCK, Election
 from infra.presigned_http import READ_TIMEOUT_S
 from infra.publisher import CeleryPublisher
-from infra.queues import broker_epoch, light_backlog, live_backlog
+from infra.queues import broker_epoch, light_backlog, live_backlog, queue_depths
 from infra.quota import RedisDailyBytes
 from infra.ratelimit import Limiter, RateLimiter, report_reads, sign_in_failures
-from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe, ReplicationStatus
+from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe, ReplicationReads
 from infra.rulesets import RulesetCache
 from infra.sentinel import HEALTH_CHECK_S, SENTINEL_TIMEOUT_S, PrimaryCheckedConnection
 from infra.settings import Settings, SettingsError, SweeperMode, sentinel_address
 from infra.sql.clics import ClicsReader
-from infra.sql.dashboard import DashboardReader, Readings
+from infra.sql.dashboard import DashboardReader, DashboardReads
 from infra.sql.engine import make_engine
 from infra.sql.rejudges import RejudgeStore
 from infra.sql.store import SqlStore
+from infra.team_news import RedisTeamNews
 from infra.upload_cache import DiskUploadCache
 
 if TYPE_CHECKING:
-    from datetime import datetime
-
     from celery import Celery
     from sqlalchemy.engine import Engine
 
@@ -160,35 +161,6 @@ def make_celery(settings: Settings, publisher_only: bool = False) -> Celery:
     return app
 
 
-# The ports ApiParts is typed by whose records live in infra (the core cannot name them).
-class DashboardReads(Protocol):
-    """The dashboard's SQL reads (`infra.sql.dashboard.DashboardReader`)."""
-
-    def read(self, now: datetime, *, judged_after: int, rejudges_since_s: float) -> Readings: ...
-    def rejudge(self, run_id: str) -> dict[str, Any] | None: ...
-
-
-class WritableCheck(Protocol):
-    @property
-    def replicated(self) -> bool: ...  # whether the database can have standbys
-    def check_writable(self) -> None: ...
-
-
-class PrimaryCheck(Protocol):
-    def check_primary(self) -> None: ...
-
-
-class ReplicationReads(Protocol):
-    """Which database and Redis node is primary (`infra.replication.ReplicationProbe`): what
-    /readyz checks, and what the dashboard and /metrics show."""
-
-    @property
-    def database(self) -> WritableCheck: ...
-    @property
-    def redis(self) -> PrimaryCheck | None: ...
-    def status(self) -> ReplicationStatus: ...
-
-
 @dataclass
 class ApiParts:
     """What an API process serves with; `api.services.Services` adds the per-process caches."""
@@ -198,7 +170,6 @@ class ApiParts:
     rejudges: RejudgeRuns
     dashboard: DashboardReads
     blobs: BlobStore
-    redis: redis.Redis | None
     intake: Intake
     limiter: Limiter  # uploads per team
     report_reads: Limiter  # per caller
@@ -211,11 +182,17 @@ class ApiParts:
     # Signs the contests' transparency logs (None: a process that serves them unsigned).
     log_signer: LogSigner | None = None
     # The Contest API's reads (None: a process that does not serve it).
-    clics: ClicsReader | None = None
+    clics: ClicsReads | None = None
     # Which database and Redis node is primary, for the dashboard, /metrics and /readyz.
     replication: ReplicationReads | None = None
     # The Celery app the dashboard hears the workers' heartbeats through (None: no Redis).
     worker_events: Celery | None = None
+    # News of team tokens to every API process (None: no Redis, so this process alone).
+    team_news: TeamNews | None = None
+    # The broker's queue depths for the dashboard (`infra.queues.queue_depths`).
+    queue_depths: Callable[[], dict[str, Any]] = field(default=partial(queue_depths, None))
+    # Closes the clients built for these parts that hold connections (Redis's).
+    close_clients: Callable[[], None] = field(default=lambda: None)
 
 
 def api_parts(
@@ -251,7 +228,6 @@ def api_parts(
         rejudges=RejudgeStore(store),
         dashboard=DashboardReader(store),
         blobs=blobs,
-        redis=client,
         intake=Intake(
             store,
             blobs,
@@ -278,6 +254,9 @@ def api_parts(
         clics=ClicsReader(store),
         replication=replication_probe(settings, store.engine, client),
         worker_events=make_celery(settings) if client is not None else None,
+        team_news=RedisTeamNews(client) if client is not None else None,
+        queue_depths=partial(queue_depths, client),
+        close_clients=client.close if client is not None else lambda: None,
     )
 
 

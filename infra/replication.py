@@ -13,7 +13,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
-from typing import Any
+from typing import Any, Protocol
 
 import redis
 import structlog
@@ -316,6 +316,31 @@ class FailoverWatch:
 
     def counts(self) -> dict[Service, int]:
         return {service: self._counts[service] for service in Service}
+
+
+class WritableCheck(Protocol):
+    """Whether the database reached takes writes (`DatabaseProbe`)."""
+
+    @property
+    def replicated(self) -> bool: ...  # whether the database can have standbys
+    def check_writable(self) -> None: ...
+
+
+class PrimaryCheck(Protocol):
+    """Whether the Redis reached is the primary (`RedisProbe`)."""
+
+    def check_primary(self) -> None: ...
+
+
+class ReplicationReads(Protocol):
+    """Which database and Redis node is primary (`ReplicationProbe`): what /readyz checks, and
+    what the dashboard and /metrics show."""
+
+    @property
+    def database(self) -> WritableCheck: ...
+    @property
+    def redis(self) -> PrimaryCheck | None: ...
+    def status(self) -> ReplicationStatus: ...
 
 
 class ReplicationProbe:

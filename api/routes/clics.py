@@ -33,6 +33,7 @@ from core import clics, clics_scoreboard, clock
 from core.clics import ContestData, Role, Viewer
 from core.clics_games import mapped
 from core.errors import NotFound
+from core.ports import ClicsReads
 from core.records import Contest
 
 PROVIDER_VERSION = "0.1.0"
@@ -143,7 +144,7 @@ async def viewer(contest: str, request: Request, svc: Svc) -> Viewer:
 Who = Annotated[Viewer, Depends(viewer)]
 
 
-def _reader(svc: Services) -> tuple[Any, FeedHub]:
+def _reader(svc: Services) -> tuple[ClicsReads, FeedHub]:
     if svc.clics is None or svc.clics_feed is None:
         raise NotFound("this API process does not serve the Contest API")
     return svc.clics, svc.clics_feed

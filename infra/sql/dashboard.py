@@ -17,7 +17,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import Connection, Table, and_, case, func, inspect, or_, select
 
@@ -64,6 +64,13 @@ class Readings:
     # after `judged_after`, in id order.
     judged: list[tuple[int, float | None]]
     last_event_id: int
+
+
+class DashboardReads(Protocol):
+    """The dashboard's SQL reads as the API's stats use them (`DashboardReader`)."""
+
+    def read(self, now: datetime, *, judged_after: int, rejudges_since_s: float) -> Readings: ...
+    def rejudge(self, run_id: str) -> dict[str, Any] | None: ...
 
 
 class DashboardReader:

@@ -46,8 +46,7 @@ def client(env: dict[str, str]) -> Iterator[TestClient]:
     finally:
         services.intake.commits.close()
         services.store.engine.dispose()
-        if services.redis is not None:
-            services.redis.close()
+        services.close_clients()
         unregister("wordcount")  # and forgotten, so the next app's loading registers it again
         sys.modules.pop("tests.games.wordcount", None)
 

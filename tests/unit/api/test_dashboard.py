@@ -6,6 +6,7 @@ import re
 import threading
 import time
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,10 @@ from sqlalchemy import inspect, text
 
 from api.heartbeats import WorkerWatch
 from api.services import ADMIN_COOKIE
-from api.stats import StatsCollector, StatsSnapshotter, queue_depths, status_of
+from api.stats import StatsCollector, StatsSnapshotter, status_of
 from core import clock
 from devstack.testing.pipeline import ADMIN, ADMIN_TOKEN, Pipeline, drain
+from infra.queues import queue_depths
 from infra.sql.dashboard import minute_floor, reason_of
 
 MOVES = b"0 0 2 0 cat\n"
@@ -217,7 +219,7 @@ def test_open_rejudge_runs_show_progress_rate_and_eta(pipe: Pipeline) -> None:
         pipe.services.dashboard,
         pipe.services.rejudges,
         pipe.store,
-        None,
+        pipe.services.queue_depths,
         None,
         wall=lambda: next(moments),
     )
@@ -425,10 +427,10 @@ def test_a_queue_growing_for_a_minute_turns_amber_and_is_charted(pipe: Pipeline)
         pipe.services.dashboard,
         pipe.services.rejudges,
         pipe.store,
-        fake,
+        partial(queue_depths, fake),  # type: ignore[arg-type]
         None,
         wall=lambda: next(moments),
-    )  # type: ignore[arg-type]
+    )
     assert snapshotter.compute()["status"]["colour"] == "green"
     fake.lists["live"] = 12
     later = snapshotter.compute()
@@ -502,6 +504,7 @@ def test_heartbeats_tell_which_workers_are_online_with_their_load() -> None:
 def snapshotter_of(pipe: Pipeline, client: Any, **options: Any) -> StatsSnapshotter:
     """The pipeline's dashboard snapshotter, over `client` as its Redis."""
     services = pipe.services
+    depths = partial(queue_depths, client)
     return StatsSnapshotter(
-        services.dashboard, services.rejudges, services.store, client, None, **options
+        services.dashboard, services.rejudges, services.store, depths, None, **options
     )

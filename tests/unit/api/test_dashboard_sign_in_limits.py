@@ -136,13 +136,14 @@ def test_with_redis_the_limits_are_counted_there_for_every_api_process_else_in_t
         # And the dashboard hears the workers' heartbeats through the same Redis.
         assert parts.worker_events is not None
         assert parts.worker_events.conf.broker_url == url
+        # And tells every API process of team tokens to forget through it.
+        assert parts.team_news is not None
     finally:
         parts.intake.commits.close()
-        assert parts.redis is not None
-        parts.redis.close()
+        parts.close_clients()
     assert isinstance(pipe.services.login_failures, LocalLimiter)
     assert isinstance(pipe.services.report_reads, LocalLimiter)
-    assert pipe.services.worker_events is None
+    assert pipe.services.worker_events is None and pipe.services.team_news is None
 
 
 # -- sessions and the admin token ---------------------------------------------------------------

@@ -61,7 +61,9 @@ def a_rejudge_that_drops_a_word(
 
 def snapshotter_of(pipe: Pipeline) -> StatsSnapshotter:
     services = pipe.services
-    return StatsSnapshotter(services.dashboard, services.rejudges, pipe.store, None, None)
+    return StatsSnapshotter(
+        services.dashboard, services.rejudges, pipe.store, services.queue_depths, None
+    )
 
 
 def the_run(snapshotter: StatsSnapshotter, run_id: str) -> dict[str, Any]:
@@ -71,10 +73,7 @@ def the_run(snapshotter: StatsSnapshotter, run_id: str) -> dict[str, Any]:
 
 def test_a_run_names_the_word_lists_and_layout_it_goes_from_and_to(pipe: Pipeline) -> None:
     run_id = a_rejudge_that_drops_a_word(pipe)
-    run = the_run(
-        StatsSnapshotter(pipe.services.dashboard, pipe.services.rejudges, pipe.store, None, None),
-        run_id,
-    )
+    run = the_run(snapshotter_of(pipe), run_id)
 
     lexicons = {row.name: row.id for row in pipe.store.all_lexicons()}
     layout = default_layout()
@@ -147,10 +146,7 @@ def test_a_minute_of_rejudging_is_charted_in_its_own_minute(
 
 def test_a_running_run_counts_no_changes_yet(pipe: Pipeline, calls: list[str]) -> None:
     run_id = a_rejudge_that_drops_a_word(pipe)
-    run = the_run(
-        StatsSnapshotter(pipe.services.dashboard, pipe.services.rejudges, pipe.store, None, None),
-        run_id,
-    )
+    run = the_run(snapshotter_of(pipe), run_id)
 
     assert run["state"] == "running" and run["changes"] is None
     assert calls == []
@@ -160,9 +156,7 @@ def test_a_ready_run_shows_the_previews_counts_of_changed_scores_and_ranks(
     pipe: Pipeline,
 ) -> None:
     run_id = a_rejudge_that_drops_a_word(pipe)
-    snapshotter = StatsSnapshotter(
-        pipe.services.dashboard, pipe.services.rejudges, pipe.store, None, None
-    )
+    snapshotter = snapshotter_of(pipe)
     run_rejudge_work(pipe)
 
     run = the_run(snapshotter, run_id)
@@ -179,9 +173,7 @@ def test_the_counts_are_computed_once_while_ready_and_kept_as_recorded_once_appl
     pipe: Pipeline, calls: list[str]
 ) -> None:
     run_id = a_rejudge_that_drops_a_word(pipe)
-    snapshotter = StatsSnapshotter(
-        pipe.services.dashboard, pipe.services.rejudges, pipe.store, None, None
-    )
+    snapshotter = snapshotter_of(pipe)
     run_rejudge_work(pipe)
 
     for _ in range(3):
