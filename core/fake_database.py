@@ -3,12 +3,15 @@ SQL schema's tables as dicts of records, and transactions that each take one loc
 
 `down = True` makes every call fail as an outage would (StoreUnavailable); naming a call in
 `failing` makes only that one fail. `add_contest` and `add_team` set a test up: no port has them.
+`on_commit` holds what runs as a write commits, under its lock, with the events it stored: where
+the SQL store logs their facts in the transaction, the transparency logs' fake (`core.fake_logs`)
+does.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +22,8 @@ from core.records import Contest, JudgedResult, RulesData, Run, RunSummary, Subm
 from core.word_hashes import union
 
 Event = events.Event  # what a write's events are: records, stored as `event_fields` gives
+# Called as a write commits, under its lock, with the events it stored (as `events` keeps them).
+CommitHook = Callable[[Sequence[dict[str, Any]]], None]
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,7 @@ class InMemoryDatabase:
         self.stored_batches: list[list[str]] = []  # the uploads of each committed store call
         self.down = False
         self.failing: set[str] = set()  # names of calls that fail as in an outage
+        self.on_commit: list[CommitHook] = []  # each write that stores events calls them in turn
         self._lock = threading.RLock()
 
     # -- setting a test up (not the port) ---------------------------------------------------
@@ -130,18 +136,23 @@ class InMemoryDatabase:
     @contextmanager
     def write(self, call: str) -> Iterator[list[Event]]:
         """One write transaction: refused whole in an outage; the events appended to the list
-        are logged, as stored and numbered, when it ends without an error (a change made before
-        an error is not undone: the calls check everything before they change anything)."""
+        are logged, as stored and numbered, when it ends without an error, and handed to each
+        `on_commit` hook before the lock is let go, as `infra.sql.base` hands them to the
+        transparency log in the transaction (a change made before an error is not undone: the
+        calls check everything before they change anything)."""
         with self._lock:
             self.check(call)
             pending: list[Event] = []
             yield pending
-            stamp = self.now()
+            stamp, first = self.now(), len(self.events)
             for event in pending:
                 stored = events.event_fields(event)
                 stored.setdefault("ts", stamp)
                 stored["id"] = len(self.events) + 1
                 self.events.append(stored)
+            if pending:
+                for hook in self.on_commit:
+                    hook(self.events[first:])
 
     # -- within a write ---------------------------------------------------------------------
 

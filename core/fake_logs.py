@@ -4,23 +4,22 @@ transparency logs (`TransparencyLogs`), held to their SQL adapter (`infra.sql.se
 `test_transparency_port.py`).
 
 The logs fake takes the `InMemoryDatabase` the store fakes share and logs each of its write
-transactions' facts as the SQL store does, when the transaction ends and under its lock: the
-entries `core.log_entries` makes from the tables as that transaction left them, numbered per
-contest in commit order. Its sequencer hashes them into each contest's tree in Go tlog's
-stored-hash order (`core.tlog.merkle`) and signs the new heads.
+transactions' facts as the SQL store does, as the transaction commits and under its lock (its
+`on_commit` hook): the entries `core.log_entries` makes from the tables as that transaction left
+them, numbered per contest in commit order. Its sequencer hashes them into each contest's tree
+in Go tlog's stored-hash order (`core.tlog.merkle`) and signs the new heads.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core import clock, transparency
+from core import clock, transparency, tuning
 from core.errors import StoreUnavailable
 from core.events import ContestClosed
-from core.fake_database import Event, InMemoryDatabase
+from core.fake_database import InMemoryDatabase
 from core.games import game
 from core.log_entries import (
     Entry,
@@ -36,8 +35,6 @@ from core.log_entries import (
 from core.records import Contest, JudgedResult
 from core.tlog import merkle
 from core.transparency import LogHead
-
-SEQUENCE_AT_MOST = 20_000  # leaves hashed a contest a round, as `infra.sql.transparency`'s
 
 
 class InMemorySessionStore:
@@ -78,26 +75,16 @@ class ContestLog:
 
 
 class InMemoryTransparencyLogs:
-    """Each contest's log over the database given (one logs fake a database): its `down` and
-    `failing` hold here too."""
+    """Each contest's log over the database given: its `down` and `failing` hold here too.
+    One logs fake a database, as SQL has one log: a second would miss the entries made before."""
 
     def __init__(self, db: InMemoryDatabase) -> None:
-        if "write" in vars(db):
+        holders = (getattr(hook, "__self__", None) for hook in db.on_commit)
+        if any(isinstance(holder, InMemoryTransparencyLogs) for holder in holders):
             raise ValueError("a logs fake holds this database already")
         self.db = db
         self.logs: dict[str, ContestLog] = {}
-        committed = db.write
-
-        @contextmanager
-        def write(call: str) -> Iterator[list[Event]]:
-            with db.read(call):  # its lock, held until the transaction's facts are logged
-                first = len(db.events)
-                with committed(call) as pending:
-                    yield pending
-                self._log_facts(db.events[first:])
-
-        # The database has no commit hook: its writes are wrapped, on this one database.
-        db.write = write  # type: ignore[method-assign]
+        db.on_commit.append(self._log_facts)
 
     # -- writers: entries as each transaction ends -------------------------------------------
 
@@ -191,7 +178,7 @@ class InMemoryTransparencyLogs:
     def _grow(self, contest_id: str, sign: Callable[[str, int, bytes], str]) -> int:
         log = self._log(contest_id)
         size = log.head.size if log.head is not None else 0
-        leaves = [merkle.leaf_hash(e) for e in log.encoded[size : size + SEQUENCE_AT_MOST]]
+        leaves = [merkle.leaf_hash(e) for e in log.encoded[size : size + tuning.SEQUENCE_AT_MOST]]
 
         def read(indexes: Sequence[int]) -> list[bytes]:
             return [log.hashes[i] for i in indexes]

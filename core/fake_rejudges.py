@@ -371,6 +371,18 @@ class InMemoryRejudgeStore:
                 if run.state == RejudgeState.RUNNING and run.updated_at < cutoff
             ]
 
+    # -- within another store's write -------------------------------------------------------
+
+    def recount_open_runs(self, pending: list[Event], contest_id: str) -> None:
+        """`infra.sql.results.recount_open_runs`, in the caller's write (`InMemoryTeamStore`'s
+        `delete_team`): after submissions are deleted, each open run of the contest covers fewer,
+        and its progress is counted again."""
+        store = self.store
+        total = sum(s.contest_id == contest_id for s in store.submissions.values())
+        for run in [r for r in store.runs.values() if r.open and r.contest_id == contest_id]:
+            store.runs[run.id] = replace(run, total=total)
+            self._count_progress(pending, run.id)
+
     def _count_progress(
         self, pending: list[Event], run_id: str, added: int | None = None, carried: int = 0
     ) -> None:

@@ -78,6 +78,12 @@ BULK_SLOT_WAIT_S = 30.0
 # Pairs of word lists whose difference a worker keeps (an affected-only rejudge asks for one).
 LEXICON_DIFFS_KEPT = 4
 
+# -- the transparency log's sequencer (infra.sql.transparency) ----------------------------
+# Leaves a round of the sequencer hashes into a contest's tree at most: a round, and the write
+# transaction it holds, stays short however far a contest's log has run ahead; the rest waits
+# for the next round.
+SEQUENCE_AT_MOST = 20_000
+
 # -- the Contest API's event feed (api.clics_feed) ----------------------------------------
 # One poller per API process reads the event log this often for every follower: a follower
 # hears of a judgement within about this long, and the log costs a query per interval however

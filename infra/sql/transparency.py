@@ -17,28 +17,16 @@ from typing import Any
 from sqlalchemy import Connection, and_, bindparam, insert, or_, select, text, update
 
 from core import clock, transparency
-from core.events import ContestClosed, EventType
+from core.events import ContestClosed
+from core.log_entries import logged
 from core.log_signing import Sign
 from core.tlog import merkle
 from core.transparency import LogHead
+from core.tuning import SEQUENCE_AT_MOST
 from infra.sql.base import StoreBase, insert_all
 from infra.sql.engine import SCHEMA_TRY_LOCK, SEQUENCER_LOCK
 from infra.sql.schema import contests, log_entries, log_hashes, log_heads, logs
 from infra.sql.transparency_entries import Entry, entries_for
-
-SEQUENCE_AT_MOST = 20_000  # leaves hashed a contest a round: a round stays short
-LOGGED = {
-    EventType.SUBMISSION_STORED,
-    EventType.SUBMISSION_COPIED,
-    EventType.SUBMISSION_JUDGED,
-    EventType.SUBMISSION_FAILED,
-    EventType.SUBMISSION_HANDED_ON,
-    EventType.TEAM_DELETED,
-    EventType.CONTEST_CLOSED,
-    EventType.REJUDGE_APPLIED,
-    EventType.DISPUTE_SETTLED,
-}
-
 
 # Statements of every logged transaction, built once: each call binds its values.
 # A contest's next `count` leaves taken, its log marked closed too where the key is True.
@@ -62,7 +50,7 @@ class TransparencyMixin(StoreBase):
     # -- writers: entries in the fact's transaction -----------------------------------------
 
     def _log_facts(self, conn: Connection, written: list[dict[str, Any]]) -> None:
-        facts = [event for event in written if event["type"] in LOGGED and event.get("contest")]
+        facts = logged(written)
         if not facts:
             return
         made = entries_for(conn, facts)

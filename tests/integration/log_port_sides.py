@@ -1,11 +1,10 @@
 """The implementations `test_session_port.py` and `test_transparency_port.py` hold to one
 behaviour suite each: the in-memory fakes (`core.fake_logs`), SQLite and PostgreSQL (`SqlStore`).
 
-A transparency side is a rejudge side (`rejudge_port_sides.py`: the same seeded contests, teams
-and test clock, the submission store and the rejudge runs) with the logs port beside it and the
-calls beside it that log facts (the organiser closing a contest, deleting a team, settling a
-disputed game). A session side is the
-session port alone: it keeps nothing else.
+A transparency side is a seeded side (`port_sides.py`: the contests, teams and test clock, the
+submission store and the rejudge runs) with the logs port beside it and the calls that log facts
+no port of its own has (the organiser closing a contest, deleting a team, settling a disputed
+game). A session side is the session port alone: it keeps nothing else.
 """
 
 from __future__ import annotations
@@ -25,25 +24,7 @@ from core.fakes import (
 from core.ports import SessionStore, TransparencyLogs
 from core.records import Contest, DeletedTeam
 from infra.sql.store import SqlStore
-from tests.integration.conftest import POSTGRES_URL
-from tests.integration.rejudge_port_sides import Clock, FakeSide, SqlSide
-
-# Each side by name, with the database URL it needs (`sql_url`, tests/integration/conftest.py):
-# the fake's is never opened.
-SIDES = [
-    pytest.param("fake", "sqlite", id="fake"),
-    pytest.param("sqlite", "sqlite", id="sqlite"),
-    pytest.param(
-        "postgres",
-        "postgres",
-        id="postgres",
-        marks=[
-            pytest.mark.postgres,
-            pytest.mark.skipif(not POSTGRES_URL, reason="no PostgreSQL server to test against"),
-        ],
-    ),
-]
-ON_EVERY_SIDE = pytest.mark.parametrize(("kind", "sql_url"), SIDES, indirect=["sql_url"])
+from tests.integration.port_sides import Clock, FakeSide, SqlSide
 
 
 def session_side(kind: str, now: Clock, request: pytest.FixtureRequest) -> SessionStore:
@@ -62,7 +43,7 @@ class Organiser(Protocol):
 
 
 class FakeLogSide(FakeSide):
-    """The logs fake over the submission store fake's database, which every fake writes."""
+    """The logs fake over the side's database, which every fake writes."""
 
     def __init__(self, now: Clock) -> None:
         super().__init__(now)  # seeded: contests and teams, no fact the logs record
@@ -93,10 +74,3 @@ class SqlLogSide(SqlSide):
 
 
 LogSide = FakeLogSide | SqlLogSide
-
-
-def log_side(kind: str, now: Clock, request: pytest.FixtureRequest) -> LogSide:
-    """The transparency side named `kind`, seeded, on the test's clock."""
-    if kind == "fake":
-        return FakeLogSide(now)
-    return SqlLogSide(request.getfixturevalue("store"), now)

@@ -12,21 +12,24 @@ import pytest
 
 from core.errors import Duplicate
 from core.records import Contest
-from tests.integration.rejudge_port_sides import CLOSES, FROZEN, LAYOUT, LEX2, OPENS, START
-from tests.integration.rejudge_port_sides import contest as seeded
-from tests.integration.store_port_sides import SUITE, Stores, make_side
+from tests.integration.port_sides import (
+    CLOSES,
+    FROZEN,
+    LAYOUT,
+    LEX2,
+    OPENS,
+    START,
+    SUITE,
+    side_fixture,
+)
+from tests.integration.port_sides import contest as seeded
+from tests.integration.store_port_sides import FakeStores, SqlStores, Stores
 
 pytestmark = SUITE
+side = side_fixture(FakeStores, SqlStores)
 
 LATER = "2030-01-03T00:00:00.000000Z"  # after every side's clock
 FREEZE = "2030-01-02T12:00:00.000000Z"
-
-
-@pytest.fixture
-def side(
-    kind: str, sql_url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Stores:
-    return make_side(kind, request, monkeypatch)
 
 
 def new_contest(contest_id: str, **changed: Any) -> Contest:

@@ -13,31 +13,21 @@ from core.disputes import Dispute, DisputedLog, Settlement
 from core.errors import Conflict, Invalid, NotFound
 from core.games.crosstiles import GameError, GameOutcome
 from core.records import JudgedResult
-from tests.integration.rejudge_port_sides import LAYOUT, LEX2
+from tests.integration.port_sides import LAYOUT, LEX2, SUITE, at, side_fixture
 from tests.integration.store_port_sides import (
     ANN_WINS,
     BOB_WINS,
     MATCH,
-    SUITE,
     UNFINISHED,
+    FakeStores,
+    SqlStores,
     Stores,
-    make_side,
 )
 
 pytestmark = SUITE
+side = side_fixture(FakeStores, SqlStores)
 
 OTHER = "n" * 64  # another game of the same contest
-
-
-@pytest.fixture
-def side(
-    kind: str, sql_url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Stores:
-    return make_side(kind, request, monkeypatch)
-
-
-def at(hour: int) -> str:
-    return f"2030-01-01T0{hour}:00:00.000000Z"
 
 
 def judged_log(

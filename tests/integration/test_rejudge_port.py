@@ -2,67 +2,36 @@
 implementation: the in-memory fake (`core.fake_rejudges` over the submission store's fake),
 SQLite and PostgreSQL (`infra.sql.rejudges`). Each test states the runs, counts, failures,
 summaries and events (types and fields) the SQL adapter gives, so a fake that drifts from its
-adapter fails here. The sides are in `rejudge_port_sides.py`."""
+adapter fails here. The sides are in `port_sides.py`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
 
 import pytest
 
-from core import clock
 from core.errors import FailureReason, NotFound, RejudgeRefused, failure_text
-from core.records import Run, RunSummary
+from core.records import Run, RunSummary, Submission
 from core.states import RejudgeState
 from core.word_hashes import signature
-from tests.integration.conftest import POSTGRES_URL
-from tests.integration.rejudge_port_sides import (
+from tests.integration.port_sides import (
     LAYOUT,
     LEX1,
     LEX2,
     LEX3,
-    Clock,
+    SUITE,
     FakeSide,
     Side,
     SqlSide,
+    at,
     judged,
     new_upload,
+    side_fixture,
 )
 
-# Each side by name, with the database URL it needs (`sql_url`, tests/integration/conftest.py):
-# the fake's is never opened.
-_SIDES = [
-    pytest.param("fake", "sqlite", id="fake"),
-    pytest.param("sqlite", "sqlite", id="sqlite"),
-    pytest.param(
-        "postgres",
-        "postgres",
-        id="postgres",
-        marks=[
-            pytest.mark.postgres,
-            pytest.mark.skipif(not POSTGRES_URL, reason="no PostgreSQL server to test against"),
-        ],
-    ),
-]
-pytestmark = [
-    pytest.mark.integration,
-    pytest.mark.parametrize(("kind", "sql_url"), _SIDES, indirect=["sql_url"]),
-]
-
-
-@pytest.fixture
-def side(
-    kind: str, sql_url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Side]:
-    """The side named `kind`, seeded, on a clock the test moves (every SQL write reads it)."""
-    now = Clock()
-    monkeypatch.setattr(clock, "now", now)
-    if kind == "fake":
-        yield FakeSide(now)
-    else:
-        yield SqlSide(request.getfixturevalue("store"), now)
+pytestmark = SUITE
+side = side_fixture(FakeSide, SqlSide)
 
 
 def started(run: Run, total: int) -> dict[str, Any]:
@@ -76,6 +45,14 @@ def started(run: Run, total: int) -> dict[str, Any]:
 def progressed(kind: str, run: Run, done: int, total: int, **more: Any) -> dict[str, Any]:
     about = {"rejudge": run.id, "contest": run.contest_id, "done": done, "total": total}
     return {"type": f"rejudge.{kind}", **about, **more}
+
+
+def judged_uploads(side: Side, count: int) -> list[Submission]:
+    """`count` uploads of alpha's, received an hour apart and judged live to 10, 11..."""
+    subs = [side.upload("alpha", received_at=at(n)) for n in range(count)]
+    for n, sub in enumerate(subs):
+        side.judge_live(sub, 10 + n)
+    return subs
 
 
 def test_a_run_starts_once_beside_the_live_ruleset_and_is_listed_with_its_contests_runs(
@@ -128,7 +105,7 @@ def test_the_producer_pages_from_the_cursor_with_each_signature_and_size_and_res
 
 
 def test_carrying_copies_each_current_result_once_and_counts_it_as_carried(side: Side) -> None:
-    subs = [side.upload("alpha", received_at=f"2030-01-01T0{n}:00:00.000000Z") for n in range(3)]
+    subs = [side.upload("alpha", received_at=at(n)) for n in range(3)]
     for n, sub in enumerate(subs):
         side.judge_live(sub, 10 * (n + 1))
     unjudged = side.upload("beta")
@@ -159,9 +136,7 @@ def test_carrying_copies_each_current_result_once_and_counts_it_as_carried(side:
 
 
 def test_a_batch_counts_only_what_is_new_and_a_failure_counts_as_done_once(side: Side) -> None:
-    subs = [side.upload("alpha", received_at=f"2030-01-01T0{n}:00:00.000000Z") for n in range(3)]
-    for n, sub in enumerate(subs):
-        side.judge_live(sub, 10 + n)
+    subs = judged_uploads(side, 3)
     rejudges = side.rejudges
     run, _ = rejudges.start("c1", LEX2, LAYOUT, "full", "admin")
     ids = [s.id for s in subs]
@@ -188,9 +163,7 @@ def test_a_batch_counts_only_what_is_new_and_a_failure_counts_as_done_once(side:
 
 
 def test_an_upload_judged_after_its_failure_was_counted_is_not_counted_again(side: Side) -> None:
-    subs = [side.upload("alpha", received_at=f"2030-01-01T0{n}:00:00.000000Z") for n in range(2)]
-    for n, sub in enumerate(subs):
-        side.judge_live(sub, 10 + n)
+    subs = judged_uploads(side, 2)
     rejudges = side.rejudges
     run, _ = rejudges.start("c1", LEX2, LAYOUT, "full", "admin")
     lost, found = subs
@@ -209,9 +182,9 @@ def test_an_upload_judged_after_its_failure_was_counted_is_not_counted_again(sid
 def test_apply_switches_the_contest_fails_what_was_not_judged_and_cancels_the_other_runs(
     side: Side,
 ) -> None:
-    alpha = side.upload("alpha", received_at="2030-01-01T01:00:00.000000Z")
-    beta = side.upload("beta", received_at="2030-01-01T02:00:00.000000Z")
-    lost = side.upload("alpha", received_at="2030-01-01T03:00:00.000000Z")
+    alpha = side.upload("alpha", received_at=at(1))
+    beta = side.upload("beta", received_at=at(2))
+    lost = side.upload("alpha", received_at=at(3))
     for sub, score in ((alpha, 10), (beta, 20), (lost, 5)):
         side.judge_live(sub, score)
     rejudges = side.rejudges
@@ -260,8 +233,8 @@ def test_apply_switches_the_contest_fails_what_was_not_judged_and_cancels_the_ot
 def test_a_preview_follows_the_data_until_apply_records_it_as_the_runs_summary(
     side: Side,
 ) -> None:
-    alpha = side.upload("alpha", received_at="2030-01-01T01:00:00.000000Z")
-    beta = side.upload("beta", received_at="2030-01-01T02:00:00.000000Z")
+    alpha = side.upload("alpha", received_at=at(1))
+    beta = side.upload("beta", received_at=at(2))
     side.judge_live(alpha, 10)
     rejudges = side.rejudges
     run, _ = rejudges.start("c1", LEX2, LAYOUT, "full", "admin")
@@ -291,7 +264,7 @@ def test_a_preview_follows_the_data_until_apply_records_it_as_the_runs_summary(
         list(moved),
     )
     applied = rejudges.apply(run.id, "admin")
-    late = side.upload("beta", received_at="2030-01-01T03:00:00.000000Z")
+    late = side.upload("beta", received_at=at(3))
     side.judge_live(late, 99)  # under the list now live alone
 
     assert rejudges.summary(applied) == replace(previewed, frozen_at=applied.updated_at)

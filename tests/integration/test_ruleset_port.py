@@ -5,20 +5,12 @@ the SQL adapter gives. The sides are in `store_port_sides.py`."""
 
 from __future__ import annotations
 
-import pytest
-
 from core.records import RulesData, WordList
-from tests.integration.rejudge_port_sides import LAYOUT, LEX1, LEX2, LEX3, START
-from tests.integration.store_port_sides import SUITE, Stores, make_side
+from tests.integration.port_sides import LAYOUT, LEX1, LEX2, LEX3, START, SUITE, side_fixture
+from tests.integration.store_port_sides import FakeStores, SqlStores, Stores
 
 pytestmark = SUITE
-
-
-@pytest.fixture
-def side(
-    kind: str, sql_url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Stores:
-    return make_side(kind, request, monkeypatch)
+side = side_fixture(FakeStores, SqlStores)
 
 
 def listed(lists: list[WordList]) -> list[tuple[str, str, tuple[str, ...]]]:

@@ -7,22 +7,18 @@ from __future__ import annotations
 
 import pytest
 
-from core import clock
 from core.ports import SessionStore
-from tests.integration.log_port_sides import ON_EVERY_SIDE, session_side
-from tests.integration.rejudge_port_sides import HOUR, START, Clock
+from tests.integration.log_port_sides import session_side
+from tests.integration.port_sides import HOUR, START, SUITE, Clock, moving_clock
 
-pytestmark = [pytest.mark.integration, ON_EVERY_SIDE]
+pytestmark = SUITE
 IN_AN_HOUR = "2030-01-01T13:00:00.000000Z"  # an hour after START
 IN_THREE_HOURS = "2030-01-01T15:00:00.000000Z"
 
 
 @pytest.fixture
 def now(monkeypatch: pytest.MonkeyPatch) -> Clock:
-    """The test's clock, which every SQL write reads too."""
-    moving = Clock()
-    monkeypatch.setattr(clock, "now", moving)
-    return moving
+    return moving_clock(monkeypatch)
 
 
 @pytest.fixture

@@ -5,34 +5,17 @@ records, results, word signatures and events the SQL adapter gives."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from typing import Any
-
-import pytest
 
 from core.records import Claim, Submission
 from core.states import SubmissionState
 from core.word_hashes import hashes_in, signature
-from tests.integration.submission_port_sides import (
-    LAYOUT,
-    LEX1,
-    SIDES,
-    Side,
-    judged,
-    open_side,
-)
+from tests.integration.port_sides import HOUR, LAYOUT, LEX1, SUITE, judged, side_fixture
+from tests.integration.submission_port_sides import FakeSubmissions, SqlSubmissions, Submissions
 
-pytestmark = [pytest.mark.integration, SIDES]
-
-HOUR = 3600.0
-
-
-@pytest.fixture
-def side(
-    kind: str, sql_url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Side]:
-    yield open_side(kind, request, monkeypatch)
+pytestmark = SUITE
+side = side_fixture(FakeSubmissions, SqlSubmissions)
 
 
 def event(kind: str, sub: Submission, **more: Any) -> dict[str, Any]:
@@ -47,7 +30,9 @@ def judged_event(sub: Submission, score: int) -> dict[str, Any]:
     )  # fmt: skip
 
 
-def test_a_claim_takes_each_free_submission_once_as_read_in_the_order_asked(side: Side) -> None:
+def test_a_claim_takes_each_free_submission_once_as_read_in_the_order_asked(
+    side: Submissions,
+) -> None:
     store = side.store
     stored, queued, done = (side.upload("alpha", size=n) for n in (1, 2, 3))
     assert store.mark_queued(queued.id)
@@ -71,7 +56,9 @@ def test_a_claim_takes_each_free_submission_once_as_read_in_the_order_asked(side
     ]
 
 
-def test_a_recorded_result_judges_the_submission_with_its_words_and_event(side: Side) -> None:
+def test_a_recorded_result_judges_the_submission_with_its_words_and_event(
+    side: Submissions,
+) -> None:
     store = side.store
     sub, other = side.upload("alpha"), side.upload("beta")
     [flaky] = store.claim_many([other.id], HOUR)
@@ -105,7 +92,7 @@ def test_a_recorded_result_judges_the_submission_with_its_words_and_event(side: 
 
 
 def test_judging_again_replaces_the_result_kept_under_the_ruleset_and_widens_the_words(
-    side: Side,
+    side: Submissions,
 ) -> None:
     store = side.store
     sub = side.upload("alpha")
@@ -131,7 +118,9 @@ def test_judging_again_replaces_the_result_kept_under_the_ruleset_and_widens_the
     ]
 
 
-def test_a_failed_attempt_is_retried_then_failed_for_good_with_its_error_cut(side: Side) -> None:
+def test_a_failed_attempt_is_retried_then_failed_for_good_with_its_error_cut(
+    side: Submissions,
+) -> None:
     store = side.store
     sub = side.upload("alpha")
     error = "x" * 1500 + "y" * 1000
@@ -157,7 +146,7 @@ def test_a_failed_attempt_is_retried_then_failed_for_good_with_its_error_cut(sid
 
 
 def test_a_claim_abandoned_for_longer_than_allowed_is_taken_over_by_a_new_attempt(
-    side: Side,
+    side: Submissions,
 ) -> None:
     store = side.store
     sub = side.upload("alpha")
@@ -181,7 +170,7 @@ def test_a_claim_abandoned_for_longer_than_allowed_is_taken_over_by_a_new_attemp
 
 
 def test_the_sweeper_sees_what_is_stuck_in_each_state_the_earliest_received_first(
-    side: Side,
+    side: Submissions,
 ) -> None:
     store = side.store
     # Received in another order than stored: queued, stored, done, judging, young.
@@ -212,7 +201,9 @@ def test_the_sweeper_sees_what_is_stuck_in_each_state_the_earliest_received_firs
     assert side.submission(stored.id).state == SubmissionState.STORED  # reading moves nothing
 
 
-def test_requeueing_moves_back_to_queued_only_what_is_as_the_sweeper_saw_it(side: Side) -> None:
+def test_requeueing_moves_back_to_queued_only_what_is_as_the_sweeper_saw_it(
+    side: Submissions,
+) -> None:
     store = side.store
     stored, judging = side.upload("alpha", size=1), side.upload("beta", size=2)
     [claim] = store.claim_many([judging.id], HOUR)

@@ -7,7 +7,7 @@ fake that drifts from its adapter fails. The sides are in `submission_port_sides
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -17,28 +17,22 @@ from core.errors import Closed, Duplicate, NotAllowed, StoreUnavailable
 from core.ports import SubmissionStore
 from core.records import Claim, Submission, WordList
 from core.states import SubmissionState
-from tests.integration.submission_port_sides import (
+from tests.integration.port_sides import (
     CLOSES,
     LEX1,
-    SIDES,
     START,
-    Side,
+    SUITE,
     contest,
     judged,
     new_upload,
-    open_side,
+    side_fixture,
 )
+from tests.integration.submission_port_sides import FakeSubmissions, SqlSubmissions, Submissions
 
-pytestmark = [pytest.mark.integration, SIDES]
+pytestmark = SUITE
+side = side_fixture(FakeSubmissions, SqlSubmissions)
 
 LATE = "2030-01-02T00:00:00.000001Z"  # a microsecond after the contests close
-
-
-@pytest.fixture
-def side(
-    kind: str, sql_url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[Side]:
-    yield open_side(kind, request, monkeypatch)
 
 
 def stored(sub: Submission) -> dict[str, Any]:
@@ -62,7 +56,7 @@ def copied(sub: Submission, upload: Submission) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def test_an_upload_is_stored_as_sent_and_found_again_by_its_teams_bytes(side: Side) -> None:
+def test_an_upload_is_stored_as_sent_and_found_again_by_its_teams_bytes(side: Submissions) -> None:
     store = side.store
     sub = new_upload(side.teams["alpha"], size=321)
 
@@ -80,7 +74,9 @@ def test_an_upload_is_stored_as_sent_and_found_again_by_its_teams_bytes(side: Si
     assert side.events() == [stored(sub)]
 
 
-def test_the_same_bytes_again_are_the_submission_there_even_after_the_close(side: Side) -> None:
+def test_the_same_bytes_again_are_the_submission_there_even_after_the_close(
+    side: Submissions,
+) -> None:
     store = side.store
     first = new_upload(side.teams["alpha"])
     retry = replace(new_upload(side.teams["alpha"]), sha256=first.sha256)  # its id is new
@@ -102,7 +98,7 @@ def test_the_same_bytes_again_are_the_submission_there_even_after_the_close(side
 
 
 def test_a_game_log_is_one_submission_whoever_sends_it_each_later_sender_keeping_a_copy(
-    side: Side,
+    side: Submissions,
 ) -> None:
     store = side.store
     key = "g" * 64
@@ -124,7 +120,7 @@ def test_a_game_log_is_one_submission_whoever_sends_it_each_later_sender_keeping
 
 
 def test_a_game_log_from_a_team_without_the_right_is_refused_even_when_sent_already(
-    side: Side,
+    side: Submissions,
 ) -> None:
     store = side.store
     key = "k" * 64
@@ -143,7 +139,7 @@ def test_a_game_log_from_a_team_without_the_right_is_refused_even_when_sent_alre
     assert side.events() == [stored(sent), stored(own)]
 
 
-def test_an_upload_whose_team_or_contest_is_gone_refuses_the_whole_group(side: Side) -> None:
+def test_an_upload_whose_team_or_contest_is_gone_refuses_the_whole_group(side: Submissions) -> None:
     store = side.store
     fine = new_upload(side.teams["alpha"])
     key = "h" * 64
@@ -163,7 +159,7 @@ def test_an_upload_whose_team_or_contest_is_gone_refuses_the_whole_group(side: S
     assert side.events() == [stored(shared)]
 
 
-def test_uploads_published_before_their_group_commits_are_queued_in_it(side: Side) -> None:
+def test_uploads_published_before_their_group_commits_are_queued_in_it(side: Submissions) -> None:
     store = side.store
     claimed = side.upload("beta")
     [claim] = store.claim_many([claimed.id], 3600)
@@ -184,7 +180,7 @@ def test_uploads_published_before_their_group_commits_are_queued_in_it(side: Sid
 
 
 def test_marking_queued_moves_only_the_stored_ones_and_answers_them_in_the_order_asked(
-    side: Side,
+    side: Submissions,
 ) -> None:
     store = side.store
     first, second, third = (side.upload("alpha", size=n) for n in (1, 2, 3))
@@ -203,7 +199,7 @@ def test_marking_queued_moves_only_the_stored_ones_and_answers_them_in_the_order
     assert side.events("submission.queued") == [queued(third), queued(first), queued(fourth)]
 
 
-def test_a_writer_turn_is_held_across_writes_and_taken_again_within_them(side: Side) -> None:
+def test_a_writer_turn_is_held_across_writes_and_taken_again_within_them(side: Submissions) -> None:
     store = side.store
     sub = new_upload(side.teams["alpha"])
 
@@ -215,7 +211,9 @@ def test_a_writer_turn_is_held_across_writes_and_taken_again_within_them(side: S
     assert side.events() == [stored(sub), queued(sub)]
 
 
-def test_a_word_list_is_registered_once_and_named_again_under_each_new_name(side: Side) -> None:
+def test_a_word_list_is_registered_once_and_named_again_under_each_new_name(
+    side: Submissions,
+) -> None:
     store = side.store
     row: dict[str, Any] = {
         "id": "lex-new", "words": 5, "size": 30, "blob_key": "lexicons/lex-new.txt",
@@ -242,7 +240,7 @@ def test_a_word_list_is_registered_once_and_named_again_under_each_new_name(side
 
 
 def test_in_an_outage_every_call_fails_as_unavailable_and_nothing_is_written(
-    side: Side,
+    side: Submissions,
 ) -> None:
     sub = side.upload("alpha")
     seen = side.submission(sub.id)

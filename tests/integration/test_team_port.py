@@ -12,21 +12,11 @@ import pytest
 from core.errors import Duplicate
 from core.records import DeletedTeam, Team
 from core.states import SubmissionState
-from tests.integration.rejudge_port_sides import LAYOUT, LEX2, START, judged
-from tests.integration.store_port_sides import ANN_WINS, SUITE, Stores, make_side
+from tests.integration.port_sides import LAYOUT, LEX2, START, SUITE, at, judged, side_fixture
+from tests.integration.store_port_sides import ANN_WINS, FakeStores, SqlStores, Stores
 
 pytestmark = SUITE
-
-
-@pytest.fixture
-def side(
-    kind: str, sql_url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> Stores:
-    return make_side(kind, request, monkeypatch)
-
-
-def at(hour: int) -> str:
-    return f"2030-01-01T0{hour}:00:00.000000Z"
+side = side_fixture(FakeStores, SqlStores)
 
 
 def test_a_team_is_created_once_and_found_by_id_token_and_contest(side: Stores) -> None:

@@ -11,37 +11,29 @@ from typing import Any
 
 import pytest
 
-from core import clock, transparency
+from core import transparency
 from core.games.crosstiles import GameError, GameOutcome, GamePlayer
 from core.log_signing import LogSigner
 from core.records import JudgedResult, Submission
 from core.tlog import check_record, generate_key, leaf_hash, prove_record, root, stored_hash_count
 from core.transparency import LogHead
 from core.word_hashes import signature
-from tests.integration.log_port_sides import ON_EVERY_SIDE, LogSide, log_side
-from tests.integration.rejudge_port_sides import (
+from tests.integration.log_port_sides import FakeLogSide, LogSide, SqlLogSide
+from tests.integration.port_sides import (
     CLOSES,
     HOUR,
     LAYOUT,
     LEX1,
     LEX2,
-    Clock,
+    SUITE,
     judged,
     new_upload,
+    side_fixture,
 )
 
-pytestmark = [pytest.mark.integration, ON_EVERY_SIDE]
+pytestmark = SUITE
+side = side_fixture(FakeLogSide, SqlLogSide)
 BEFORE_FREEZE = "2030-01-01T05:00:00.000000Z"  # `f1` froze at 06:00
-
-
-@pytest.fixture
-def side(
-    kind: str, sql_url: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> LogSide:
-    """The side named `kind`, seeded, on a clock the test moves (every SQL write reads it)."""
-    now = Clock()
-    monkeypatch.setattr(clock, "now", now)
-    return log_side(kind, now, request)
 
 
 @pytest.fixture(scope="module")
