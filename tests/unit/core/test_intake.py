@@ -147,6 +147,7 @@ def test_the_same_bytes_sent_twice_are_one_submission_and_the_second_bytes_are_d
     assert again.id == first.id
     assert list(store.submissions) == [first.id]
     assert uploads(blobs) == {first.blob_key}
+    queued(store, first.id)  # published by intake's thread, then marked queued
     assert publisher.asked == [first.id]
 
 
@@ -204,6 +205,7 @@ def test_a_game_sent_by_two_clubs_in_two_spellings_is_one_submission_keeping_the
     copy = store.copy_of(first.id, south.id)
     assert copy is not None and blobs.objects[copy] == crlf
     assert uploads(blobs) == {first.blob_key, copy}
+    queued(store, first.id)  # published by intake's thread, then marked queued
     assert publisher.asked == [first.id]  # judged once
     assert EventType.SUBMISSION_COPIED in [e["type"] for e in store.events]
 
