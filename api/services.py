@@ -24,6 +24,7 @@ from api.strangers import Strangers, UnknownTokens
 from api.team_sessions import TeamSessions
 from api.token_news import TokenNews
 from core import clock, tuning
+from core.contests import token_hash
 from core.errors import NotAuthenticated
 from core.ports import SessionStore, TeamStore
 from core.records import Contest, Submission, Team
@@ -213,15 +214,14 @@ class ApiCaches:
     def forget_team(self, team_id: str) -> None:
         self.svc.token_news.team_changed(team_id)
 
+    def forget_contest(self, contest_id: str) -> None:
+        self.svc.uploaders.forget_contest(contest_id)
+
     def forget_standings(self, contest_id: str) -> None:
         self.svc.public.forget(*self.standings_views(contest_id))
 
     def forget_broker_copies(self, submission_ids: Sequence[str]) -> None:
         self.svc.forget_copies(submission_ids)
-
-
-def token_hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
 
 
 async def services(request: Request) -> Services:

@@ -1,23 +1,27 @@
-"""The organiser's two writes on contests that reach past the store's one transaction:
-creating a contest (its rules data registered on first use, the workers told to load its word
-list) and deleting a team (its bytes, the broker's copies, the caches and the worker hosts'
-copies forgotten, the games it handed on judged again)."""
+"""The organiser's writes on contests and teams: creating a contest (its rules data registered
+on first use, the workers told to load its word list), closing and thawing one (what shows its
+standings read afresh), creating a team (its token made here and shown once), changing one, and
+deleting one (its bytes, the broker's copies, the caches and the worker hosts' copies
+forgotten, the games it handed on judged again)."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
+import secrets
+import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from core import clock
-from core.errors import Invalid, NotFound, PublishFailed
+from core.errors import Conflict, Invalid, NotFound, PublishFailed
 from core.game import Game
 from core.games import game
 from core.ports import BlobStore, Caches, ContestStore, Publisher, RulesetStore, TeamStore
-from core.records import Contest, DeletedTeam
+from core.records import Contest, DeletedTeam, Team
 from core.registering import register_rules
 
 
@@ -69,8 +73,77 @@ def create_contest(
     return contest
 
 
+def no_contest(contest_id: str) -> NotFound:
+    return NotFound(f"no contest {contest_id[:64]!r}")
+
+
 def no_team(team_id: str) -> NotFound:
     return NotFound(f"no team {team_id[:64]!r}")
+
+
+def close_contest(
+    contest_id: str, *, by: str, contests: ContestStore, caches: Caches
+) -> tuple[Contest, bool]:
+    """The contest closed now (its opening too, if it had not opened), and whether it was still
+    to close: an upload received from now on is refused, in every API process at once."""
+    found = contests.close_contest(contest_id, by=by)
+    if found is None:
+        raise no_contest(contest_id)
+    caches.forget_contest(contest_id)
+    caches.forget_standings(contest_id)
+    return found
+
+
+def thaw_contest(
+    contest_id: str, *, by: str, contests: ContestStore, caches: Caches
+) -> tuple[Contest, bool]:
+    """The frozen standings revealed now, and whether this call thawed them (Conflict for a
+    contest created without a freeze: there is nothing to thaw)."""
+    contest = contests.get_contest(contest_id)
+    if contest is None:
+        raise no_contest(contest_id)
+    if contest.freeze_at is None:
+        raise Conflict(f"contest {contest_id!r} has no freeze to thaw (it was created without one)")
+    thawed = contests.thaw_contest(contest_id, by=by)
+    if thawed is None:
+        raise no_contest(contest_id)
+    caches.forget_standings(contest_id)
+    return thawed
+
+
+def token_hash(token: str) -> str:
+    """What the store keeps of a team's token (never the token itself)."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def create_team(
+    contest_id: str, name: str, *, uploads_logs: bool, contests: ContestStore, teams: TeamStore
+) -> tuple[Team, str]:
+    """A team of the contest and its token, which only this answer ever holds."""
+    if contests.get_contest(contest_id) is None:
+        raise no_contest(contest_id)
+    token = "tj_" + secrets.token_urlsafe(32)  # never starts with "-", which CLIs misread
+    team = Team(
+        id=uuid.uuid4().hex,
+        contest_id=contest_id,
+        name=name,
+        token_hash=token_hash(token),
+        created_at=clock.now(),
+        uploads_logs=uploads_logs,
+    )
+    return teams.create_team(team), token
+
+
+def change_team(
+    team_id: str, *, uploads_logs: bool, by: str, teams: TeamStore, caches: Caches
+) -> Team:
+    """The team's right to upload game logs granted or taken back, for every upload committed
+    from now on in every API process."""
+    team = teams.allow_logs(team_id, uploads_logs, by=by)
+    if team is None:
+        raise no_team(team_id)
+    caches.forget_team(team_id)
+    return team
 
 
 def delete_team(

@@ -173,7 +173,7 @@ class InMemoryTeamStore:
             for failed in [key for key in db.run_failures if key[1] in own]:
                 del db.run_failures[failed]
             del db.teams[team_id]
-            self._recount_open_runs(pending, team.contest_id)
+            InMemoryRejudgeStore(db).recount_open_runs(pending, team.contest_id)
             pending.append(
                 TeamDeleted(
                     contest=team.contest_id, team=team_id, submissions_deleted=len(own),
@@ -225,26 +225,21 @@ class InMemoryTeamStore:
                 del results[key]
         return reports
 
-    def _recount_open_runs(self, pending: list[Event], contest_id: str) -> None:
-        """`infra.sql.results.recount_open_runs`: an open run covers fewer submissions now."""
-        db = self.db
-        total = sum(s.contest_id == contest_id for s in db.submissions.values())
-        runs = InMemoryRejudgeStore(db)
-        for run in [r for r in db.runs.values() if r.open and r.contest_id == contest_id]:
-            db.runs[run.id] = replace(run, total=total)
-            runs._count_progress(pending, run.id)  # the rejudge fake's own rule, not a copy
-
 
 class InMemoryCaches:
     """A `Caches` that records what it was told to forget, in order."""
 
     def __init__(self) -> None:
         self.teams: list[str] = []
+        self.contests: list[str] = []
         self.standings: list[str] = []
         self.broker_copies: list[list[str]] = []
 
     def forget_team(self, team_id: str) -> None:
         self.teams.append(team_id)
+
+    def forget_contest(self, contest_id: str) -> None:
+        self.contests.append(contest_id)
 
     def forget_standings(self, contest_id: str) -> None:
         self.standings.append(contest_id)

@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import secrets
-import uuid
 from functools import partial
 from typing import Literal
 
@@ -14,11 +12,10 @@ from api import schemas
 from api.lookups import ID, known_contest, well_formed
 from api.public import FRESH_PER_WINDOW
 from api.routes import standings
-from api.services import Admin, ApiCaches, Svc, token_hash
+from api.services import Admin, ApiCaches, Svc
 from core import clock, contests, freeze
-from core.errors import Conflict, NotFound
 from core.games import game, names
-from core.records import Contest, Team
+from core.records import Contest
 
 router = APIRouter()
 
@@ -82,13 +79,9 @@ def close_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestClosed:
     """Close the contest now, in every API process at once: an upload received from now on is
     refused with 403, while a retry of bytes received in time still gets its submission back.
     Closing a contest that has closed already changes nothing (`was_open` false)."""
-    known_contest(svc, contest)
-    found = svc.store.close_contest(contest, by="admin")
-    if found is None:
-        raise NotFound(f"no contest {contest[:64]!r}")
-    closing, was_open = found
-    svc.uploaders.forget_contest(contest)  # the others are corrected by intake's commit
-    svc.public.forget(*standings.views(contest))
+    closing, was_open = contests.close_contest(
+        well_formed(contest), by="admin", contests=svc.store, caches=ApiCaches(svc, standings.views)
+    )
     return schemas.ContestClosed(**_contest_out(closing).model_dump(), was_open=was_open)
 
 
@@ -98,14 +91,9 @@ def thaw_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestThawed:
     ruleset, in every API process within a second. Thawing again changes nothing (`thawed`
     false); thawing before `freeze_at` cancels the freeze. A contest created without a freeze
     has nothing to thaw: 409."""
-    found = known_contest(svc, contest)
-    if found.freeze_at is None:
-        raise Conflict(f"contest {contest!r} has no freeze to thaw (it was created without one)")
-    thawed = svc.store.thaw_contest(contest, by="admin")
-    if thawed is None:
-        raise NotFound(f"no contest {contest[:64]!r}")
-    shown, now_thawed = thawed
-    svc.public.forget(*standings.views(contest))
+    shown, now_thawed = contests.thaw_contest(
+        well_formed(contest), by="admin", contests=svc.store, caches=ApiCaches(svc, standings.views)
+    )
     return schemas.ContestThawed(**_contest_out(shown).model_dump(), thawed=now_thawed)
 
 
@@ -115,17 +103,13 @@ def thaw_contest(contest: str, svc: Svc, who: Admin) -> schemas.ContestThawed:
 def create_team(contest: str, body: schemas.TeamIn, svc: Svc, who: Admin) -> schemas.TeamOut:
     """A team and its token (shown this once). `uploads_logs` grants it the right to upload
     game logs, which a Crosstiles contest takes only from teams that have it."""
-    known_contest(svc, contest)
-    token = "tj_" + secrets.token_urlsafe(32)  # never starts with "-", which CLIs misread
-    team = Team(
-        id=uuid.uuid4().hex,
-        contest_id=contest,
-        name=body.name,
-        token_hash=token_hash(token),
-        created_at=clock.now(),
+    team, token = contests.create_team(
+        well_formed(contest),
+        body.name,
         uploads_logs=body.uploads_logs,
+        contests=svc.store,
+        teams=svc.store,
     )
-    svc.store.create_team(team)
     return schemas.TeamOut(id=team.id, name=team.name, token=token, uploads_logs=team.uploads_logs)
 
 
@@ -146,11 +130,15 @@ def list_teams(contest: str, svc: Svc, who: Admin) -> dict[str, object]:
 def change_team(team_id: str, body: schemas.TeamChange, svc: Svc, who: Admin) -> schemas.TeamShown:
     """Grant or take back a team's right to upload game logs. It holds for every upload
     committed from now on, in every API process."""
-    if not ID.fullmatch(team_id) or (
-        (team := svc.store.allow_logs(team_id, body.uploads_logs, by="admin")) is None
-    ):
-        raise NotFound(f"no team {team_id[:64]!r}")
-    svc.token_news.team_changed(team_id)  # every API process forgets its token at once
+    if not ID.fullmatch(team_id):
+        raise contests.no_team(team_id)
+    team = contests.change_team(
+        team_id,
+        uploads_logs=body.uploads_logs,
+        by="admin",
+        teams=svc.store,
+        caches=ApiCaches(svc, standings.views),
+    )
     return schemas.TeamShown(
         id=team.id, name=team.name, contest=team.contest_id, uploads_logs=team.uploads_logs
     )

@@ -25,13 +25,14 @@ from api.lookups import ID
 from api.public import FRESH_PER_WINDOW
 from api.routes import submissions
 from api.routes.dashboard import SECURITY_HEADERS, STATIC, client_key, secure_cookies
-from api.services import Caller, Services, Svc, same_token, token_hash
+from api.services import Caller, Services, Svc, same_token
 from api.team_pages import html
 from api.team_pages.games import e, game_page
 from api.team_pages.listing import team_rows
 from api.team_pages.log_check import log_check, receipt_check
 from api.team_sessions import TEAM_COOKIE, TEAM_COOKIE_PATH, TeamSession
 from core import report_blobs
+from core.contests import token_hash
 from core.errors import NotFound, Throttled
 from core.records import Contest, Submission, Team
 

@@ -14,8 +14,9 @@ import redis
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.services import Services, token_hash
+from api.services import Services
 from api.token_news import TokenNews
+from core.contests import token_hash
 from devstack.testing.pipeline import ADMIN, Pipeline, open_pipeline, settings_for
 from infra import compose
 from infra.settings import Settings

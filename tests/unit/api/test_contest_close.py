@@ -9,8 +9,9 @@ from contextlib import contextmanager
 from fastapi.testclient import TestClient
 
 from api.app import create_app
-from api.services import Services, token_hash
+from api.services import Services
 from core import clock
+from core.contests import token_hash
 from core.fakes import InMemoryPublisher
 from devstack.testing.pipeline import (
     ADMIN,

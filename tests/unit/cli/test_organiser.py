@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from api.services import token_hash
 from cli.main import main
+from core.contests import token_hash
 from devstack.testing.pipeline import ADMIN_TOKEN, TINY_WORDS, Pipeline, drain, open_pipeline
 from infra import api_client
 
