@@ -10,6 +10,7 @@ from datetime import timedelta
 import pytest
 
 from core import clock
+from core.fake_contests import InMemoryCaches, InMemoryContestStore, InMemoryTeamStore
 from core.fakes import (
     InMemoryBlobStore,
     InMemoryPublisher,
@@ -136,6 +137,21 @@ def store(fake_clock: Clock) -> InMemorySubmissionStore:
 @pytest.fixture
 def rejudges(store: InMemorySubmissionStore) -> InMemoryRejudgeStore:
     return InMemoryRejudgeStore(store)
+
+
+@pytest.fixture
+def contests(store: InMemorySubmissionStore) -> InMemoryContestStore:
+    return InMemoryContestStore(store)
+
+
+@pytest.fixture
+def teams(store: InMemorySubmissionStore) -> InMemoryTeamStore:
+    return InMemoryTeamStore(store)
+
+
+@pytest.fixture
+def caches() -> InMemoryCaches:
+    return InMemoryCaches()
 
 
 @pytest.fixture

@@ -14,21 +14,6 @@ from core.fakes import InMemorySubmissionStore
 from tests.unit.core.conftest import IN_TIME, make_contest
 
 
-@pytest.fixture
-def contests(store: InMemorySubmissionStore) -> InMemoryContestStore:
-    return InMemoryContestStore(store)
-
-
-@pytest.fixture
-def teams(store: InMemorySubmissionStore) -> InMemoryTeamStore:
-    return InMemoryTeamStore(store)
-
-
-@pytest.fixture
-def caches() -> InMemoryCaches:
-    return InMemoryCaches()
-
-
 def test_closing_a_contest_closes_it_once_and_forgets_its_tokens_and_standings(
     contests: InMemoryContestStore, caches: InMemoryCaches
 ) -> None:

@@ -40,27 +40,12 @@ FIXED = Lexicon.from_words(TINY.words - {"tab"})
 
 
 @pytest.fixture
-def contests(store: InMemorySubmissionStore) -> InMemoryContestStore:
-    return InMemoryContestStore(store)
-
-
-@pytest.fixture
-def teams(store: InMemorySubmissionStore) -> InMemoryTeamStore:
-    return InMemoryTeamStore(store)
-
-
-@pytest.fixture
 def ruleset_store(store: InMemorySubmissionStore) -> InMemoryRulesetStore:
     """The rules store, with TINY registered as "tiny"."""
     store.add_lexicon(
         id=TINY.id, name="tiny", words=len(TINY), size=1, blob_key="k", source="t", created_by="t"
     )
     return InMemoryRulesetStore(store)
-
-
-@pytest.fixture
-def caches() -> InMemoryCaches:
-    return InMemoryCaches()
 
 
 def asked(contest_id: str = "new", **changed: object) -> ContestAsked:

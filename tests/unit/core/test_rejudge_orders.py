@@ -38,11 +38,6 @@ def ruleset_store(store: InMemorySubmissionStore) -> InMemoryRulesetStore:
     return InMemoryRulesetStore(store)
 
 
-@pytest.fixture
-def caches() -> InMemoryCaches:
-    return InMemoryCaches()
-
-
 def start(
     store: InMemorySubmissionStore,
     ruleset_store: InMemoryRulesetStore,
