@@ -50,7 +50,7 @@ from infra.settings import Settings, SettingsError, SweeperMode, sentinel_addres
 from infra.sql.clics import ClicsReader
 from infra.sql.dashboard import DashboardReader, DashboardReads
 from infra.sql.engine import make_engine
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.rejudges import SqlRejudgeRuns
 from infra.sql.store import SqlStore
 from infra.team_news import RedisTeamNews
 from infra.upload_cache import DiskUploadCache
@@ -225,7 +225,7 @@ def api_parts(
     return ApiParts(
         settings=settings,
         store=store,
-        rejudges=RejudgeStore(store),
+        rejudges=SqlRejudgeRuns(store),
         dashboard=DashboardReader(store),
         blobs=blobs,
         intake=Intake(
@@ -312,7 +312,7 @@ def lone_sweeper(settings: Settings) -> SweeperThread:
     return _elected_sweeper(
         settings,
         store,
-        RejudgeStore(store),
+        SqlRejudgeRuns(store),
         CeleryPublisher(make_celery(settings, publisher_only=True)),
         partial(live_backlog, client),
     )
@@ -397,7 +397,7 @@ def worker_deps(
     rulesets.rebind(store, blobs)
     return WorkerDeps(
         store=store,
-        rejudges=RejudgeStore(store),
+        rejudges=SqlRejudgeRuns(store),
         blobs=blobs,
         rulesets=rulesets,
         max_attempts=settings.max_attempts,

@@ -23,7 +23,7 @@ from infra.sql.store import SqlStore
 
 
 class BatchesMixin:
-    """A run's results and failures (`infra.sql.rejudges.RejudgeStore` is made of it)."""
+    """A run's results and failures (`infra.sql.rejudges.SqlRejudgeRuns` is made of it)."""
 
     store: SqlStore
 

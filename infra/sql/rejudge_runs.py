@@ -19,7 +19,7 @@ from infra.sql.store import SqlStore
 
 
 class RunsMixin:
-    """Starting, reading and producing runs (`infra.sql.rejudges.RejudgeStore` is made of it)."""
+    """Starting, reading and producing runs (`infra.sql.rejudges.SqlRejudgeRuns` is made of it)."""
 
     store: SqlStore
 

@@ -21,11 +21,11 @@ SUMMARIES_KEPT = 64
 
 
 class SummariesMixin:
-    """A run's preview and summary (`infra.sql.rejudges.RejudgeStore` is made of it)."""
+    """A run's preview and summary (`infra.sql.rejudges.SqlRejudgeRuns` is made of it)."""
 
     store: SqlStore
     # Each run's summary with the key it was computed under (`_data_key`); both set by
-    # `RejudgeStore.__init__`.
+    # `SqlRejudgeRuns.__init__`.
     _summaries: dict[str, tuple[tuple[Any, ...], RunSummary | None]]
     _summaries_lock: threading.Lock
 

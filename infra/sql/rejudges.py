@@ -3,7 +3,7 @@ the contest in one transaction, which records what the run changed (its summary)
 History is never overwritten: results are keyed by ruleset. An upload a run cannot judge is
 recorded as the run's failure, with its reason, and counted as done.
 
-`RejudgeStore` is made of its parts by concern: starting and producing runs
+`SqlRejudgeRuns` is made of its parts by concern: starting and producing runs
 (`infra.sql.rejudge_runs`), their results and failures (`infra.sql.rejudge_batches`), previews
 and summaries (`infra.sql.rejudge_summaries`); applying and cancelling a run live here.
 """
@@ -34,10 +34,10 @@ from infra.sql.schema import (
 )
 from infra.sql.store import SqlStore
 
-__all__ = ["RejudgeStore"]
+__all__ = ["SqlRejudgeRuns"]
 
 
-class RejudgeStore(RunsMixin, BatchesMixin, SummariesMixin):
+class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
     """Rejudge runs in SQL (the `core.ports.RejudgeRuns` port), over the results store's engine."""
 
     def __init__(self, store: SqlStore) -> None:

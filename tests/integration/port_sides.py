@@ -31,7 +31,7 @@ from core.ports import RejudgeRuns, SubmissionStore
 from core.records import Contest, JudgedResult, Submission, Team
 from core.states import SubmissionState
 from core.word_hashes import signature
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.rejudges import SqlRejudgeRuns
 from infra.sql.store import SqlStore
 from tests.integration.conftest import POSTGRES_URL
 
@@ -225,7 +225,7 @@ class SqlSide(Side):
         sql.add_layout(
             id=LAYOUT, name="default", content="{}", created_by="admin", game="wordytaire"
         )
-        super().__init__(sql, RejudgeStore(sql), now)
+        super().__init__(sql, SqlRejudgeRuns(sql), now)
 
     def add_contest(self, contest: Contest) -> None:
         self.sql.create_contest(contest)

@@ -17,7 +17,7 @@ from core.records import JudgedResult, Submission, Team
 from infra.sql.engine import make_engine
 from infra.sql.games import crosstiles as crosstiles_sql
 from infra.sql.migrate import alembic_config
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.rejudges import SqlRejudgeRuns
 from infra.sql.store import SqlStore
 from tests.integration.test_sql_store import (
     HOUR,
@@ -153,7 +153,7 @@ def test_a_rejudge_applies_the_rule_under_its_own_ruleset_in_its_preview(store: 
     add_fixed_lexicon(store)
     a = judged_log(store, first, 1, ANN_WINS)
     b = judged_log(store, second, 2, BOB_WINS)
-    rejudges = RejudgeStore(store)
+    rejudges = SqlRejudgeRuns(store)
     run, _ = rejudges.start("g1", "lex-2", LAYOUT, "full", by="admin")
     broken = GameOutcome((), GameError(4, "not_in_dictionary", "'ann' is not in the list"))
     under_fix = [

@@ -50,7 +50,7 @@ from infra.sql.engine import make_engine
 from infra.sql.games import crosstiles as crosstiles_sql
 from infra.sql.games import load_all
 from infra.sql.migrate import alembic_config, upgrade
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.rejudges import SqlRejudgeRuns
 from infra.sql.results import count_progress
 from infra.sql.schema import (
     events,
@@ -333,7 +333,7 @@ def test_a_run_applied_before_0010_has_no_summary_recorded_and_one_applied_after
         upgrade(engine)
 
         store = SqlStore(engine)
-        rejudges = RejudgeStore(store)
+        rejudges = SqlRejudgeRuns(store)
         legacy = rejudges.get("run-1")
         assert legacy is not None and legacy.state == "applied"
         assert rejudges.summary(legacy) is None  # not recorded, and not made up from today's data
@@ -341,7 +341,7 @@ def test_a_run_applied_before_0010_has_no_summary_recorded_and_one_applied_after
         back, _ = rejudges.start("c1", LEXICON, "layout-1", "full", by="admin")
         assert back.state == "ready"  # the result under lex-1 counts
         applied = rejudges.apply(back.id, by="admin")
-        summary = RejudgeStore(store).summary(applied)
+        summary = SqlRejudgeRuns(store).summary(applied)
         assert summary is not None and summary.frozen_at == applied.updated_at
         assert summary.changed == (
             {"submission": sub_id, "team": "alpha", "old_score": 4, "new_score": 9},
@@ -932,7 +932,7 @@ def test_a_submission_out_of_attempts_is_failed_by_the_next_claim_and_not_judged
     submission on each time, and the claim past the cap ends it instead of judging it."""
     blobs = InMemoryBlobStore()
     deps = WorkerDeps(
-        store=store, rejudges=RejudgeStore(store), blobs=blobs,
+        store=store, rejudges=SqlRejudgeRuns(store), blobs=blobs,
         rulesets=RulesetCache(store, blobs, tmp_path / "rulesets"), max_attempts=2,
         claim_stale_after=HOUR, publish_batch=lambda run, ids: None,
     )  # fmt: skip
@@ -1009,11 +1009,11 @@ def results_under(store: SqlStore, lexicon_id: str) -> list[tuple[str, int, int]
 def test_an_affected_only_carry_copies_results_once_and_counts_them_in_the_progress(
     store: SqlStore, team: Team
 ) -> None:
-    from infra.sql.rejudges import RejudgeStore
+    from infra.sql.rejudges import SqlRejudgeRuns
 
     add_fixed_lexicon(store)
     subs = [judged(store, team, score=10 * n, received_at=at(-n - 1)) for n in range(1, 5)]
-    rejudges = RejudgeStore(store)
+    rejudges = SqlRejudgeRuns(store)
     run, created = rejudges.start("c1", "lex-2", LAYOUT, "affected", by="admin")
     assert created and (run.total, run.done) == (4, 0)
 
@@ -1034,11 +1034,11 @@ def test_an_affected_only_carry_copies_results_once_and_counts_them_in_the_progr
 def test_a_rejudge_batch_records_only_what_is_new_and_counts_a_redelivered_batch_once(
     store: SqlStore, team: Team
 ) -> None:
-    from infra.sql.rejudges import RejudgeStore
+    from infra.sql.rejudges import SqlRejudgeRuns
 
     add_fixed_lexicon(store)
     subs = [judged(store, team, score=n, received_at=at(-n - 1)) for n in range(1, 6)]
-    rejudges = RejudgeStore(store)
+    rejudges = SqlRejudgeRuns(store)
     run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
 
     def rejudged(sub: Submission, score: int) -> tuple[str, JudgedResult]:
@@ -1088,7 +1088,7 @@ def test_an_applied_runs_summary_stays_as_apply_recorded_it_whatever_is_judged_l
     alpha_sub = judged(store, team, score=10, received_at=at(-60))
     beta_sub = judged(store, beta, score=20, received_at=at(-50))
     add_fixed_lexicon(store)
-    rejudges = RejudgeStore(store)
+    rejudges = SqlRejudgeRuns(store)
     run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
     rejudges.record_batch(
         run, [rejudged_as(alpha_sub, "lex-2", 30), rejudged_as(beta_sub, "lex-2", 20)]
@@ -1108,7 +1108,7 @@ def test_an_applied_runs_summary_stays_as_apply_recorded_it_whatever_is_judged_l
     applied = rejudges.apply(run.id, by="admin")
 
     def assert_as_recorded() -> None:
-        for reader in (rejudges, RejudgeStore(store)):  # this process, and one never asked
+        for reader in (rejudges, SqlRejudgeRuns(store)):  # this process, and one never asked
             summary = reader.summary(applied)
             assert summary is not None and summary.frozen_at == applied.updated_at
             assert (summary.changed, summary.rank_changes) == (
@@ -1154,7 +1154,7 @@ def test_an_applied_crosstiles_runs_summary_stays_as_recorded_when_a_new_game_is
         (claim,) = store.claim_many([sub.id], stale_after=HOUR)
         result = JudgedResult(LEXICON, LAYOUT, "x", 0, 0, 0, 0, f"k-{sub.id}", game)
         assert store.record_results([(claim, result, signature(["colour"]))]) == {sub.id}
-    rejudges = RejudgeStore(store)
+    rejudges = SqlRejudgeRuns(store)
     run, _ = rejudges.start("g1", "lex-2", LAYOUT, "affected", by="admin")
     assert rejudges.carry(run, [subs[0].id]) == 1
     cy_wins = GameOutcome(
@@ -1182,7 +1182,7 @@ def test_an_applied_crosstiles_runs_summary_stays_as_recorded_when_a_new_game_is
     assert store.record_results([(claim, live, signature(["zebra"]))]) == {late.id}
 
     assert "eve" in {row["player"] for row in rejudges.rank_changes(applied)}  # as if it moved
-    summary = RejudgeStore(store).summary(applied)
+    summary = SqlRejudgeRuns(store).summary(applied)
     assert summary is not None and summary.frozen_at == applied.updated_at
     assert (summary.changed, summary.rank_changes) == (previewed.changed, previewed.rank_changes)
 
@@ -1194,7 +1194,7 @@ def test_a_ready_runs_preview_follows_a_result_judged_after_the_run_was_judged_t
     alpha_sub = judged(store, team, score=10, received_at=at(-60))
     waiting = store_submission(store, beta)  # received, not yet judged live
     add_fixed_lexicon(store)
-    rejudges = RejudgeStore(store)
+    rejudges = SqlRejudgeRuns(store)
     run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
     rejudges.record_batch(
         run, [rejudged_as(alpha_sub, "lex-2", 30), rejudged_as(waiting, "lex-2", 5)]
@@ -1588,9 +1588,9 @@ def test_deleting_a_games_first_uploader_hands_it_to_the_next_and_keeps_its_stan
     result = JudgedResult(LEXICON, LAYOUT, "x", 300, 5, 0, 0, f"reports/{shared.id}/r", won)
     store.record_results([(claim, result, signature(["ann"]))])
     add_fixed_lexicon(store)
-    run, _ = RejudgeStore(store).start("g1", "lex-2", LAYOUT, "full", by="admin")
+    run, _ = SqlRejudgeRuns(store).start("g1", "lex-2", LAYOUT, "full", by="admin")
     rejudged = replace(result, lexicon_id="lex-2", report_key=f"reports/{shared.id}/lex-2")
-    assert RejudgeStore(store).record_batch(run, [(shared.id, rejudged)]) == 1
+    assert SqlRejudgeRuns(store).record_batch(run, [(shared.id, rejudged)]) == 1
     second_copy = store.copy_of(shared.id, second.id)
 
     deleted = store.delete_team(first.id, by="admin")
@@ -1657,7 +1657,7 @@ def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the
          "detail": "'colour' is not in the list"}
     ]  # fmt: skip
 
-    rejudges = RejudgeStore(store)
+    rejudges = SqlRejudgeRuns(store)
     run, _ = rejudges.start("g1", "lex-2", LAYOUT, "affected", by="admin")
     assert rejudges.carry(run, [subs[0].id, subs[1].id]) == 2
     valid = GameOutcome(
@@ -1728,11 +1728,11 @@ def test_results_come_a_page_at_a_time_in_id_order_with_the_live_result_or_none(
 # -- apply against intake's group commit --------------------------------------------------------
 
 
-def ready_run(store: SqlStore, team: Team) -> tuple[RejudgeStore, Run]:
+def ready_run(store: SqlStore, team: Team) -> tuple[SqlRejudgeRuns, Run]:
     """A contest with one upload judged under LEXICON, and a run to lex-2 that judged it."""
     first = judged(store, team, score=10, received_at=at(-60))
     add_fixed_lexicon(store)
-    rejudges = RejudgeStore(store)
+    rejudges = SqlRejudgeRuns(store)
     run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
     assert rejudges.record_batch(run, [rejudged_as(first, "lex-2", 12)]) == 1
     ready = rejudges.get(run.id)
@@ -1778,7 +1778,7 @@ def test_apply_waits_for_a_group_commit_that_counted_an_upload_in_its_run_and_th
     with ThreadPoolExecutor(2) as pool:
         storing = pool.submit(store.store_submissions, [late])
         assert pause.reached.wait(30)
-        applying = pool.submit(RejudgeStore(second_store).apply, run.id, "admin")
+        applying = pool.submit(SqlRejudgeRuns(second_store).apply, run.id, "admin")
         time.sleep(0.5)
         assert not applying.done()  # the run's row is locked by the group's transaction
         pause.go.set()
@@ -1838,7 +1838,7 @@ def test_a_runs_failures_count_as_done_once_and_apply_marks_them_failed_with_the
 ) -> None:
     subs = [judged(store, team, score=10 + n, received_at=at(-60 + n)) for n in range(3)]
     add_fixed_lexicon(store)
-    rejudges = RejudgeStore(store)
+    rejudges = SqlRejudgeRuns(store)
     run, _ = rejudges.start("c1", "lex-2", LAYOUT, "full", by="admin")
     failed = {subs[1].id: "upload_missing", subs[2].id: "upload_corrupt"}
 

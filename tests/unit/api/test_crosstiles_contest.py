@@ -37,7 +37,7 @@ from devstack.testing.pipeline import (
 from devstack.testing.word_lists import cached_list
 from infra import api_client
 from infra.rulesets import RulesetCache
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.rejudges import SqlRejudgeRuns
 from judge import Lexicon
 from judge.crosstiles import CrosstilesReport, corrupt, default_board, generate, verify
 from judge.crosstiles.bag import Bag
@@ -522,7 +522,7 @@ def deps_for(pipe: Pipeline) -> WorkerDeps:
     services = pipe.services
     rulesets = RulesetCache(services.store, services.blobs, services.settings.home / "rulesets")
     return WorkerDeps(
-        services.store, RejudgeStore(services.store), services.blobs, rulesets, 5, 300.0,
+        services.store, SqlRejudgeRuns(services.store), services.blobs, rulesets, 5, 300.0,
         pipe.publisher.publish_batch,
     )  # fmt: skip
 

@@ -19,7 +19,7 @@ from core.sweeping import sweep
 from devstack.testing.pipeline import ADMIN, Pipeline, TeamLogin, open_pipeline
 from infra import ratelimit
 from infra.ratelimit import RateLimiter
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.rejudges import SqlRejudgeRuns
 
 MOVES = b"-1 0 1 0 cat\n"
 
@@ -399,4 +399,4 @@ def test_the_rate_limiter_lets_uploads_through_when_redis_is_down(tmp_path: Path
 
 def sweep_now(pipe: Pipeline, **ages: Any) -> int:
     """One sweeper pass over the pipeline's store and broker."""
-    return sweep(pipe.store, RejudgeStore(pipe.store), pipe.publisher, **ages)
+    return sweep(pipe.store, SqlRejudgeRuns(pipe.store), pipe.publisher, **ages)

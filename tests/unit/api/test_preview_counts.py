@@ -9,7 +9,7 @@ from sqlalchemy import delete, select
 
 from api.stats import PreviewCounts
 from devstack.testing.pipeline import ADMIN, Pipeline, drain
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.rejudges import SqlRejudgeRuns
 from infra.sql.schema import rejudge_runs, rejudge_summaries
 from tests.unit.api.test_rejudge import WITHOUT_CAB, run_rejudge_work
 
@@ -70,7 +70,7 @@ def test_an_applied_runs_counts_are_those_apply_recorded_whatever_is_uploaded_af
     drain(pipe.services)
 
     assert counts.counts(applied) == ready
-    another_process = PreviewCounts(RejudgeStore(pipe.store))
+    another_process = PreviewCounts(SqlRejudgeRuns(pipe.store))
     assert another_process.counts(applied) == ready
     stored = pipe.services.rejudges.get(run_id)
     assert stored is not None and len(pipe.services.rejudges.rank_changes(stored)) == 6  # live
@@ -82,6 +82,6 @@ def test_a_run_applied_before_summaries_were_recorded_counts_nothing(pipe: Pipel
     with pipe.store.write() as (conn, _):  # as a run applied before migration 0010 stands
         conn.execute(delete(rejudge_summaries).where(rejudge_summaries.c.run_id == run_id))
 
-    assert PreviewCounts(RejudgeStore(pipe.store)).counts(run_row(pipe, run_id)) is None
+    assert PreviewCounts(SqlRejudgeRuns(pipe.store)).counts(run_row(pipe, run_id)) is None
     shown = pipe.client.get(f"/v1/rejudges/{run_id}", headers=ADMIN).json()
     assert (shown["preview"], shown["summary_recorded"], shown["changed"]) == (False, False, [])

@@ -17,7 +17,7 @@ from core.word_hashes import changed_hashes, signature, touches
 from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, drain, open_pipeline
 from devstack.testing.word_lists import cached_list
 from infra.rulesets import RulesetCache, worth_preloading
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.rejudges import SqlRejudgeRuns
 from judge import Lexicon
 from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
@@ -53,7 +53,7 @@ def deps_for(pipe: Pipeline) -> WorkerDeps:
     publisher = services.intake.publisher
     assert isinstance(publisher, InMemoryPublisher)
     return WorkerDeps(
-        services.store, RejudgeStore(services.store), services.blobs, rulesets, 5, 300.0,
+        services.store, SqlRejudgeRuns(services.store), services.blobs, rulesets, 5, 300.0,
         publisher.publish_batch,
     )  # fmt: skip
 

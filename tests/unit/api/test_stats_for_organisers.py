@@ -15,7 +15,7 @@ from api.stats import StatsSnapshotter
 from core import tuning
 from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, drain
 from infra.sql.dashboard import minute_floor
-from infra.sql.rejudges import RejudgeStore
+from infra.sql.rejudges import SqlRejudgeRuns
 from judge.wordytaire import default_layout
 from tests.unit.api.test_dashboard import StoreClock, pin_store_clock
 from tests.unit.api.test_rejudge import run_rejudge_work
@@ -28,13 +28,13 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Which preview queries ran, in order."""
     seen: list[str] = []
     for name in ("changes", "rank_changes"):
-        real = getattr(RejudgeStore, name)
+        real = getattr(SqlRejudgeRuns, name)
 
-        def spy(self: RejudgeStore, run: Any, _real: Any = real, _name: str = name) -> Any:
+        def spy(self: SqlRejudgeRuns, run: Any, _real: Any = real, _name: str = name) -> Any:
             seen.append(_name)
             return _real(self, run)
 
-        monkeypatch.setattr(RejudgeStore, name, spy)
+        monkeypatch.setattr(SqlRejudgeRuns, name, spy)
     return seen
 
 
