@@ -36,8 +36,8 @@ from infra.replication import (
 from infra.sql.engine import make_engine
 from tests.integration.conftest import POSTGRES_ONLY, POSTGRES_URL
 from tests.integration.test_redis_sentinel import (  # noqa: F401  (`group` is a fixture)
-    MASTER,
     Group,
+    failed_over,
     group,
     until,
 )
@@ -253,8 +253,7 @@ def test_the_sentinels_are_asked_and_a_failover_is_seen_once(
     assert first.redis.sentinels.primary == old == first.redis.primary
     assert len(first.redis.replicas) == 1 and first.failovers == ()
 
-    group.sentinel().execute_command("SENTINEL", "FAILOVER", MASTER)
-    until(lambda: probe.status().failovers_seen[Service.REDIS] == 1, "the failover seen")
+    failed_over(group, lambda: probe.status().failovers_seen[Service.REDIS] == 1, "it seen")
     new = f"127.0.0.1:{group.primary_port()}"
     last = probe.status()
     assert new != old
