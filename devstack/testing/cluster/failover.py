@@ -37,9 +37,10 @@ RESUMED_BOUND_S = 90.0  # intake and judging going again after it
 RETURN_BOUND_S = 120.0  # the old primary a replica again after it returns
 JUDGED_WITHIN_S = 150.0
 FOLLOW_UP = 48  # uploads sent once the burst is judged: every worker host must take some
-# Rounds of them at most: a worker host whose broker connection is still being re-made (its
-# retries back off) takes none of the first; one that never comes back takes none of any.
-FOLLOW_ROUNDS = 4
+# Rounds of them, FOLLOW_PAUSE_S apart, for FOLLOW_WITHIN_S at most: a worker host still
+# re-making its connections (its retries back off; on a loaded machine its parent may lag its
+# events by tens of seconds) takes none of the first; one that never comes back, none of any.
+FOLLOW_ROUNDS, FOLLOW_PAUSE_S, FOLLOW_WITHIN_S = 12, 5.0, 120.0
 # Answers a client may see while a primary fails over: acknowledged, refused for the outage,
 # or no answer in time (a host whose database connection hung until TCP gave up).
 EXPECTED_OUTCOMES = {"202", "503", "ReadError", "ReadTimeout", "RemoteProtocolError"}
@@ -85,7 +86,7 @@ class Outcome:
     sent: int
     outcomes: Counter[str]
     # Tasks each worker host took of the uploads sent after the failover and the return (rounds
-    # of FOLLOW_UP, until each host took some or FOLLOW_ROUNDS were sent).
+    # of FOLLOW_UP until each host took some, or FOLLOW_WITHIN_S passed).
     tasks_after: dict[str, int] = field(default_factory=dict)
     restarted_workers: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -169,7 +170,12 @@ def run(
     totals = cluster.task_totals()
     sent = list(burst.sent)
     tasks_after: dict[str, int] = {}
+    following = time.monotonic()
     for first in range(uploads, uploads + spare, FOLLOW_UP):
+        if first > uploads:
+            if time.monotonic() - following > FOLLOW_WITHIN_S:
+                break
+            time.sleep(FOLLOW_PAUSE_S)
         later = Corpus(whole.data[first : first + FOLLOW_UP],
                        whole.expected[first : first + FOLLOW_UP], teams)  # fmt: skip
         follow = Uploads(urls, contest, tokens, later)
