@@ -139,6 +139,7 @@ bench: install lexicon
 # The whole stack, several minutes each: figures for BENCHMARKS.md.
 bench-pipeline: $(BENCH_TOOLS) lexicon
 	$(BIN)/python -m benchmarks.pipeline_bench
+	$(BIN)/python -m benchmarks.local_stack
 	$(BIN)/python -m benchmarks.rejudge_bench
 	$(BIN)/python -m benchmarks.dashboard_bench
 	$(BIN)/python -m benchmarks.spike_bench
