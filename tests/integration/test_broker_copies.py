@@ -23,8 +23,9 @@ def _files_holding(directory: Path, marker: bytes) -> list[str]:
     return [p.name for p in directory.rglob("*aof*") if p.is_file() and marker in p.read_bytes()]
 
 
-def _wait(condition: object, what: str, within: float = 15.0) -> None:
-    """Until `condition()`; a rewrite asked for waits for one still running (another test's)."""
+def _wait(condition: object, what: str, within: float = 300.0) -> None:
+    """Until `condition()`; a rewrite asked for waits for one still running (another test's).
+    `within` catches a hang; it is no speed check (a rewrite takes milliseconds)."""
     deadline = time.monotonic() + within
     while not condition():  # type: ignore[operator]
         assert time.monotonic() < deadline, what
