@@ -31,6 +31,23 @@ def chromium() -> Iterator[Browser]:
         launched.close()
 
 
+def watched_page(
+    browser: Browser, origin: str, width: int, height: int
+) -> tuple[Page, list[str], list[str]]:
+    """A new page, with the list its console errors and uncaught exceptions go to and the list
+    of the requests it sends anywhere but `origin` (or a data: URL)."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
+    elsewhere: list[str] = []
+    page.on(
+        "request",
+        lambda r: None if r.url.startswith((origin, "data:")) else elsewhere.append(r.url),
+    )
+    return page, problems, elsewhere
+
+
 def axe_violations(page: Page) -> list[str]:
     """axe-core's serious and critical violations of the page as it is now, one line each
     (rule, impact, help and the elements): run in the page through the DevTools protocol,

@@ -21,7 +21,7 @@ from core import clock, tuning
 from devstack.testing.stack_process import RunningStack, running_stack
 from judge.wordytaire import default_layout
 from judge.wordytaire.generator import WordIndex, generate
-from tests.e2e.browsers import chromium
+from tests.e2e.browsers import chromium, watched_page
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -53,15 +53,7 @@ def test_the_dashboard_follows_uploads_results_and_rejudges(
         httpx.Client(base_url=stack.url, timeout=30) as http,
     ):
         token = _contest_with_a_team(http, stack)
-        page = browser.new_page(viewport={"width": 1440, "height": 900})
-        problems: list[str] = []
-        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
-        elsewhere: list[str] = []
-        page.on(
-            "request",
-            lambda r: None if r.url.startswith((stack.url, "data:")) else elsewhere.append(r.url),
-        )
+        page, problems, elsewhere = watched_page(browser, stack.url, 1440, 900)
 
         _a_wrong_token_is_refused(browser, stack)
         _sign_in(page, stack)

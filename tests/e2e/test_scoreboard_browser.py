@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page
 
 from core import clock
 from devstack.testing.stack_process import RunningStack, running_stack
-from tests.e2e.browsers import axe_violations, chromium
+from tests.e2e.browsers import axe_violations, chromium, watched_page
 from tests.unit.api.test_crosstiles_contest import passing_game
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -46,15 +46,7 @@ def test_the_public_pages_follow_uploads_the_freeze_and_the_thaw_and_read_everyw
         httpx.Client(base_url=stack.url, timeout=30) as http,
     ):
         tokens = _contests(http, stack)
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        problems: list[str] = []
-        page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-        page.on("pageerror", lambda error: problems.append(f"uncaught: {error}"))
-        elsewhere: list[str] = []
-        page.on(
-            "request",
-            lambda r: None if r.url.startswith((stack.url, "data:")) else elsewhere.append(r.url),
-        )
+        page, problems, elsewhere = watched_page(browser, stack.url, 1280, 900)
 
         page.goto(f"{stack.url}/contests")
         assert page.locator("a[href='/contests/live']").count() == 1
