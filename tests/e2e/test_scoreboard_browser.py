@@ -8,6 +8,7 @@ blocked inline script or style would be one). One stack for all."""
 
 from __future__ import annotations
 
+import shutil
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -24,7 +25,9 @@ from tests.unit.api.test_crosstiles_contest import passing_game
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
-ARTIFACTS = Path(__file__).resolve().parents[2] / "artifacts"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "artifacts"
+README_IMAGE = ROOT / "docs/images/scoreboard.png"  # the README shows it
 WORDS = ("cat", "at", "ate", "tea", "eat", "tab", "bat", "cab", "by")
 CAB, CAT, TAB = b"0 0 2 0 cab\n", b"0 0 2 0 cat\n", b"0 0 2 0 tab\n"  # 15, 9, 13
 WIDTHS = (360, 768, 1920)
@@ -64,6 +67,8 @@ def test_the_public_pages_follow_uploads_the_freeze_and_the_thaw_and_read_everyw
         assert axe_violations(page) == []
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "scoreboard.png"), full_page=True)
+        README_IMAGE.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(ARTIFACTS / "scoreboard.png", README_IMAGE)
         page.keyboard.press("Tab")
         assert page.evaluate("() => document.activeElement.className") == "skip"
         for width in WIDTHS:

@@ -126,6 +126,32 @@ def test_the_board_pages_keep_the_ranks_and_link_the_next_and_previous_pages(
     assert ranked_rows(third) == [("3", "c", "9")] and "Next page" not in third
 
 
+def test_ten_thousand_teams_are_a_hundred_pages_of_a_hundred_rows(
+    pipe: Pipeline, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A board of 10,000 teams (the store's standings stood in for) is drawn a page of ROWS at
+    a time, ranks as the whole board's: page 100 is the last, and page 101 says so."""
+    at = clock.now()
+    entries = [
+        {"rank": n, "team": f"team-{n}", "score": 20_000 - n, "received_at": at}
+        for n in range(1, 10_001)
+    ]
+    monkeypatch.setattr(
+        pipe.services.store, "standings", lambda contest, *cut: {"entries": entries}
+    )
+    first = html_of(pipe, "/contests/open")
+    rows = ranked_rows(first)
+    assert len(rows) == board.ROWS == 100 and rows[0] == ("1", "team-1", "19,999")
+    assert "Page 1 of 100" in first and 'href="/contests/open?page=2"' in first
+    last = html_of(pipe, "/contests/open", page=100)
+    rows = ranked_rows(last)
+    assert (len(rows), rows[0][0], rows[-1]) == (100, "9,901", ("10,000", "team-10000", "10,000"))
+    assert "Page 100 of 100" in last and "Next page" not in last
+    assert 'href="/contests/open?page=99"' in last
+    past = html_of(pipe, "/contests/open", page=101)
+    assert ranked_rows(past) == [] and "past the board's last, page 100" in past
+
+
 def test_a_frozen_scoreboard_shows_only_the_public_board_with_pending_until_the_thaw(
     pipe: Pipeline, shifted: Shifted
 ) -> None:
