@@ -15,7 +15,8 @@ def makefile_targets() -> dict[str, tuple[list[str], str]]:
     targets: dict[str, tuple[list[str], str]] = {}
     current = None
     for line in (ROOT / "Makefile").read_text().splitlines():
-        rule = re.match(r"^([a-z][\w-]*):(?!=)(.*)$", line)
+        # A phony target, or a file target named by a variable (`$(AXE): ...`).
+        rule = re.match(r"^([a-z][\w-]*|\$\([A-Z_]+\)):(?!=)(.*)$", line)
         if rule:
             current = rule.group(1)
             targets[current] = (rule.group(2).replace("|", " ").split(), "")
@@ -49,7 +50,7 @@ def installed_by(target: str, targets: dict[str, tuple[list[str], str]]) -> set[
 def test_the_readme_names_every_package_make_test_and_make_run_may_install() -> None:
     targets = makefile_targets()
     packages = installed_by("test", targets) | installed_by("run", targets)
-    assert {"chromium", "golang-go", "patroni", "php-cli"} <= packages, packages
+    assert {"chromium", "npm", "golang-go", "patroni", "php-cli"} <= packages, packages
     readme = (ROOT / "README.md").read_text()
     assert [name for name in sorted(packages) if f"`{name}`" not in readme] == []
 
@@ -59,3 +60,9 @@ def test_make_test_installs_php_for_the_clics_consistency_check_only_when_missin
     assert "clics-tools" in targets["test"][0]
     assert "command -v php" in targets["clics-tools"][1]
     assert installed_by("clics-tools", targets) == {"php-cli"}
+
+
+def test_every_package_the_makefile_installs_comes_without_what_it_merely_recommends() -> None:
+    lines = [line for line in (ROOT / "Makefile").read_text().splitlines() if INSTALL.search(line)]
+    assert lines, "the Makefile installs no Debian package: the test reads it wrongly"
+    assert [line.strip() for line in lines if "--no-install-recommends" not in line] == []
