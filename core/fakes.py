@@ -15,6 +15,7 @@ from core.fake_contests import InMemoryCaches, InMemoryContestStore, InMemoryTea
 from core.fake_disputes import InMemoryDisputes
 from core.fake_logs import InMemorySessionStore, InMemoryTransparencyLogs
 from core.fake_rejudges import InMemoryRejudgeStore
+from core.fake_results import InMemoryResultReads
 from core.fake_ruleset_store import InMemoryRulesetStore
 from core.fake_store import InMemorySubmissionStore
 from core.game import Rules
@@ -29,6 +30,7 @@ __all__ = [
     "InMemoryDisputes",
     "InMemoryPublisher",
     "InMemoryRejudgeStore",
+    "InMemoryResultReads",
     "InMemoryRulesetStore",
     "InMemoryRulesets",
     "InMemorySessionStore",
