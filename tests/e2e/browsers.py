@@ -48,6 +48,18 @@ def watched_page(
     return page, problems, elsewhere
 
 
+@contextmanager
+def planned_error(problems: list[str], expected: str) -> Iterator[None]:
+    """A block that means to meet an error (a navigation to a page answered 404, say): the
+    console errors logged in it that contain `expected` are taken off `problems` (a watched
+    page's list), and at least one must have come; any other error stays on the list."""
+    before = len(problems)
+    yield
+    logged = problems[before:]
+    assert any(expected in problem for problem in logged), f"no {expected!r} among {logged}"
+    problems[before:] = [problem for problem in logged if expected not in problem]
+
+
 def axe_violations(page: Page) -> list[str]:
     """axe-core's serious and critical violations of the page as it is now, one line each
     (rule, impact, help and the elements): run in the page through the DevTools protocol,

@@ -1,10 +1,11 @@
 """The public pages in a real browser (Debian's Chromium driven by Playwright) against
-`tilejudge up`: the contests' list and the scoreboards of both games pass axe-core; an open
+`tilejudge up`: the contests' list, the scoreboards of both games (frozen and in large type
+too) and the page of an unknown contest (answered 404) pass axe-core; an open
 scoreboard shows a team's judged upload without a reload; a frozen one hides the late score,
 says how many uploads are pending, and shows the score at the thaw without a reload; no page
 scrolls sideways from 360 to 1920 px (large type too); keyboard focus starts at the skip link;
-with script off the board still reads; nothing is loaded from elsewhere, no console error (a
-blocked inline script or style would be one). One stack for all."""
+with script off the board still reads; nothing is loaded from elsewhere, no console error but
+the planned 404's (a blocked inline script or style would be one). One stack for all."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from playwright.sync_api import Browser, Page
 
 from core import clock
 from devstack.testing.stack_process import RunningStack, running_stack
-from tests.e2e.browsers import axe_violations, chromium, watched_page
+from tests.e2e.browsers import axe_violations, chromium, planned_error, watched_page
 from tests.unit.api.test_crosstiles_contest import passing_game
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -33,6 +34,7 @@ CAB, CAT, TAB = b"0 0 2 0 cab\n", b"0 0 2 0 cat\n", b"0 0 2 0 tab\n"  # 15, 9, 1
 WIDTHS = (360, 768, 1920)
 SHOWN_WITHIN_MS = 20_000  # judging included: a bound for a stuck page, not a speed check
 LONG_TEAM = "the-night-owls-of-the-northern-reading-room-league"
+NOT_FOUND = "status of 404"  # Chromium's console error for a page answered 404
 
 
 @pytest.fixture
@@ -77,6 +79,11 @@ def test_the_public_pages_follow_uploads_the_freeze_and_the_thaw_and_read_everyw
         page.goto(f"{stack.url}/contests/live?big=1")
         page.set_viewport_size({"width": 360, "height": 900})
         assert _sideways(page) == 0, "the large type scrolls sideways at 360 px"
+        assert axe_violations(page) == []
+        with planned_error(problems, NOT_FOUND):
+            missing = page.goto(f"{stack.url}/contests/nowhere")
+            assert missing is not None and missing.status == 404
+            assert axe_violations(page) == []
 
         _frozen_then_thawed(page, http, stack, tokens)
         _crosstiles(page, stack)
@@ -147,6 +154,7 @@ def _frozen_then_thawed(
     frozen = page.text_content(".frozen") or ""
     assert "Frozen since" in frozen and "1 upload pending" in frozen, frozen
     assert page.locator("#live tbody th >> text=owls").count() == 0
+    assert axe_violations(page) == []
     page.evaluate("() => { window.notReloaded = true; }")
     thawed = http.post("/v1/contests/frozen/thaw", headers=stack.admin)
     assert thawed.status_code == 200, thawed.text
