@@ -5,6 +5,7 @@ Errors from the server are printed as it sent them (`{"error", "detail"}`) and e
 
 from __future__ import annotations
 
+import json
 import sys
 import time
 from collections.abc import Callable, Mapping
@@ -121,8 +122,10 @@ def run_leaderboard(
     err: TextIO | None = None,
     transport: httpx.BaseTransport | None = None,
     verbose: bool = False,
+    as_json: bool = False,
 ) -> int:
-    """`tilejudge leaderboard`: print the contest's ranking as a table."""
+    """`tilejudge leaderboard`: print the contest's ranking as a table, or (`as_json`) the
+    whole board as the API gives it, its pages joined."""
     out, err = out or sys.stdout, err or sys.stderr
     settings = ClientSettings.from_env(environ)
     try:
@@ -134,7 +137,10 @@ def run_leaderboard(
             board = whole_board(api, contest)
         except ApiError as exc:
             return fail_call(err, exc, target)
-    out.write(format_leaderboard(board, contest))
+    if as_json:
+        out.write(json.dumps(board, indent=1) + "\n")
+    else:
+        out.write(format_leaderboard(board, contest))
     return EXIT_OK
 
 

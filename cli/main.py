@@ -126,6 +126,12 @@ def _add_service_commands(commands: argparse._SubParsersAction[argparse.Argument
 
     board = command(commands, "leaderboard", "print a contest's ranking")
     board.add_argument("--contest", required=True, help="the contest's id")
+    board.add_argument(
+        "--json",
+        action="store_true",
+        help="print the whole ranking as JSON, in the game's own fields (Crosstiles: with "
+        "each player's rating), instead of a table: the standings to keep or pass on",
+    )
     add_server_options(board, Role.PUBLIC)
     board.set_defaults(run=_leaderboard)
 
@@ -163,7 +169,9 @@ def _submit(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 def _leaderboard(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     from cli import client
 
-    return client.run_leaderboard(args.contest, args.url, environ=environ, verbose=args.verbose)
+    return client.run_leaderboard(
+        args.contest, args.url, environ=environ, verbose=args.verbose, as_json=args.json
+    )
 
 
 if __name__ == "__main__":
