@@ -18,7 +18,15 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from api.body import UPLOAD_READ_SECONDS
 from api.errors import CORE_ERRORS, RETRY_AFTER_S, ApiError
 from api.openapi import dependency_calls
-from api.services import Needs, Services, admin, bearer_token, caller, verify_token
+from api.services import (
+    Needs,
+    Services,
+    admin,
+    bearer_token,
+    caller,
+    known_caller,
+    verify_token,
+)
 from api.team_sessions import TEAM_COOKIE, TEAM_COOKIE_PATH
 from core.errors import StoreUnavailable
 
@@ -70,7 +78,12 @@ class RequestLimits:
             await _refuse(431, "headers_too_large", detail)(scope, receive, send)
             return
         route = self._route(scope)
-        if (route is None or route.paced) and not _signed_in(scope) and not await _turn(scope):
+        if (
+            (route is None or route.paced)
+            and not _signed_in(scope)
+            and not _known(scope)
+            and not await _turn(scope)
+        ):
             await _busy(scope, receive, send)
             return
         if route is not None and route.needs is not None:
@@ -133,6 +146,14 @@ def _signed_in(scope: Scope) -> bool:
         return False
     cookie = Request(scope).cookies.get(TEAM_COOKIE)
     return cookie is not None and svc.team_sessions.signed(cookie)
+
+
+def _known(scope: Scope) -> bool:
+    """Whether the request presents the admin token or a team token this process remembers
+    (`api.services.known_caller`): a team following its feed, or the organiser's tools, are not
+    paced with strangers, however many of those knock."""
+    svc: Services | None = getattr(scope["app"].state, "services", None)
+    return svc is not None and known_caller(Request(scope), svc)
 
 
 async def _turn(scope: Scope) -> bool:

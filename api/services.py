@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 import secrets
@@ -286,6 +288,36 @@ def dashboard_read(request: Request) -> bool:
     """Whether this request is one the dashboard's session cookie may authorise."""
     path = request.url.path
     return request.method == "GET" and any(read.match(path) for read in DASHBOARD_READS)
+
+
+def presented_token(request: Request) -> str | None:
+    """The token a request presents: the Bearer token, or the password of HTTP basic auth (any
+    user name: the Contest API's clients send it so); None without one. Malformed basic
+    credentials: Unauthorized."""
+    scheme, _, value = request.headers.get("authorization", "").partition(" ")
+    value = value.strip()
+    if scheme.lower() == "bearer" and value:
+        return value
+    if scheme.lower() == "basic" and value:
+        try:
+            _, _, password = base64.b64decode(value, validate=True).decode().partition(":")
+        except (binascii.Error, ValueError):  # not base64 (any byte may come), or not UTF-8
+            raise Unauthorized("malformed basic credentials") from None
+        return password or None
+    return None
+
+
+def known_caller(request: Request, svc: Services) -> bool:
+    """Whether the request presents the admin token or a team token this process remembers,
+    told without the store (so on the event loop): such a caller is no stranger, and is not
+    paced with the public (`api.middleware`). Whether it may call its route is checked later."""
+    try:
+        token = presented_token(request)
+    except Unauthorized:
+        return False
+    if token is None or not token.isascii():
+        return False
+    return same_token(token, svc.admin_token) or svc.uploaders.remembered(token_hash(token))
 
 
 def _token(request: Request) -> str:

@@ -52,7 +52,10 @@ class UnknownTokens:
         self._seen[token_hash] = self._now()
 
     def forget(self) -> None:
-        """Every token: a team was added, or a store restored (any of them may be known now)."""
+        """Every token. Called by the full reset (`api.services.Uploaders.forget_all`) each time
+        the process subscribes to the team news (`api.token_news`): at its start, and again
+        after losing its subscription, when news may have been missed. Adding a team does not
+        call it: the new token was never sent before (`core.tuning.UNKNOWN_TOKEN_TTL_S`)."""
         self._seen.clear()
 
 

@@ -11,8 +11,6 @@ contest (its token). A contest's data is read once for every caller asking meanw
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from collections.abc import Callable
 from functools import partial
@@ -28,7 +26,7 @@ from api.clics_feed import FeedHub
 from api.errors import CORE_ERRORS, ApiError, Unauthorized
 from api.lookups import ID
 from api.public import FRESH_PER_WINDOW
-from api.services import Services, same_token, services, team_of
+from api.services import Services, presented_token, same_token, services, team_of
 from core import clics, clics_scoreboard, clock
 from core.clics import ContestData, Role, Viewer
 from core.clics_games import mapped
@@ -111,25 +109,10 @@ async def _invalid(_: Request, exc: Exception) -> JSONResponse:
 # -- who asks, and what of --------------------------------------------------------------------
 
 
-def _token(request: Request) -> str | None:
-    """The Bearer token, or the password of HTTP basic auth (any user name)."""
-    scheme, _, value = request.headers.get("authorization", "").partition(" ")
-    value = value.strip()
-    if scheme.lower() == "bearer" and value:
-        return value
-    if scheme.lower() == "basic" and value:
-        try:
-            _, _, password = base64.b64decode(value, validate=True).decode().partition(":")
-        except (binascii.Error, ValueError):  # not base64 (any byte may come), or not UTF-8
-            raise Unauthorized("malformed basic credentials") from None
-        return password or None
-    return None
-
-
 async def viewer(contest: str, request: Request, svc: Svc) -> Viewer:
     """The public without a token; the organiser with the admin token; with a team's token,
     that team in its own contest (and the public in any other). An unknown token is 401."""
-    token = _token(request)
+    token = presented_token(request)
     if token is None:
         return Viewer()
     if same_token(token, svc.admin_token):

@@ -5,6 +5,7 @@ own; leaderboards a page at a time; report reads limited per caller."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import threading
 import time
@@ -319,6 +320,26 @@ def test_a_public_request_past_its_pace_gets_503_and_the_probes_still_answer(
     assert pipe.client.get("/healthz").status_code == 200
     assert pipe.client.get("/readyz").json()["ready"] is False  # answered (no Redis here)
     assert pipe.client.get("/v1/stats", headers=ADMIN).status_code == 200  # the organiser's
+
+
+def test_the_organiser_and_a_remembered_team_are_not_paced_with_strangers(
+    pipe: Pipeline, team: TeamLogin
+) -> None:
+    """However many strangers knock, a team following its Contest API feed (Bearer or basic
+    credentials) and the organiser's tools go ahead; a token never seen, or made up, waits its
+    turn like the public."""
+    feed = "/clics/contests/open/event-feed?stream=false"
+    assert pipe.client.get(feed, headers=team.headers).status_code == 200  # now remembered
+    pipe.services.public = SharedReads(rate=1, queue_s=0)
+    for _ in range(2):  # a second's worth of turns, taken
+        assert pipe.client.get("/v1/contests").status_code == 200
+    basic = "Basic " + base64.b64encode(f"ravens:{team.token}".encode()).decode()
+
+    assert pipe.client.get(feed).status_code == 503
+    assert pipe.client.get(feed, headers={"Authorization": "Bearer made-up"}).status_code == 503
+    for headers in (team.headers, {"Authorization": basic}, ADMIN) * 3:
+        assert pipe.client.get(feed, headers=headers).status_code == 200, headers
+    assert pipe.client.get("/v1/contests/open/leaderboard", headers=ADMIN).status_code == 200
 
 
 def test_a_caller_waiting_on_a_computation_that_is_cancelled_computes_its_own_answer() -> None:
