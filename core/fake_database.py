@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from core import clock, events
@@ -172,6 +172,11 @@ class InMemoryDatabase:
             return False
         self.results[key] = KeptResult(result, now, carried)
         return True
+
+    def hold(self, host: str, submission_ids: list[str]) -> None:
+        """The bytes of these submissions are on `host` now (`Submission.held_on`)."""
+        for sid in submission_ids:
+            self.submissions[sid] = replace(self.submissions[sid], held_on=host)
 
     def keep_words(self, signatures: dict[str, bytes]) -> None:
         """Each submission's word signature, or the union with the one kept."""

@@ -22,7 +22,7 @@ from core.events import (
 )
 from core.fake_database import Event, InMemoryDatabase
 from core.freeze import frozen
-from core.records import JudgedResult, Run, RunFailure, RunSummary, Submission
+from core.records import JudgedResult, Paged, Run, RunFailure, RunSummary, Submission
 from core.states import RejudgeMode, RejudgeState, SubmissionState
 
 
@@ -107,9 +107,9 @@ class InMemoryRejudgeStore:
             runs = [run for run in self.store.runs.values() if run.contest_id == contest_id]
             return sorted(runs, key=lambda run: run.created_at)
 
-    def page(self, run: Run, limit: int) -> Iterator[tuple[str, bytes | None, int]]:
-        """The next submission ids after the run's cursor, each with its word signature and
-        its upload's size."""
+    def page(self, run: Run, limit: int) -> Iterator[Paged]:
+        """The next submissions after the run's cursor, each with its word signature, its
+        upload's size and the host holding it."""
         store = self.store
         with store.read("page"):
             ids = sorted(
@@ -117,7 +117,8 @@ class InMemoryRejudgeStore:
                 for s in store.submissions.values()
                 if s.contest_id == run.contest_id and s.id > run.cursor
             )[:limit]
-            rows = [(sid, store.words.get(sid), store.submissions[sid].size) for sid in ids]
+            subs = [store.submissions[sid] for sid in ids]
+            rows = [Paged(s.id, store.words.get(s.id), s.size, s.held_on) for s in subs]
         yield from rows
 
     def advance(self, run_id: str, cursor: str) -> bool:
@@ -159,9 +160,11 @@ class InMemoryRejudgeStore:
         batch: list[tuple[str, JudgedResult]],
         words: Mapping[str, bytes] | None = None,
         failed: Mapping[str, str] | None = None,
+        held_on: str | None = None,
     ) -> int:
         """Results judged for a run and the uploads it could not judge, with its progress; how
-        many were new. A submission gone meanwhile gets neither."""
+        many were new. A submission gone meanwhile gets neither. `held_on`: the judged ones'
+        bytes are on that host now."""
         store, words = self.store, words or {}
         with store.write("record_batch") as pending:
             now = store.now()
@@ -172,6 +175,8 @@ class InMemoryRejudgeStore:
                 for sid, result in present
             )
             store.keep_words({sid: words[sid] for sid, _ in present if sid in words})
+            if held_on is not None:
+                store.hold(held_on, [sid for sid, _ in present])
             for sid, reason in (failed or {}).items():
                 key = (run.id, sid)
                 ruled = (sid, run.lexicon_id, run.layout_id) in store.results

@@ -271,8 +271,11 @@ class InMemorySubmissionStore(InMemoryDisputes):
                 claims.append(Claim(current, attempt))
             return claims
 
-    def record_results(self, judged: Sequence[tuple[Claim, JudgedResult, bytes]]) -> set[str]:
-        """judging -> judged with the results whose claim still holds; the ids recorded."""
+    def record_results(
+        self, judged: Sequence[tuple[Claim, JudgedResult, bytes]], held_on: str | None = None
+    ) -> set[str]:
+        """judging -> judged with the results whose claim still holds; the ids recorded.
+        `held_on`: those ones' bytes are on that host now."""
         recorded: set[str] = set()
         with self.write("record_results") as pending:
             now = self.now()
@@ -286,6 +289,7 @@ class InMemorySubmissionStore(InMemoryDisputes):
                     state_at=now,
                     judged_at=now,
                     failure=None,
+                    held_on=held_on or self.submissions[sub.id].held_on,
                 )
                 self.put_result(sub.id, result, now, replace_kept=True)
                 self.keep_words({sub.id: word_signature})

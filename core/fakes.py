@@ -90,9 +90,10 @@ class InMemoryBlobStore:
 class InMemoryUploadCache:
     """A fake of the host's upload cache: `reads` counts the gets, found or not."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str | None = "host-1") -> None:
         self.kept: dict[str, bytes] = {}
         self.reads = 0
+        self.host = host
 
     def get(self, sha256: str) -> bytes | None:
         self.reads += 1
@@ -111,6 +112,7 @@ class InMemoryPublisher:
         self.inline: dict[str, bytes] = {}
         self.rejudges: list[str] = []
         self.batches: list[tuple[str, list[str]]] = []
+        self.batch_hosts: list[str | None] = []  # each batch's `held_on`
         self.preloaded: list[str] = []
         self.forgotten: list[str] = []  # digests the worker hosts were asked to forget
         self.down = False
@@ -137,9 +139,12 @@ class InMemoryPublisher:
         self._check()
         self.rejudges.append(run_id)
 
-    def publish_batch(self, run_id: str, submission_ids: list[str]) -> None:
+    def publish_batch(
+        self, run_id: str, submission_ids: list[str], held_on: str | None = None
+    ) -> None:
         self._check()
         self.batches.append((run_id, list(submission_ids)))
+        self.batch_hosts.append(held_on)
 
     def preload(self, lexicon_ids: list[str]) -> None:
         self._check()

@@ -29,7 +29,14 @@ from core.errors import (
 )
 from core.game import Judged
 from core.games import game, names
-from core.ports import BlobStore, RejudgeStore, Rulesets, SubmissionStore, UploadCache
+from core.ports import (
+    BlobStore,
+    PublishBatch,
+    RejudgeStore,
+    Rulesets,
+    SubmissionStore,
+    UploadCache,
+)
 from core.records import Claim, Contest, JudgedResult, Run, Submission
 from core.report_blobs import report_key
 from core.word_hashes import signature
@@ -91,6 +98,8 @@ class Outcome(StrEnum):
 class NoUploadCache:
     """Keeps nothing: every read goes to the object store."""
 
+    host = None
+
     def get(self, sha256: str) -> bytes | None:
         return None
 
@@ -115,7 +124,7 @@ class WorkerDeps:
     rulesets: Rulesets
     max_attempts: int
     claim_stale_after: float
-    publish_batch: Callable[[str, list[str]], None]  # a rejudge batch to the bulk queue
+    publish_batch: PublishBatch  # a rejudge batch to the bulk queue
     max_report_bytes: int = report_blobs.max_report_bytes(2 * 1024 * 1024)
     # Asks for the broker's copies of messages to be dropped (infra.broker_copies.forget_soon).
     forget_copies: Callable[[], None] = lambda: None
@@ -310,7 +319,7 @@ def _record(
     if not judged:
         return
     try:
-        recorded = deps.store.record_results(judged)
+        recorded = deps.store.record_results(judged, deps.upload_cache.host)
     except TRANSIENT:
         raise
     except Exception:
@@ -330,7 +339,7 @@ def _record(
     for contest_id, ids in by_contest.items():
         for run in runs.get(contest_id, []):
             try:
-                deps.publish_batch(run.id, ids)
+                deps.publish_batch(run.id, ids, deps.upload_cache.host)
             except Exception as exc:  # the run stalls, and the sweeper restarts its producer
                 log.warning("worker.rejudge_batch_unpublished", rejudge=run.id, error=str(exc))
 
@@ -377,7 +386,7 @@ def _record_one_by_one(
         claim = item[0]
         sub = claim.submission
         try:
-            recorded |= deps.store.record_results([item])
+            recorded |= deps.store.record_results([item], deps.upload_cache.host)
         except TRANSIENT:
             for done in recorded:
                 outcomes[done] = Outcome.JUDGED

@@ -20,6 +20,13 @@ PRELOAD_COMMAND = "tilejudge_preload"  # a broadcast: word list ids every worker
 
 Upload = tuple[str, bytes | None]  # a submission id, and its bytes where they may ride along
 
+
+def held_queue(host: str) -> str:
+    """The queue of the rejudge batches whose uploads the worker host `host` holds
+    (`infra.bulk_hosts`)."""
+    return f"{BULK_QUEUE}.{host}"
+
+
 # kombu's Redis transport keeps priorities 0, 3, 6 and 9 in lists of their own and takes from
 # the lowest number first. Light uploads go at 0; a team's heavy ones at 3, 6, then 9.
 LIGHT_PRIORITY = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.states import RejudgeMode, RejudgeState, SubmissionState
 
@@ -149,6 +149,9 @@ class Submission:
     # Its upload's leaf in the contest's transparency log, as the store that logged it says
     # (`store_submissions`); None where not told (read back from a row, or a retry).
     log_leaf: int | None = field(default=None, compare=False)
+    # The worker host whose upload cache holds the bytes, the last to judge them (`held_on`,
+    # `core.rejudging`); None where none is known.
+    held_on: str | None = field(default=None, compare=False)
 
     @property
     def shared(self) -> bool:
@@ -179,6 +182,15 @@ class JudgedResult:
     report_key: str
     # What the game keeps of a result besides these columns (a game log's players or error).
     game: object | None = None
+
+
+class Paged(NamedTuple):
+    """A rejudge producer's view of one submission (`core.ports.RejudgeStore.page`)."""
+
+    id: str
+    words: bytes | None  # the signature of its words (`core.word_hashes`); None: never judged
+    size: int  # its upload's bytes
+    held_on: str | None  # the worker host holding its bytes (`Submission.held_on`)
 
 
 @dataclass(frozen=True)

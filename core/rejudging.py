@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
@@ -25,6 +26,7 @@ from core.judging import (
     store_report,
     upload_errors,
 )
+from core.ports import PublishBatch
 from core.records import JudgedResult, Run
 from core.states import RejudgeMode
 from core.word_hashes import changed_hashes, signature, touches
@@ -41,11 +43,15 @@ def changed_words(deps: WorkerDeps, run: Run) -> frozenset[int] | None:
     return changed_hashes(added | removed)
 
 
-def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[str]], None]) -> int:
+def produce(deps: WorkerDeps, run_id: str, publish_batch: PublishBatch) -> int:
     """Page from the run's cursor to the end: publish what must be judged as the page streams
     in (the pool starts on the first batch while the rest is read), then carry what the fix
     cannot touch and move the cursor past the page. A batch ends at `batch_size` submissions,
-    or sooner once its uploads reach REJUDGE_BATCH_BYTES (large uploads: fewer a batch)."""
+    or sooner once its uploads reach REJUDGE_BATCH_BYTES (large uploads: fewer a batch).
+
+    Each batch holds uploads of one holder, the worker host whose upload cache has their bytes
+    (`Paged.held_on`; None where none is known), and goes to that host's queue where it can
+    (`Publisher.publish_batch`): on several worker hosts, each judges what it holds."""
     rejudges = deps.rejudges
     run = rejudges.get(run_id)
     if run is None or not run.open:
@@ -57,32 +63,39 @@ def produce(deps: WorkerDeps, run_id: str, publish_batch: Callable[[str, list[st
     published = 0
     while True:
         last = None
-        to_judge: list[str] = []
+        to_judge: dict[str | None, _Batch] = {}  # by holder
         to_carry: list[str] = []
-        size = 0  # bytes of the uploads in to_judge
-        for sid, recorded, upload_size in rejudges.page(run, page_size):
-            last = sid
-            if changed is None or touches(recorded, changed):
-                to_judge.append(sid)
-                size += upload_size
-                left = run.total - done_before - published
-                if (
-                    len(to_judge) >= batch_size(left, every=changed is None)
-                    or size >= tuning.REJUDGE_BATCH_BYTES
-                ):
-                    publish_batch(run.id, to_judge)
-                    published, to_judge, size = published + len(to_judge), [], 0
-            else:
-                to_carry.append(sid)
+        for row in rejudges.page(run, page_size):
+            last = row.id
+            if changed is not None and not touches(row.words, changed):
+                to_carry.append(row.id)
+                continue
+            batch = to_judge.setdefault(row.held_on, _Batch())
+            batch.ids.append(row.id)
+            batch.size += row.size
+            left = run.total - done_before - published
+            if (
+                len(batch.ids) >= batch_size(left, every=changed is None)
+                or batch.size >= tuning.REJUDGE_BATCH_BYTES
+            ):
+                publish_batch(run.id, batch.ids, row.held_on)
+                published += len(batch.ids)
+                del to_judge[row.held_on]
         if last is None:
             return published
-        if to_judge:
-            publish_batch(run.id, to_judge)
-            published += len(to_judge)
+        for holder, batch in to_judge.items():
+            publish_batch(run.id, batch.ids, holder)
+            published += len(batch.ids)
         rejudges.carry(run, to_carry)
         if not rejudges.advance(run.id, last):
             return published  # cancelled meanwhile
         run = rejudges.get(run.id) or run
+
+
+@dataclass
+class _Batch:
+    ids: list[str] = field(default_factory=list)
+    size: int = 0  # bytes of its uploads
 
 
 def batch_size(left: int, every: bool) -> int:
@@ -102,7 +115,7 @@ def judge_batch(
     run_id: str,
     submission_ids: list[str],
     live_waiting: Callable[[], bool] = lambda: False,
-    hand_back: Callable[[str, list[str]], None] | None = None,
+    hand_back: PublishBatch | None = None,
     heavy: Callable[[Callable[[], Any]], Any] = lambda work: work(),
 ) -> int:
     """Judge a batch under the run's ruleset; one transaction records them and the progress.
@@ -154,7 +167,7 @@ def judge_batch(
                 if n and hand_back is not None and live_waiting():
                     for pending in uploads[n:]:
                         pending.cancel()
-                    hand_back(run.id, [later.id for later in todo[n:]])
+                    hand_back(run.id, [later.id for later in todo[n:]], deps.upload_cache.host)
                     break
                 try:
                     one = judge_only(
@@ -177,7 +190,7 @@ def judge_batch(
         return list(judged.items())
 
     done: list[tuple[str, JudgedResult]] = heavy(judge_all)
-    recorded = rejudges.record_batch(run, done, words, failed)
+    recorded = rejudges.record_batch(run, done, words, failed, deps.upload_cache.host)
     if recorded < len(done) + len(failed):  # some may be gone: their team deleted meanwhile
         drop_reports_of_deleted(deps, [(sid, result.report_key) for sid, result in done])
     return recorded

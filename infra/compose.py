@@ -25,6 +25,7 @@ from core.ports import (
     ApiStore,
     BlobStore,
     ClicsReads,
+    PublishBatch,
     Publisher,
     QueueProbe,
     RejudgeRuns,
@@ -36,6 +37,7 @@ from core.reports import Reports
 from core.sweeping import SweeperThread
 from infra import broker_copies
 from infra.blobstore import S3BlobStore
+from infra.bulk_hosts import BulkHosts
 from infra.celery_config import celery_config
 from infra.leader import SWEEPER_LOCK, Election
 from infra.presigned_http import READ_TIMEOUT_S
@@ -377,14 +379,16 @@ class WorkerHost:
 
 def worker_host(settings: Settings, app: Celery) -> WorkerHost:
     load_games(settings)
-    return WorkerHost(settings, rulesets(settings), CeleryPublisher(app), make_redis(settings))
+    client = make_redis(settings)
+    publisher = CeleryPublisher(app, hosts=BulkHosts(client))
+    return WorkerHost(settings, rulesets(settings), publisher, client)
 
 
 def worker_deps(
     settings: Settings,
     *,
     rulesets: RulesetCache,
-    publish_batch: Callable[[str, list[str]], None],
+    publish_batch: PublishBatch,
     store: SqlStore | None = None,
     blobs: BlobStore | None = None,
     with_redis: bool = True,

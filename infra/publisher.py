@@ -22,16 +22,22 @@ from core.messages import (
     split_group,
 )
 from infra import broker_copies
+from infra.bulk_hosts import BulkHosts
 
 
 class CeleryPublisher:
     """Sends by task name, so the API process never imports the worker code. Given the
     broker's Redis (`copies`), it keeps small uploads' bytes beside their messages
-    (`infra.broker_copies`); without, it carries them in the messages."""
+    (`infra.broker_copies`); without, it carries them in the messages. Given the worker
+    hosts that are up (`hosts`), it sends a rejudge batch to the queue of the host holding
+    its uploads; without, to the shared one."""
 
-    def __init__(self, app: object, copies: redis.Redis | None = None) -> None:
+    def __init__(
+        self, app: object, copies: redis.Redis | None = None, hosts: BulkHosts | None = None
+    ) -> None:
         self._app = app
         self._copies = copies
+        self._hosts = hosts
 
     def publish(self, submission_id: str, data: bytes | None = None) -> None:
         self.publish_group([(submission_id, data)])
@@ -81,8 +87,13 @@ class CeleryPublisher:
     def start_rejudge(self, run_id: str) -> None:
         self._send(REJUDGE_PRODUCE_TASK, [run_id], BULK_QUEUE)
 
-    def publish_batch(self, run_id: str, submission_ids: list[str]) -> None:
-        self._send(REJUDGE_BATCH_TASK, [run_id, submission_ids], BULK_QUEUE)
+    def publish_batch(
+        self, run_id: str, submission_ids: list[str], held_on: str | None = None
+    ) -> None:
+        """A rejudge batch, to the queue of `held_on` (the host holding its uploads) if that
+        host is up, else to the shared one (`infra.bulk_hosts`)."""
+        queue = BULK_QUEUE if self._hosts is None else self._hosts.queue_for(held_on)
+        self._send(REJUDGE_BATCH_TASK, [run_id, submission_ids], queue)
 
     def preload(self, lexicon_ids: list[str]) -> None:
         """Ask every worker parent to load these word lists and refork its pool, so the

@@ -7,17 +7,21 @@ from typing import Any
 
 import redis
 
-from core.messages import BULK_QUEUE, LIVE_QUEUE
+from core.messages import BULK_QUEUE, LIVE_QUEUE, held_queue
+from infra.bulk_hosts import HOSTS_KEY
 
 QUEUES = (LIVE_QUEUE, BULK_QUEUE)
 PRIORITY_SEP = "\x06\x16"  # kombu keeps priority N of queue Q in the list Q + SEP + N
 
 
 def queue_depths(client: redis.Redis | None) -> dict[str, Any]:
-    """LLEN of each queue and of its priority lists, and the unacked hash and index.
+    """LLEN of each queue and of its priority lists, and the unacked hash and index; the bulk
+    queue's depth counts the worker hosts' own queues too (`infra.bulk_hosts`), each also
+    given by host (`by_host`).
 
-    Five commands a refresh: priority lists exist only while they hold messages (Redis drops
-    empty lists), so one EXISTS over all of them says whether their LLENs are needed at all."""
+    Six commands a refresh, and one for each worker host: priority lists exist only while they
+    hold messages (Redis drops empty lists), so one EXISTS over all of them says whether their
+    LLENs are needed at all."""
     if client is None:
         return {"status": "unavailable", "detail": "no Redis configured", "total": None}
     keys = {name: [_priority_key(name, p) for p in range(1, 10)] for name in QUEUES}
@@ -28,8 +32,12 @@ def queue_depths(client: redis.Redis | None) -> dict[str, Any]:
         pipe.hlen("unacked")
         pipe.zcard("unacked_index")
         pipe.exists(*[key for name in QUEUES for key in keys[name]])
-        *plain, unacked, index, prioritised = (int(n) for n in pipe.execute())
+        pipe.hkeys(HOSTS_KEY)
+        *counts, hosts = pipe.execute()
+        *plain, unacked, index, prioritised = (int(n) for n in counts)
         by_priority = {name: {"0": plain[i]} for i, name in enumerate(QUEUES)}
+        by_host = _held_depths(client, sorted(_text(host) for host in hosts))
+        by_priority[BULK_QUEUE]["0"] += sum(by_host.values())
         if prioritised:
             pipe = client.pipeline(transaction=False)
             for name in QUEUES:
@@ -45,9 +53,24 @@ def queue_depths(client: redis.Redis | None) -> dict[str, Any]:
     found: dict[str, Any] = {"status": "ok", "detail": None}
     for name in QUEUES:
         found[name] = {"depth": sum(by_priority[name].values()), "by_priority": by_priority[name]}
+    found[BULK_QUEUE]["by_host"] = by_host
     found["total"] = sum(found[name]["depth"] for name in QUEUES)
     found["unacked"], found["unacked_index"] = unacked, index
     return found
+
+
+def _held_depths(client: redis.Redis, hosts: list[str]) -> dict[str, int]:
+    """The depth of each worker host's own bulk queue."""
+    if not hosts:
+        return {}
+    pipe = client.pipeline(transaction=False)
+    for host in hosts:
+        pipe.llen(held_queue(host))
+    return dict(zip(hosts, (int(n) for n in pipe.execute()), strict=True))
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 def live_backlog(client: redis.Redis | None) -> int | None:

@@ -41,6 +41,7 @@ log = structlog.get_logger("tilejudge.upload_cache")
 RECORDS_A_SEGMENT = 8192  # bounds the index: tiny uploads would otherwise fill it by the million
 HEADER = 40  # the digest and the length
 SUFFIX = ".seg"
+HOST_ID = "host-id"  # the folder's host id (`DiskUploadCache.host`)
 RESCAN_S = 1.0  # a miss reads the other processes' new records at most this often
 # A writer looks this often whether another process deleted its segment (making room, or
 # expiring it): appends to a deleted file would be lost to the others and to `forget`.
@@ -87,6 +88,17 @@ class DiskUploadCache:
         self.max_age = max_age
         self.segment_bytes = max(1, capacity // 16)
         self._state = _State()
+        self._host: str | None = None
+
+    @property
+    def host(self) -> str | None:
+        """The id of the host this cache is on (`core.ports.UploadCache.host`): made at random
+        the first time and kept in the folder, so every process of the host reads the same,
+        and a new folder (a new host, or one whose disk was wiped) is a new holder. None if
+        the folder cannot be written: then no rejudge batch is sent here by preference."""
+        if self._host is None:
+            self._host = _host_id(self.directory)
+        return self._host
 
     def keep_expiring(self) -> None:
         """Delete the segments older than `max_age` now, then every EXPIRE_EVERY_S on a daemon
@@ -289,6 +301,31 @@ class DiskUploadCache:
                     os.close(segment.fd)  # the child's copies; the parent's stay open
             state = self._state = _State()
         return state
+
+
+def _host_id(directory: Path) -> str | None:
+    """The id kept in `directory`, or a new one made there; the first writer's wins."""
+    path = directory / HOST_ID
+    for _ in range(2):
+        try:
+            if (found := path.read_text().strip()) and found.isalnum():
+                return found
+        except OSError:
+            pass
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            fresh = directory / f".{HOST_ID}.{os.getpid()}.{secrets.token_hex(4)}"
+            fresh.write_text(secrets.token_hex(8))
+            try:
+                os.link(fresh, path)  # fails if another process made it first
+            except FileExistsError:
+                pass
+            finally:
+                fresh.unlink()
+        except OSError as exc:
+            log.warning("upload_cache.no_host_id", directory=str(directory), error=str(exc))
+            return None
+    return None
 
 
 def _records(fd: int, size: int, most: int, offset: int = 0) -> Iterator[tuple[int, int]]:

@@ -26,6 +26,7 @@ from core import tuning
 from core.errors import PublishFailed
 from core.judging import TRANSIENT, Outcome, RetryLater, WorkerDeps, judge_group
 from core.messages import (
+    BULK_QUEUE,
     JUDGE_GROUP_TASK,
     LIVE_QUEUE,
     PRELOAD_COMMAND,
@@ -35,7 +36,7 @@ from core.messages import (
     unpack_group,
 )
 from core.rejudging import judge_batch, produce
-from infra import broker_copies, compose
+from infra import broker_copies, bulk_hosts, compose
 from infra.logging import configure_logging
 from infra.rulesets import RulesetCache, worth_preloading
 from infra.settings import Settings
@@ -92,6 +93,28 @@ def _preload_lexicons(sender: Any = None, **_: Any) -> None:
     gc.collect()
     gc.freeze()  # keep the collector from touching (and so un-sharing) the preloaded pages
     log.info("worker.lexicons_preloaded", lexicons=parts.rulesets.loaded(), pid=os.getpid())
+
+
+@worker_ready.connect
+def _take_held_batches(sender: Any = None, **_: Any) -> None:
+    """A worker taking bulk work says its host is up, and consumes the queue of the rejudge
+    batches its host holds, then each other host's, after the shared one
+    (`infra.bulk_hosts`). Without an upload cache it holds nothing: the shared queue alone."""
+    if BULK_QUEUE not in sender.app.amqp.queues.consume_from:
+        return
+    held_on = compose.upload_cache(host().settings).host
+    if held_on is None:
+        return
+
+    def consume(queue: str) -> None:
+        app.control.add_consumer(
+            queue, exchange=queue, routing_key=queue, destination=[sender.hostname], reply=False
+        )
+
+    def consuming(queue: str) -> bool:
+        return bool(sender.task_consumer.consuming_from(queue))
+
+    bulk_hosts.keep_announcing(host().redis, held_on, consume, consuming)
 
 
 @worker_ready.connect
@@ -270,8 +293,8 @@ def rejudge_batch_task(self: Any, run_id: str, submission_ids: list[str]) -> int
             live_watch().watching() as live_queued,
             slots.held(live_queued, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot,
         ):
-            if slot is None:
-                publisher.publish_batch(run_id, submission_ids)
+            if slot is None:  # back to this host's queue (or the shared one)
+                publisher.publish_batch(run_id, submission_ids, deps().upload_cache.host)
                 return 0
 
             def judging(work: Callable[[], T]) -> T:

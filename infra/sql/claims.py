@@ -63,13 +63,15 @@ class ClaimsMixin(StoreBase):
                 claims.append(Claim(current, attempt))
             return claims
 
-    def record_results(self, judged: Sequence[tuple[Claim, JudgedResult, bytes]]) -> set[str]:
+    def record_results(
+        self, judged: Sequence[tuple[Claim, JudgedResult, bytes]], held_on: str | None = None
+    ) -> set[str]:
         """judging -> judged with their results, all in one transaction of a few statements
         whatever the group's size; the ids recorded (a claim the sweeper handed on meanwhile
-        writes nothing)."""
+        writes nothing). `held_on`: those ones' bytes are on that host now."""
         now = clock.now()
         with self.write() as (conn, pending):
-            held = _judged_now(conn, [claim for claim, _, _ in judged], now)
+            held = _judged_now(conn, [claim for claim, _, _ in judged], now, held_on)
             mine = [item for item in judged if (item[0].submission.id, item[0].attempt) in held]
             put_results(conn, [(claim.submission.id, result) for claim, result, _ in mine], now)
             keep_words(conn, {claim.submission.id: words for claim, _, words in mine})
@@ -157,12 +159,22 @@ def _attempts_among(pairs: Sequence[tuple[str, int]]) -> ColumnElement[bool]:
     )
 
 
-def _judged_now(conn: Connection, claims: Sequence[Claim], now: str) -> set[tuple[str, int]]:
-    """Mark judged the submissions whose claims still hold, in one statement where the
-    database returns what an UPDATE changed; the claims that held, as (id, attempt)."""
+def _judged_now(
+    conn: Connection, claims: Sequence[Claim], now: str, held_on: str | None
+) -> set[tuple[str, int]]:
+    """Mark judged the submissions whose claims still hold (held on `held_on`, if given), in
+    one statement where the database returns what an UPDATE changed; the claims that held,
+    as (id, attempt)."""
     if not claims:
         return set()  # (an empty OR is no condition at all)
-    done = {"state": SubmissionState.JUDGED, "state_at": now, "judged_at": now, "failure": None}
+    done: dict[str, object] = {
+        "state": SubmissionState.JUDGED,
+        "state_at": now,
+        "judged_at": now,
+        "failure": None,
+    }
+    if held_on is not None:
+        done["held_on"] = held_on
     if not conn.dialect.update_returning:  # SQLite before 3.35
         return {
             (claim.submission.id, claim.attempt)

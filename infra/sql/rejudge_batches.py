@@ -14,6 +14,7 @@ from infra.sql.games import copy_details
 from infra.sql.results import (
     count_progress,
     failed_for,
+    hold,
     keep_words,
     put_failures,
     put_new_results,
@@ -82,11 +83,13 @@ class BatchesMixin:
         batch: list[tuple[str, JudgedResult]],
         words: Mapping[str, bytes] | None = None,
         failed: Mapping[str, str] | None = None,
+        held_on: str | None = None,
     ) -> int:
         """Results judged for a run, and the uploads it could not judge (`failed`: a reason
         code each), in one transaction with its progress; returns how many were new (a failure
         counts as done). A submission deleted meanwhile (its team was) gets neither. `words`:
-        the word signature each judging made, added to the one recorded (see `keep_words`)."""
+        the word signature each judging made, added to the one recorded (see `keep_words`).
+        `held_on`: the judging host, which holds the judged ones' bytes now."""
         now, words, failed = clock.now(), words or {}, failed or {}
         with self.store.write() as (conn, pending):
             ids = [sid for sid, _ in batch] + list(failed)
@@ -111,6 +114,8 @@ class BatchesMixin:
             )
             new = len(judged) - len(counted)
             keep_words(conn, {sid: words[sid] for sid, _ in batch if sid in words})
+            if held_on is not None and batch:
+                hold(conn, held_on, [sid for sid, _ in batch])
             gone = {sid: reason for sid, reason in failed.items() if sid in present}
             new += put_failures(conn, run, gone, now)
             count_progress(conn, pending, run.id, added=new)

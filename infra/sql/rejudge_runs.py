@@ -11,7 +11,7 @@ from sqlalchemy import and_, func, insert, select, update
 from core import clock
 from core.errors import RejudgeRefused
 from core.events import RejudgeStarted
-from core.records import Run
+from core.records import Paged, Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from infra.sql.results import count_progress
 from infra.sql.schema import contests, rejudge_runs, submissions, word_hashes
@@ -121,11 +121,13 @@ class RunsMixin:
             ).mappings()
             return [Run(**row) for row in rows]
 
-    def page(self, run: Run, limit: int) -> Iterator[tuple[str, bytes | None, int]]:
-        """The run's next submission ids after its cursor, each with the signature of its words
-        (None if never judged) and its upload's size, streamed as read."""
+    def page(self, run: Run, limit: int) -> Iterator[Paged]:
+        """The run's next submissions after its cursor, each with the signature of its words
+        (None if never judged), its upload's size and the host holding it, streamed as read."""
         query = (
-            select(submissions.c.id, word_hashes.c.hashes, submissions.c.size)
+            select(
+                submissions.c.id, word_hashes.c.hashes, submissions.c.size, submissions.c.held_on
+            )
             .outerjoin(word_hashes, word_hashes.c.submission_id == submissions.c.id)
             .where(and_(submissions.c.contest_id == run.contest_id, submissions.c.id > run.cursor))
             .order_by(submissions.c.id)
@@ -133,7 +135,7 @@ class RunsMixin:
         )
         with self.store.read() as conn:
             for row in conn.execute(query):
-                yield row.id, row.hashes, row.size
+                yield Paged(row.id, row.hashes, row.size, row.held_on)
 
     def advance(self, run_id: str, cursor: str) -> bool:
         """Record that everything up to `cursor` was published; False if the run was closed."""

@@ -7,7 +7,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from sqlalchemy import Connection, and_, func, insert, select, update
+from sqlalchemy import Connection, and_, func, insert, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.dml import Insert
 from sqlalchemy.sql.elements import ColumnElement
@@ -49,6 +49,21 @@ def put_result(
     )
     put_details(conn, [(inserted.inserted_primary_key[0], result.game)])  # type: ignore[index]
     return True
+
+
+def hold(conn: Connection, host: str, submission_ids: list[str]) -> None:
+    """The bytes of these submissions are on `host` now (`Submission.held_on`): one statement,
+    writing only the rows that named another host."""
+    conn.execute(
+        update(submissions)
+        .where(
+            and_(
+                submissions.c.id.in_(submission_ids),
+                or_(submissions.c.held_on.is_(None), submissions.c.held_on != host),
+            )
+        )
+        .values(held_on=host)
+    )
 
 
 def keep_words(conn: Connection, signatures: dict[str, bytes]) -> None:

@@ -117,6 +117,9 @@ submissions = Table(
     # NULL otherwise, and NULLs never clash.
     Column("game_key", String(64)),
     Column("match_key", String(64)),
+    # The worker host whose upload cache holds the bytes (`infra.upload_cache.host_id`): the
+    # last to judge them. A rejudge sends a batch to that host's queue (`core.rejudging`).
+    Column("held_on", String(64)),
     UniqueConstraint("contest_id", "team_id", "sha256", name="uq_submissions_same_bytes"),
     Index("uq_submissions_game", "contest_id", "game_key", unique=True),
     Index("ix_submissions_match", "contest_id", "match_key"),

@@ -178,12 +178,20 @@ class Side(ABC):
         assert self.store.store_submissions([sub]) == [sub]
         return sub
 
-    def judge_live(self, sub: Submission, score: int, words: tuple[str, ...] = ("cat",)) -> None:
-        """The submission judged under its contest's live ruleset, as a worker records it."""
+    def judge_live(
+        self,
+        sub: Submission,
+        score: int,
+        words: tuple[str, ...] = ("cat",),
+        held_on: str | None = None,
+    ) -> None:
+        """The submission judged under its contest's live ruleset, as a worker records it (on
+        the worker host `held_on`, if given)."""
         live = self.contest(sub.contest_id)
         [claim] = self.store.claim_many([sub.id], HOUR)
         result = judged(sub, live.lexicon_id, score)
-        assert self.store.record_results([(claim, result, signature(list(words)))]) == {sub.id}
+        recorded = self.store.record_results([(claim, result, signature(list(words)))], held_on)
+        assert recorded == {sub.id}
 
     def submission(self, submission_id: str) -> Submission:
         found = self.store.get_submission(submission_id)

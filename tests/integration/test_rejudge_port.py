@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from core.errors import FailureReason, NotFound, RejudgeRefused, failure_text
-from core.records import Run, RunSummary, Submission
+from core.records import Paged, Run, RunSummary, Submission
 from core.states import RejudgeState
 from core.word_hashes import signature
 from tests.integration.port_sides import (
@@ -80,15 +80,17 @@ def test_a_run_starts_once_beside_the_live_ruleset_and_is_listed_with_its_contes
     assert side.events("rejudge.") == [started(run, 2), started(empty, 0)]
 
 
-def test_the_producer_pages_from_the_cursor_with_each_signature_and_size_and_restarts_at_the_start(
+def test_the_producer_pages_from_the_cursor_with_each_signature_size_and_holder_and_restarts(
     side: Side,
 ) -> None:
     subs = [side.upload("alpha", size=300), side.upload("beta", size=200), side.upload("alpha")]
-    side.judge_live(subs[0], 10, words=("cat", "tea"))
+    side.judge_live(subs[0], 10, words=("cat", "tea"), held_on="host1")
+    side.judge_live(subs[1], 10)  # on a host keeping no uploads: no holder
     rejudges = side.rejudges
     run, _ = rejudges.start("c1", LEX2, LAYOUT, "affected", "admin")
-    words = {subs[0].id: signature(["cat", "tea"])}
-    rows = sorted((s.id, words.get(s.id), s.size) for s in subs)
+    words = {subs[0].id: signature(["cat", "tea"]), subs[1].id: signature(["cat"])}
+    holders = {subs[0].id: "host1"}
+    rows = sorted(Paged(s.id, words.get(s.id), s.size, holders.get(s.id)) for s in subs)
 
     assert list(rejudges.page(run, 2)) == rows[:2]
     assert rejudges.advance(run.id, rows[1][0])
@@ -157,9 +159,24 @@ def test_a_batch_counts_only_what_is_new_and_a_failure_counts_as_done_once(side:
     assert [(f.submission_id, f.team, f.reason) for f in listed] == [
         (first_failed, "alpha", failed[first_failed])
     ]
-    [widened] = [words for sid, words, _ in rejudges.page(run, 10) if sid == subs[0].id]
+    [widened] = [row.words for row in rejudges.page(run, 10) if row.id == subs[0].id]
     assert widened == signature(["cat", "bat"])  # the judging's words added to the live ones
     assert side.events("rejudge.") == [started(run, 3), progressed("ready", run, 3, 3, carried=0)]
+
+
+def test_a_batch_recorded_on_a_host_makes_it_the_holder_of_the_judged_ones_alone(
+    side: Side,
+) -> None:
+    subs = judged_uploads(side, 3)
+    rejudges = side.rejudges
+    run, _ = rejudges.start("c1", LEX2, LAYOUT, "full", "admin")
+    judged_now = [(sub.id, judged(sub, LEX2, 30)) for sub in subs[:2]]
+    failed = {subs[2].id: "upload_missing"}
+    assert rejudges.record_batch(run, judged_now, failed=failed, held_on="h2") == 3
+
+    holders = {sub.id: holder for sub, holder in zip(subs, ["h2", "h2", None], strict=True)}
+    assert {row.id: row.held_on for row in rejudges.page(run, 10)} == holders
+    assert {sub.id: side.submission(sub.id).held_on for sub in subs} == holders
 
 
 def test_an_upload_judged_after_its_failure_was_counted_is_not_counted_again(side: Side) -> None:

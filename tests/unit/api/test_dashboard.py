@@ -391,6 +391,10 @@ class FakeRedis:
             self.replies.append(sum(1 for key in keys if self.redis.lists.get(key)))
             return self
 
+        def hkeys(self, key: str) -> FakeRedis.Pipe:  # no worker host of its own queue
+            self.replies.append([])
+            return self
+
         def execute(self) -> list[int]:
             import redis
 
@@ -408,10 +412,10 @@ def test_queue_depth_adds_the_priority_lists_and_reads_the_unacked_set() -> None
     assert found["unacked"] == 4 and found["unacked_index"] == 4
 
 
-def test_queue_depth_costs_five_commands_while_no_priority_list_exists() -> None:
+def test_queue_depth_costs_six_commands_while_no_priority_list_or_worker_host_exists() -> None:
     fake = FakeRedis({"live": 3})
     queue_depths(fake)  # type: ignore[arg-type]
-    assert fake.commands == 5
+    assert fake.commands == 6
 
 
 def test_queue_depth_says_unavailable_when_redis_does_not_answer() -> None:

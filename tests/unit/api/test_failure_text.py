@@ -32,7 +32,9 @@ SQL_ERROR = (
 class DownStore(SqlStore):
     """The SQL store, failing every recording transaction as PostgreSQL's driver would."""
 
-    def record_results(self, judged: Sequence[tuple[Claim, JudgedResult, bytes]]) -> set[str]:
+    def record_results(
+        self, judged: Sequence[tuple[Claim, JudgedResult, bytes]], held_on: str | None = None
+    ) -> set[str]:
         raise StoreUnavailable(SQL_ERROR)
 
 

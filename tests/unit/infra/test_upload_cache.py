@@ -230,3 +230,26 @@ def test_forgetting_an_upload_overwrites_its_bytes_in_every_segment_and_keeps_th
     fresh = DiskUploadCache(tmp_path, 1024 * KIB)
     assert fresh.get(digest(doomed)) is None
     assert [fresh.get(digest(data)) for data in (kept, again)] == [kept, again]
+
+
+def test_a_folder_names_its_host_once_for_every_process_and_another_folder_another(
+    tmp_path: Path,
+) -> None:
+    first = DiskUploadCache(tmp_path / "a", 1024 * KIB).host
+    again = DiskUploadCache(tmp_path / "a", 1024 * KIB).host  # another process of the host
+    other = DiskUploadCache(tmp_path / "b", 1024 * KIB).host
+
+    assert first is not None and first.isalnum()
+    assert again == first and other not in (None, first)
+    assert sorted(p.name for p in (tmp_path / "a").iterdir()) == ["host-id"]  # no leftovers
+
+
+def test_a_folder_that_cannot_be_made_names_no_host_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warnings = Warnings()
+    monkeypatch.setattr(upload_cache, "log", warnings)
+    (tmp_path / "file").write_bytes(b"")
+
+    assert DiskUploadCache(tmp_path / "file" / "cache", 1024 * KIB).host is None
+    assert warnings.events == ["upload_cache.no_host_id"]

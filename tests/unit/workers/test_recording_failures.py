@@ -24,12 +24,14 @@ class RefusingStore(SqlStore):
         self.refused = refused
         self.calls: list[list[str]] = []
 
-    def record_results(self, judged: Sequence[tuple[Claim, JudgedResult, bytes]]) -> set[str]:
+    def record_results(
+        self, judged: Sequence[tuple[Claim, JudgedResult, bytes]], held_on: str | None = None
+    ) -> set[str]:
         ids = [claim.submission.id for claim, _, _ in judged]
         self.calls.append(ids)
         if self.refused in ids:
             raise Invalid("a value cannot be stored: score out of range for type bigint")
-        return super().record_results(judged)
+        return super().record_results(judged, held_on)
 
 
 @pytest.fixture
@@ -84,7 +86,9 @@ def test_an_outage_while_recording_still_asks_for_a_retry(pipe: Pipeline) -> Non
     deps = worker_deps(pipe.services)
 
     class Down(SqlStore):
-        def record_results(self, judged: Sequence[tuple[Claim, JudgedResult, bytes]]) -> set[str]:
+        def record_results(
+            self, judged: Sequence[tuple[Claim, JudgedResult, bytes]], held_on: str | None = None
+        ) -> set[str]:
             raise ConnectionError("the database went away")
 
     deps.store = Down(pipe.store.engine)
