@@ -104,10 +104,10 @@ def round_(run: Run, lists: tuple[str, str], uploads: int, moves: int, n: int) -
     ratios: dict[str, float] = {}
     order = ("by holder", "shared") if n % 2 == 0 else ("shared", "by holder")
     for kind, lexicon in zip(order, lists, strict=True):
+        before = holders(made, contest)  # who holds what: the shared run does not say
         if kind == "shared":
             made.sql("UPDATE submissions SET held_on = NULL WHERE contest_id = %s RETURNING id",
                      contest)  # fmt: skip
-        before = holders(made, contest)
         rate, total = rejudge(made, contest, lexicon)
         ratios[kind] = rate / live
         after = holders(made, contest)
