@@ -4,10 +4,14 @@ against the offline judge on the same number of processes, CPU per upload by pro
 upload-to-result latency, per round and over all rounds.
 
     python -m benchmarks.local_stack [--uploads 1000] [--teams 200] [--seed 0] [--rounds 3]
+        [--set NAME=VALUE ...]
 
 Only what the machine forces differs from `make run`: a fresh TILEJUDGE_HOME in a temporary
-directory and a free port for the API. Each round sends its uploads at once to one new contest
-of the default game, from teams of its own, none passing the stack's per-team rate limit.
+directory and a free port for the API. `--set` (repeatable) sets a variable of the stack's
+environment before it starts, e.g. TILEJUDGE_STANDBY_WORKERS=0 or GOMAXPROCS=2 (SeaweedFS's
+threads), so that one benchmark compares a default with another value; the top of the output
+says what was set. Each round sends its uploads at once to one new contest of the default
+game, from teams of its own, none passing the stack's per-team rate limit.
 Exits 1 if an acknowledged upload was lost, judged twice or judged unlike the offline judge.
 """
 
@@ -15,11 +19,13 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,8 +48,9 @@ from devstack.burst import Burst, run_burst
 from devstack.load import new_contest_id, percentile, prepare
 from devstack.plan import Corpus, Plan
 from devstack.proof import event_mark, follow_events, verify
+from devstack.seaweedfs import go_threads
 from devstack.testing.stack_process import RunningStack, running_stack
-from infra.settings import Settings
+from infra.settings import Settings, SettingsError
 
 # `up --demo` is ready for users once the demo is judged; its last line says so.
 DEMO_DONE = "demo: leaderboard:"
@@ -53,6 +60,9 @@ MOST_CLIENTS = 200  # client threads at once: one a team, as spike_bench's burst
 WARM_UP_TEAMS = 10  # a contest has had uploads before its deadline: its word list is loaded
 # No PostgreSQL in the local stack (SQLite): a database name no backend serves.
 NO_DATABASE = "tilejudge-local-stack-no-postgres"
+# What the benchmark itself decides for the stack, which `--set` may not change.
+NOT_SETTABLE = frozenset({"TILEJUDGE_HOME", "TILEJUDGE_API_PORT"})
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass
@@ -78,6 +88,67 @@ class Round:
     @property
     def ratio(self) -> float:
         return against_around(self.end_to_end, self.judge_before, self.judge_after)
+
+
+@contextmanager
+def make_run_stack(home: Path, settings: Settings, env: dict[str, str]) -> Iterator[RunningStack]:
+    """`tilejudge up --demo` as `make run` starts it, with `env` (the `--set` variables) on top,
+    once its demo is loaded. The pool is TILEJUDGE_WORKERS as `up` defaults it (or as set) and,
+    with an empty admin token, `up` generates one into the home, as for a user."""
+    with running_stack(
+        home, workers=settings.workers, env={"TILEJUDGE_ADMIN_TOKEN": ""} | env, demo=True,
+        timeout=180,
+    ) as stack:  # fmt: skip
+        wait_for_demo(stack)
+        yield stack
+
+
+def set_option(parser: argparse.ArgumentParser) -> None:
+    """--set NAME=VALUE, repeatable: a variable of the stack's environment."""
+    parser.add_argument(
+        "--set", action="append", default=[], dest="overrides", metavar="NAME=VALUE",
+        help="set a variable of the stack's environment before it starts (repeatable), e.g. "
+        "TILEJUDGE_STANDBY_WORKERS=0, TILEJUDGE_API_WORKERS=1, TILEJUDGE_WORKERS=3, GOMAXPROCS=2",
+    )  # fmt: skip
+
+
+def overrides(parser: argparse.ArgumentParser, given: list[str]) -> tuple[dict[str, str], Settings]:
+    """The `--set` variables, and the settings the stack reads with them (a bad value is
+    refused here, as `up` would refuse it)."""
+    env: dict[str, str] = {}
+    for item in given:
+        name, equals, value = item.partition("=")
+        if not equals or not VARIABLE_NAME.fullmatch(name):
+            parser.error(f"--set {item!r}: give NAME=VALUE")
+        if name in NOT_SETTABLE:
+            parser.error(
+                f"--set {name}: the benchmark chooses it ({', '.join(sorted(NOT_SETTABLE))})"
+            )
+        env[name] = value
+    try:
+        return env, Settings.from_env(env)
+    except SettingsError as exc:
+        parser.error(f"--set: {exc}")
+
+
+def set_line(env: dict[str, str]) -> str:
+    """What `--set` changed, for the top of the output."""
+    if not env:
+        return "set: nothing (every setting as `make run` has it)"
+    shown = " ".join(f"{k}={v}" for k, v in env.items())
+    return f"set: {shown} (every other setting as `make run` has it)"
+
+
+def stack_line(settings: Settings, env: dict[str, str], processes: int) -> str:
+    """The stack's processes as it runs: judging, API, SeaweedFS's threads, the rate limit."""
+    weed = env.get("GOMAXPROCS") or os.environ.get("GOMAXPROCS") or str(go_threads())
+    kept = "its defaults" if not env else "its defaults but the variables set above"
+    return (
+        f"stack: `tilejudge up --demo` with {kept}, demo loaded; {processes} judging "
+        f"processes (TILEJUDGE_WORKERS {settings.workers} + TILEJUDGE_STANDBY_WORKERS "
+        f"{settings.standby_workers}), {settings.api_workers} API processes, SeaweedFS "
+        f"GOMAXPROCS {weed}, rate limit {settings.rate_limit_per_minute} uploads a team a minute"
+    )
 
 
 def wait_for_demo(stack: RunningStack) -> None:
@@ -227,14 +298,20 @@ def load_average() -> str:
     return ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def parse(argv: list[str] | None, defaults: Settings) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.local_stack", description=__doc__)
+def parse(argv: list[str] | None) -> tuple[argparse.Namespace, dict[str, str], Settings]:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.local_stack", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )  # fmt: skip
     parser.add_argument("--uploads", type=int, default=1000, help="uploads a round")
     parser.add_argument("--teams", type=int, default=200, help="new teams a round")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--rounds", type=int, default=3)
+    set_option(parser)
     args = parser.parse_args(argv)
-    per_minute = defaults.rate_limit_per_minute
+    # What `make run` starts with (no TILEJUDGE_* set) but for the variables set.
+    env, settings = overrides(parser, args.overrides)
+    per_minute = settings.rate_limit_per_minute
     if args.uploads < WARM_UP_TEAMS or args.teams < 1 or args.rounds < 1:
         parser.error(f"--uploads {WARM_UP_TEAMS} or more, --teams and --rounds 1 or more")
     if args.teams < teams_needed(args.uploads, per_minute):
@@ -243,35 +320,24 @@ def parse(argv: list[str] | None, defaults: Settings) -> argparse.Namespace:
             f"{per_minute} uploads a team a minute: give --teams "
             f"{teams_needed(args.uploads, per_minute)} or more"
         )
-    return args
+    return args, env, settings
 
 
 def main(argv: list[str] | None = None) -> int:
-    defaults = Settings.from_env({})  # what `make run` starts with: no TILEJUDGE_* set
-    args = parse(argv, defaults)
+    args, env, settings = parse(argv)
     shown = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python -m benchmarks.local_stack {shown}".rstrip())
+    print(set_line(env))
     print(machine_line(), flush=True)
     lexicon = shared_lexicon()
-    limit = defaults.max_upload_bytes
+    limit = settings.max_upload_bytes
     with (
         tempfile.TemporaryDirectory(prefix="tj-local-stack-") as home,
-        # The default pool (TILEJUDGE_WORKERS as `up` defaults it) and, with an empty admin
-        # token, the one `up` generates into the home, as for a user.
-        running_stack(
-            Path(home), workers=defaults.workers, env={"TILEJUDGE_ADMIN_TOKEN": ""},
-            demo=True, timeout=180,
-        ) as stack,
+        make_run_stack(Path(home), settings, env) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
-    ):  # fmt: skip
-        wait_for_demo(stack)
+    ):
         processes = len(worker_pids(stack)[1])
-        print(
-            f"stack: `tilejudge up --demo` with its defaults, demo loaded; {processes} judging "
-            f"processes (TILEJUDGE_WORKERS {defaults.workers} + TILEJUDGE_STANDBY_WORKERS "
-            f"{defaults.standby_workers}), {defaults.api_workers} API processes, rate limit "
-            f"{defaults.rate_limit_per_minute} uploads a team a minute"
-        )
+        print(stack_line(settings, env, processes), flush=True)
         plan = burst_plan(
             stack, new_contest_id(datetime.now(UTC)), uploads=args.uploads,
             concurrency=min(args.teams, MOST_CLIENTS), teams=args.teams, moves=MOST_MOVES,
