@@ -128,8 +128,9 @@ class Settings:
         return cls(
             home=Path(env.text("TILEJUDGE_HOME", "./.tilejudge")).resolve(),
             api_port=env.integer("TILEJUDGE_API_PORT", 8000, low=0, high=65535),
-            # One per core of a small machine: an upload costs the API a few ms of CPU under one GIL.
-            api_workers=env.integer("TILEJUDGE_API_WORKERS", 2, low=1, high=64),
+            api_workers=env.integer(
+                "TILEJUDGE_API_WORKERS", default_api_workers(usable_cores()), low=1, high=64
+            ),
             admin_token=env.optional("TILEJUDGE_ADMIN_TOKEN"),
             redis_url=env.redis_url("REDIS_URL"),
             s3_endpoint=env.optional("TILEJUDGE_S3_ENDPOINT"),
@@ -138,7 +139,9 @@ class Settings:
             s3_secret_key=env.text("TILEJUDGE_S3_SECRET_KEY", "tilejudge-local"),
             s3_region=env.text("TILEJUDGE_S3_REGION", "us-east-1"),
             database_url=env.optional("TILEJUDGE_DATABASE_URL"),
-            workers=env.integer("TILEJUDGE_WORKERS", 2, low=1, high=256),
+            workers=env.integer(
+                "TILEJUDGE_WORKERS", default_workers(usable_cores()), low=1, high=256
+            ),
             standby_workers=env.integer("TILEJUDGE_STANDBY_WORKERS", 1, low=0, high=16),
             worker_nice=env.integer("TILEJUDGE_WORKER_NICE", 10, low=0, high=19),
             max_upload_bytes=env.integer("TILEJUDGE_MAX_UPLOAD_BYTES", 2 * 1024 * 1024, low=1),
@@ -267,6 +270,27 @@ class Settings:
                 f"`tilejudge log-key NAME` makes one): {exc}"
             ) from None
         return value
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which a container's cpuset sets;
+    a CPU quota is not seen), at least one."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # a platform without affinity
+        return max(1, os.cpu_count() or 1)
+
+
+def default_workers(cores: int) -> int:
+    """Judging processes besides the standby ones: one a core, as Celery's own default, and at
+    least two (docs/performance.md, "Defaults")."""
+    return max(2, cores)
+
+
+def default_api_workers(cores: int) -> int:
+    """API processes: a quarter of the cores, at least two. An upload costs the API about a
+    fifth of what judging it costs, under one GIL a process (docs/performance.md, "Defaults")."""
+    return max(2, cores // 4)
 
 
 def _key_file(name: str, path: Path) -> str:
