@@ -140,11 +140,13 @@ bench: install lexicon
 bench-pipeline: $(BENCH_TOOLS) lexicon
 	$(BIN)/python -m benchmarks.pipeline_bench
 	$(BIN)/python -m benchmarks.local_stack
+	$(BIN)/python -m benchmarks.local_stack_steady
 	$(BIN)/python -m benchmarks.rejudge_bench
 	$(BIN)/python -m benchmarks.dashboard_bench
 	$(BIN)/python -m benchmarks.spike_bench
 	$(BIN)/python -m benchmarks.intake_cpu
 	$(BIN)/python -m benchmarks.hostile_bench
+	$(BIN)/python -m benchmarks.follower_bench
 	$(BIN)/python -m benchmarks.crosstiles_rejudge
 	$(BIN)/python -m benchmarks.s3_calls
 

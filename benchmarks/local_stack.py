@@ -43,7 +43,7 @@ from benchmarks.local_stack_mix import (
     teams_needed,
 )
 from benchmarks.machine import cpu_model
-from benchmarks.pipeline_bench import against_around, judge_only, read_all, seconds, worker_pids
+from benchmarks.pipeline_bench import against_around, judge_only, read_all, seconds
 from devstack.burst import Burst, run_burst
 from devstack.load import new_contest_id, percentile, prepare
 from devstack.plan import Corpus, Plan
@@ -336,7 +336,9 @@ def main(argv: list[str] | None = None) -> int:
         make_run_stack(Path(home), settings, env) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
-        processes = len(worker_pids(stack)[1])
+        # From the settings, not the pool's children: counted while the demo's rejudge has the
+        # pool refork, they may be fewer for a moment.
+        processes = settings.workers + settings.standby_workers
         print(stack_line(settings, env, processes), flush=True)
         plan = burst_plan(
             stack, new_contest_id(datetime.now(UTC)), uploads=args.uploads,

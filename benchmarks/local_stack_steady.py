@@ -47,7 +47,7 @@ from benchmarks.local_stack import (
     stack_line,
 )
 from benchmarks.local_stack_mix import FEWEST_MOVES, MOST_MOVES, deadline_corpus
-from benchmarks.pipeline_bench import judge_only, seconds, worker_pids
+from benchmarks.pipeline_bench import judge_only, seconds
 from core.games import DEFAULT, game
 from devstack.burst import Burst, send_all
 from devstack.load import new_contest_id, percentile, prepare
@@ -215,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         make_run_stack(Path(home), settings, env) as stack,
         httpx.Client(base_url=stack.url, timeout=60) as http,
     ):
-        processes = len(worker_pids(stack)[1])
+        processes = settings.workers + settings.standby_workers  # as `local_stack` says why
         print(stack_line(settings, env, processes), flush=True)
         capacity = judge_only(pool.data, lexicon, processes)
         rate = args.load * capacity
