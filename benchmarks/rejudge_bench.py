@@ -138,7 +138,8 @@ def live_latencies(
     )
     docs = wait_judged(http, stack, ids)
     latencies = [seconds(d["received_at"], d["judged_at"]) * 1000 for d in docs]
-    return latencies, max(d["judged_at"] for d in docs)
+    # None sent: the window closed first (a contest whose rejudge takes less than a second).
+    return latencies, max((d["judged_at"] for d in docs), default="")
 
 
 def forget_run(stack: RunningStack, run: dict[str, Any]) -> None:
@@ -217,17 +218,21 @@ def main() -> None:
             f"live upload-to-result without a rejudge: p50 {statistics.median(quiet):.0f} ms, "
             f"p99 {pct(quiet, 0.99):.0f} ms ({len(quiet)} uploads at {PROBE_RATE:.0f}/s)"
         )
-        print(
-            f"live upload-to-result during a full rejudge: p50 {statistics.median(during):.0f} "
-            f"ms, p99 {pct(during, 0.99):.0f} ms; p99 ratio "
-            f"{pct(during, 0.99) / pct(quiet, 0.99):.2f} ({len(during)} uploads at "
-            f"{PROBE_RATE:.0f}/s"
-            + (
-                ", each judged before the rejudge ended)"
-                if seconds(last_judged, ended[0]) > 0
-                else "; NB: the rejudge ended before the last of them was judged)"
+        if not during:  # the window closed before the first probe: a rejudge of a second
+            print(f"live upload-to-result during a full rejudge: none sent, the rejudge took "
+                  f"{full_time:.1f} s; more submissions (--submissions) give it time")  # fmt: skip
+        else:
+            print(
+                f"live upload-to-result during a full rejudge: p50 {statistics.median(during):.0f} "
+                f"ms, p99 {pct(during, 0.99):.0f} ms; p99 ratio "
+                f"{pct(during, 0.99) / pct(quiet, 0.99):.2f} ({len(during)} uploads at "
+                f"{PROBE_RATE:.0f}/s"
+                + (
+                    ", each judged before the rejudge ended)"
+                    if seconds(last_judged, ended[0]) > 0
+                    else "; NB: the rejudge ended before the last of them was judged)"
+                )
             )
-        )
         runs = http.get("/v1/contests/bench/rejudges", headers=stack.admin).json()["rejudges"]
         forget_run(stack, next(r for r in runs if r["state"] in OPEN_REJUDGE_STATES))
 
