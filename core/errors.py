@@ -39,6 +39,10 @@ class Duplicate(Conflict):
     """A row with that unique key exists already (or a row it refers to is gone)."""
 
 
+class MissingReference(Duplicate):
+    """A row it refers to is not there (a foreign key): refused as a used key is, and said so."""
+
+
 class RejudgeRefused(Conflict):
     """A rejudge request that cannot be carried out as asked (the message says why)."""
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from core.errors import Duplicate
+from core.errors import Duplicate, MissingReference
 from core.events import (
     ContestClosed,
     ContestCreated,
@@ -33,13 +33,13 @@ class InMemoryContestStore:
     def create_contest(self, contest: Contest) -> Contest:
         db = self.db
         with db.write("create_contest") as pending:
-            # SQL's foreign keys refuse a contest under rules not registered as a used id.
-            if (
-                contest.id in db.contests
-                or contest.lexicon_id not in db.lexicons
-                or contest.layout_id not in db.layouts
-            ):
+            if contest.id in db.contests:  # a used key first, as SQL finds it first
                 raise Duplicate(f"contest {contest.id!r} exists already")
+            if contest.lexicon_id not in db.lexicons or contest.layout_id not in db.layouts:
+                raise MissingReference(
+                    f"contest {contest.id!r}: its word list {contest.lexicon_id!r} or its rules "
+                    f"data {contest.layout_id!r} is not registered"
+                )
             db.contests[contest.id] = contest
             pending.append(
                 ContestCreated(
@@ -94,17 +94,14 @@ class InMemoryTeamStore:
     def create_team(self, team: Team) -> Team:
         db = self.db
         with db.write("create_team") as pending:
-            # SQL's foreign key refuses a team of no contest as a used key.
-            if (
-                team.id in db.teams
-                or team.contest_id not in db.contests
-                or any(
-                    (t.contest_id, t.name) == (team.contest_id, team.name)
-                    or t.token_hash == team.token_hash
-                    for t in db.teams.values()
-                )
-            ):
+            if team.id in db.teams or any(
+                (t.contest_id, t.name) == (team.contest_id, team.name)
+                or t.token_hash == team.token_hash
+                for t in db.teams.values()
+            ):  # a used key first, as SQL finds it first
                 raise Duplicate(f"team {team.name!r} exists already in contest {team.contest_id!r}")
+            if team.contest_id not in db.contests:
+                raise MissingReference(f"no contest {team.contest_id!r}")
             db.teams[team.id] = team
             pending.append(
                 TeamCreated(

@@ -28,7 +28,7 @@ from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DataError, DBAPIError, IntegrityError
 
 from core import clock
-from core.errors import Duplicate, Invalid, StoreUnavailable
+from core.errors import Duplicate, Invalid, MissingReference, StoreUnavailable
 from core.events import VERDICT_FIELDS, Event, event_fields
 from infra.sql.engine import EVENT_LOCK, SCHEMA_LOCK, is_postgres, write_lock
 from infra.sql.schema import events
@@ -135,11 +135,19 @@ def translated() -> Iterator[None]:
     try:
         yield
     except IntegrityError as exc:
+        if _foreign_key(exc):
+            raise MissingReference(f"a row it refers to is not there: {exc.orig}") from exc
         raise Duplicate(f"the store refused the row: {exc.orig}") from exc
     except DataError as exc:
         raise Invalid("a value in this request cannot be stored (a NUL character?)") from exc
     except DBAPIError as exc:
         raise StoreUnavailable(f"the results store failed: {exc.orig}") from exc
+
+
+def _foreign_key(exc: IntegrityError) -> bool:
+    """Whether a foreign key refused the row: PostgreSQL's SQLSTATE 23503, SQLite's message."""
+    found = exc.orig
+    return getattr(found, "sqlstate", None) == "23503" or "FOREIGN KEY" in str(found)
 
 
 def insert_all(conn: Connection, table: Table, rows: list[dict[str, Any]]) -> None:

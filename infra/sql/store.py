@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import Connection, RowMapping, bindparam, insert, select, update
 
 from core import clock
-from core.errors import Duplicate
+from core.errors import Duplicate, MissingReference
 from core.events import (
     ContestClosed,
     ContestCreated,
@@ -84,6 +84,11 @@ class SqlStore(
                         options=contest.options_json() or None,
                     )
                 )
+        except MissingReference as exc:
+            raise MissingReference(
+                f"contest {contest.id!r}: its word list {contest.lexicon_id!r} or its rules data "
+                f"{contest.layout_id!r} is not registered"
+            ) from exc
         except Duplicate as exc:
             raise Duplicate(f"contest {contest.id!r} exists already") from exc
         return contest
@@ -183,6 +188,8 @@ class SqlStore(
                         uploads_logs=team.uploads_logs,
                     )
                 )
+        except MissingReference as exc:
+            raise MissingReference(f"no contest {team.contest_id!r}") from exc
         except Duplicate as exc:
             raise Duplicate(
                 f"team {team.name!r} exists already in contest {team.contest_id!r}"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from core.errors import Duplicate
+from core.errors import Duplicate, MissingReference
 from core.records import Contest
 from tests.integration.port_sides import (
     CLOSES,
@@ -71,12 +71,13 @@ def test_a_used_id_or_rules_not_registered_are_refused_and_nothing_is_written(
     side: Stores,
 ) -> None:
     contests = side.contest_store
+    with pytest.raises(Duplicate, match=r"^contest 'c1' exists already$"):
+        contests.create_contest(new_contest("c1"))  # the seeded contest's id
     for refused in (
-        new_contest("c1"),  # the seeded contest's id
         new_contest("n1", lexicon_id="no-such-list"),
         new_contest("n2", layout_id="no-such-layout"),
     ):
-        with pytest.raises(Duplicate):
+        with pytest.raises(MissingReference, match=r"is not registered$"):
             contests.create_contest(refused)
     assert contests.get_contest("n1") is None and contests.get_contest("n2") is None
     assert contests.get_contest("c1") == seeded("c1")  # as seeded

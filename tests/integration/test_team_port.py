@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import pytest
 
-from core.errors import Duplicate
+from core.errors import Duplicate, MissingReference
 from core.records import DeletedTeam, Team
 from core.states import SubmissionState
 from tests.integration.port_sides import LAYOUT, LEX2, START, SUITE, at, judged, side_fixture
@@ -53,10 +53,11 @@ def test_a_used_id_name_or_token_and_a_contest_that_is_not_there_are_refused(
         Team("team-alpha", "f1", "other", "hash-other", START),  # its id
         Team("team-other", "c1", "alpha", "hash-other", START),  # its name in its contest
         Team("team-other", "f1", "other", "hash-alpha", START),  # its token
-        Team("team-other", "nope", "other", "hash-other", START),  # no such contest
     ):
-        with pytest.raises(Duplicate):
+        with pytest.raises(Duplicate, match="exists already"):
             teams.create_team(refused)
+    with pytest.raises(MissingReference, match=r"^no contest 'nope'$"):
+        teams.create_team(Team("team-other", "nope", "other", "hash-other", START))
     assert teams.get_team("team-other") is None
     assert side.events("team.") == []
 
