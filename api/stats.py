@@ -2,10 +2,10 @@
 
 `StatsCollector` caches one snapshot behind a lock: however many pages poll, Redis and SQL see
 one refresh a second at most. `StatsSnapshotter.compute` builds a snapshot from one read-only SQL
-read (`infra.sql.dashboard`), the queue depths (`infra.queues.queue_depths`: six Redis reads, and one for each worker host),
-what the worker heartbeats said (`heartbeats`) and which database and Redis node is primary
-(`infra.replication`, its own short reads); `PreviewCounts` adds what a finished rejudge run
-would change: live while it is ready, as apply recorded it once applied.
+read (`infra.sql.dashboard`), the queue depths (`infra.queues.queue_depths`: six Redis reads,
+and one a worker host), what the worker heartbeats said (`heartbeats`) and which database and
+Redis node is primary (`infra.replication`, its own short reads); `PreviewCounts` adds what a
+finished rejudge run would change: live while it is ready, as apply recorded it once applied.
 """
 
 from __future__ import annotations
