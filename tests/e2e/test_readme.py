@@ -47,7 +47,6 @@ MARKER = "<!-- readme-test -->"
 # Hang catchers, not speed checks (a rejudge of the demo takes seconds, the demo loads in about
 # 20 s): generous enough for any loaded machine.
 COMMAND_TIMEOUT_S = 600.0
-DEMO_TIMEOUT_S = 600.0
 START_TIMEOUT_S = 600.0
 # A README placeholder, replaced by group 1 of the last match in the output so far.
 PLACEHOLDERS = {
@@ -213,11 +212,10 @@ def _banner_exports(stack: RunningStack) -> dict[str, str]:
 
 
 def _wait_for_demo(stack: RunningStack) -> None:
-    """Until `up` has loaded the demo; both contests must be judged by then."""
-    deadline = time.monotonic() + DEMO_TIMEOUT_S
+    """Until `up` has loaded the demo (a hang is the test timeout's to catch); both contests
+    must be judged by then."""
     while "demo: leaderboard:" not in (out := (stack.home / "up.out").read_text()):
         assert stack.process.poll() is None, out
-        assert time.monotonic() < deadline, out
         time.sleep(0.5)
     assert "demo: 13 submissions judged" in out, out
     assert "demo: 24 game logs judged" in out, out

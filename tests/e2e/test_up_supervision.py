@@ -12,6 +12,7 @@ import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -22,8 +23,6 @@ from judge.wordytaire import default_layout, judge
 from judge.wordytaire.generator import WordIndex, generate
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-RESTART_TIMEOUT_S = 300.0  # a hang catcher: `up` restarts a child within seconds
 
 
 def _cmdline(pid: int) -> str:
@@ -47,33 +46,31 @@ def _child_running(stack: RunningStack, marker: str) -> int:
 
 
 def _wait_restarted(stack: RunningStack, marker: str, old: int) -> None:
-    began = time.monotonic()
-    while time.monotonic() - began < RESTART_TIMEOUT_S:
+    """Until `up` runs `marker` again under a new pid (a hang is the test timeout's to catch)."""
+    while True:
         assert stack.process.poll() is None, (stack.home / "up.out").read_text()
         pids = [p for p in children_of(stack.process.pid) if marker in _cmdline(p)]
         if pids and pids != [old]:
             return
         time.sleep(0.2)
-    pytest.fail(f"{marker} was not started again:\n{(stack.home / 'up.out').read_text()}")
 
 
-def _upload_and_wait(http: httpx.Client, token: str, body: bytes, timeout: float = 600.0) -> dict:
+def _upload_and_wait(http: httpx.Client, token: str, body: bytes) -> dict[str, Any]:
+    """The upload's submission once judged (a hang is the test timeout's to catch)."""
     headers = {"Authorization": f"Bearer {token}", "content-type": "text/plain"}
-    deadline = time.monotonic() + timeout
     while True:  # the API may answer 503 while Redis comes back; the client retries
         answer = http.post("/v1/contests/supervised/submissions", content=body, headers=headers)
         if answer.status_code == 202:
             break
         assert answer.status_code == 503, answer.text
-        assert time.monotonic() < deadline, answer.text
         time.sleep(0.5)
     sid = answer.json()["id"]
-    while time.monotonic() < deadline:
+    while True:
         doc = http.get(f"/v1/submissions/{sid}", headers={"Authorization": f"Bearer {token}"})
-        if doc.json()["state"] == "judged":
-            return doc.json()
+        found: dict[str, Any] = doc.json()
+        if found["state"] == "judged":
+            return found
         time.sleep(0.3)
-    pytest.fail(f"upload {sid} not judged within {timeout} s")
 
 
 def test_up_starts_a_killed_worker_and_redis_again_and_a_ctrl_c_stops_users_before_servers(
