@@ -61,16 +61,25 @@ def up_hosts(client: redis.Redis, now: float | None = None) -> list[str]:
         seen = client.hgetall(HOSTS_KEY)
     except redis.RedisError:
         return []
-    return sorted(_text(host) for host, at in seen.items() if now - float(at) <= UP_WITHIN_S)
+    return _up(seen, now)
 
 
-def announce(client: redis.Redis, host: str, now: float | None = None) -> None:
-    """Say that `host` is up, and drop the hosts not heard of for FORGET_AFTER_S."""
+def announce(client: redis.Redis, host: str, now: float | None = None) -> list[str]:
+    """Say that `host` is up, and drop the hosts not heard of for FORGET_AFTER_S; the hosts
+    up, read in the same round trip."""
     now = time.time() if now is None else now
-    client.hset(HOSTS_KEY, host, repr(now))
-    gone = [h for h, at in client.hgetall(HOSTS_KEY).items() if now - float(at) > FORGET_AFTER_S]
+    pipe = client.pipeline(transaction=False)
+    pipe.hset(HOSTS_KEY, host, repr(now))
+    pipe.hgetall(HOSTS_KEY)
+    _, seen = pipe.execute()
+    gone = [h for h, at in seen.items() if now - float(at) > FORGET_AFTER_S]
     if gone:
         client.hdel(HOSTS_KEY, *gone)
+    return _up(seen, now)
+
+
+def _up(seen: dict[bytes | str, bytes | str], now: float) -> list[str]:
+    return sorted(decoded(host) for host, at in seen.items() if now - float(at) <= UP_WITHIN_S)
 
 
 def keep_announcing(
@@ -89,8 +98,8 @@ def keep_announcing(
     stopping = stop or threading.Event()
 
     def once() -> None:
-        announce(client, host)
-        for other in [host] + [h for h in up_hosts(client) if h != host]:
+        up = announce(client, host)
+        for other in [host] + [h for h in up if h != host]:
             if not consuming(queue := held_queue(other)):
                 consume(queue)
 
@@ -109,5 +118,6 @@ def keep_announcing(
     return thread
 
 
-def _text(value: bytes | str) -> str:
+def decoded(value: bytes | str) -> str:
+    """A host id as the Redis client gives it (bytes unless it decodes replies)."""
     return value.decode() if isinstance(value, bytes) else value

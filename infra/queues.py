@@ -8,7 +8,7 @@ from typing import Any
 import redis
 
 from core.messages import BULK_QUEUE, LIVE_QUEUE, held_queue
-from infra.bulk_hosts import HOSTS_KEY
+from infra.bulk_hosts import HOSTS_KEY, decoded
 
 QUEUES = (LIVE_QUEUE, BULK_QUEUE)
 PRIORITY_SEP = "\x06\x16"  # kombu keeps priority N of queue Q in the list Q + SEP + N
@@ -36,7 +36,7 @@ def queue_depths(client: redis.Redis | None) -> dict[str, Any]:
         *counts, hosts = pipe.execute()
         *plain, unacked, index, prioritised = (int(n) for n in counts)
         by_priority = {name: {"0": plain[i]} for i, name in enumerate(QUEUES)}
-        by_host = _held_depths(client, sorted(_text(host) for host in hosts))
+        by_host = _held_depths(client, sorted(decoded(host) for host in hosts))
         by_priority[BULK_QUEUE]["0"] += sum(by_host.values())
         if prioritised:
             pipe = client.pipeline(transaction=False)
@@ -67,10 +67,6 @@ def _held_depths(client: redis.Redis, hosts: list[str]) -> dict[str, int]:
     for host in hosts:
         pipe.llen(held_queue(host))
     return dict(zip(hosts, (int(n) for n in pipe.execute()), strict=True))
-
-
-def _text(value: bytes | str) -> str:
-    return value.decode() if isinstance(value, bytes) else value
 
 
 def live_backlog(client: redis.Redis | None) -> int | None:

@@ -125,11 +125,12 @@ class Settings:
                 "TILEJUDGE_TASK_TIME_LIMIT must be below TILEJUDGE_VISIBILITY_TIMEOUT, or a "
                 "running task would be delivered again"
             )
+        cores = usable_cores()  # for the defaults of the processes
         return cls(
             home=Path(env.text("TILEJUDGE_HOME", "./.tilejudge")).resolve(),
             api_port=env.integer("TILEJUDGE_API_PORT", 8000, low=0, high=65535),
             api_workers=env.integer(
-                "TILEJUDGE_API_WORKERS", default_api_workers(usable_cores()), low=1, high=64
+                "TILEJUDGE_API_WORKERS", default_api_workers(cores), low=1, high=64
             ),
             admin_token=env.optional("TILEJUDGE_ADMIN_TOKEN"),
             redis_url=env.redis_url("REDIS_URL"),
@@ -139,9 +140,7 @@ class Settings:
             s3_secret_key=env.text("TILEJUDGE_S3_SECRET_KEY", "tilejudge-local"),
             s3_region=env.text("TILEJUDGE_S3_REGION", "us-east-1"),
             database_url=env.optional("TILEJUDGE_DATABASE_URL"),
-            workers=env.integer(
-                "TILEJUDGE_WORKERS", default_workers(usable_cores()), low=1, high=256
-            ),
+            workers=env.integer("TILEJUDGE_WORKERS", default_workers(cores), low=1, high=256),
             standby_workers=env.integer("TILEJUDGE_STANDBY_WORKERS", 1, low=0, high=16),
             worker_nice=env.integer("TILEJUDGE_WORKER_NICE", 10, low=0, high=19),
             max_upload_bytes=env.integer("TILEJUDGE_MAX_UPLOAD_BYTES", 2 * 1024 * 1024, low=1),
