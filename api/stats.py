@@ -30,6 +30,7 @@ from core.records import Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
 from infra.replication import ReplicationReads, ReplicationStatus, Service
 from infra.sql import dashboard as stats_sql
+from infra.sql.columns import fields_of
 from infra.sql.dashboard import DashboardReads
 from infra.sql.schema import rejudge_runs
 
@@ -263,7 +264,7 @@ class PreviewCounts:
             return None
         if row["id"] in self._applied:
             return self._applied[row["id"]]
-        run = Run(**{column.name: row[column.name] for column in rejudge_runs.c})
+        run = Run(**fields_of({column.name: row[column.name] for column in rejudge_runs.c}))
         summary = self._rejudges.summary(run)
         found = summary.counts if summary is not None else None
         if run.state is RejudgeState.APPLIED:
@@ -277,7 +278,7 @@ class PreviewCounts:
 
 
 def _ruleset(row: dict[str, Any], prefix: str) -> dict[str, dict[str, Any]]:
-    """The word list and layout a run goes from (`prefix` "from_") or to (""): id, the name
+    """The word list and rules data a run goes from (`prefix` "from_") or to (""): id, the name
     it went by when the run started, and every name it carries."""
     return {
         kind: {

@@ -48,12 +48,12 @@ def contest_of(store: SqlStore) -> tuple[Contest, Team]:
         id=LEXICON, name="words", words=1, size=4, blob_key="lexicons/lex-1.txt", source="bench",
         created_by="admin",
     )  # fmt: skip
-    store.add_layout(id=LAYOUT, name="board", content="{}", created_by="admin", game="crosstiles")
+    store.add_rules(id=LAYOUT, name="board", content="{}", created_by="admin", game="crosstiles")
     now = clock.now()
     contest = store.create_contest(
         Contest(
             id=CONTEST, title="Bench", opens_at="2000-01-01T00:00:00.000000Z",
-            closes_at="9999-01-01T00:00:00.000000Z", lexicon_id=LEXICON, layout_id=LAYOUT,
+            closes_at="9999-01-01T00:00:00.000000Z", lexicon_id=LEXICON, rules_id=LAYOUT,
             created_at=now, game="crosstiles",
         )
     )  # fmt: skip

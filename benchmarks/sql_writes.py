@@ -40,11 +40,11 @@ def new_store(home: Path) -> tuple[SqlStore, Team]:
         id="lex", name="bench", words=1, size=1, blob_key="lexicons/lex.txt", source="bench",
         created_by="bench",
     )  # fmt: skip
-    store.add_layout(id="layout", name="bench", content="{}", created_by="bench")
+    store.add_rules(id="layout", name="bench", content="{}", created_by="bench")
     store.create_contest(
         Contest(
             id="bench", title="bench", opens_at=now, closes_at="9999-12-31T00:00:00.000000Z",
-            lexicon_id="lex", layout_id="layout", created_at=now, game=DEFAULT,)
+            lexicon_id="lex", rules_id="layout", created_at=now, game=DEFAULT,)
     )  # fmt: skip
     team = store.create_team(
         Team(id="team", contest_id="bench", name="bench", token_hash="x" * 64, created_at=now)

@@ -48,7 +48,7 @@ ENDPOINTS = {
     "runs": ["id", "judgement_id", "ordinal", "judgement_type_id", "time", "contest_time"],
     "clarifications": ["id", "text", "time", "contest_time"],
 }  # fmt: skip
-Ruleset = tuple[str, str]  # (lexicon id, layout id)
+Ruleset = tuple[str, str]  # (lexicon id, rules id)
 
 
 class Role(StrEnum):
@@ -148,7 +148,7 @@ def history(data: ContestData) -> list[tuple[Ruleset, str]]:
     """The rulesets the contest has been judged under live, in order, each with when it became
     live: the one it was created with, then each applied rejudge's."""
     contest = data.contest
-    first = data.applied[0].replaced if data.applied else (contest.lexicon_id, contest.layout_id)
+    first = data.applied[0].replaced if data.applied else (contest.lexicon_id, contest.rules_id)
     return [(first, contest.created_at), *((a.ruleset, a.at) for a in data.applied)]
 
 
@@ -372,7 +372,7 @@ def max_score(data: ContestData, seen: Sight) -> int:
 
 
 def _live(contest: Contest) -> Ruleset:
-    return contest.lexicon_id, contest.layout_id
+    return contest.lexicon_id, contest.rules_id
 
 
 def problems(data: ContestData, viewer: Viewer, now: str) -> list[dict[str, Any]]:

@@ -61,7 +61,7 @@ def create_contest(
         opens_at=clock.format_time(opens),
         closes_at=clock.format_time(closes),
         lexicon_id=lexicon.id,
-        layout_id=_rules_id(rulesets, asked.rules, played),
+        rules_id=_rules_id(rulesets, asked.rules, played),
         created_at=clock.now(),
         game=played.name,
         freeze_at=clock.format_time(freezes) if freezes is not None else None,
@@ -187,7 +187,7 @@ def _rules_id(rulesets: RulesetStore, wanted: str | None, played: Game) -> str:
         rules = played.default_rules()
         register_rules(played, rules, name=rules.name, by="system", store=rulesets)
         return rules.id
-    row = rulesets.find_layout(wanted, played.name)
+    row = rulesets.find_rules(wanted, played.name)
     if row is None:
         raise Invalid(
             f"no {played.rules_noun} with id or name {wanted!r} for a {played.name} contest"

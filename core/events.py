@@ -14,7 +14,9 @@ from core.records import Submission
 class EventType(StrEnum):
     LEXICON_ADDED = "lexicon.added"
     LEXICON_NAMED = "lexicon.named"
-    LAYOUT_ADDED = "layout.added"
+    # A type's value and an event's field names are the stored JSON `/v1/events` serves, kept as
+    # first written: a game's rules data is `layout` there, whatever the game calls it.
+    RULES_ADDED = "layout.added"
     CONTEST_CREATED = "contest.created"
     CONTEST_CLOSED = "contest.closed"
     CONTEST_THAWED = "contest.thawed"  # its frozen standings revealed
@@ -71,7 +73,7 @@ def about(submission: Submission) -> SubmissionIds:
     }
 
 
-# -- word lists and layouts -------------------------------------------------------------------
+# -- word lists and rules data ------------------------------------------------------------------
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -94,8 +96,8 @@ class LexiconNamed:
 
 
 @dataclass(frozen=True, kw_only=True)
-class LayoutAdded:
-    type: ClassVar[EventType] = EventType.LAYOUT_ADDED
+class RulesAdded:
+    type: ClassVar[EventType] = EventType.RULES_ADDED
     layout: str
     name: str
     by: str
@@ -348,7 +350,7 @@ class DisputeSettled:
 Event = (
     LexiconAdded
     | LexiconNamed
-    | LayoutAdded
+    | RulesAdded
     | ContestCreated
     | ContestClosed
     | ContestThawed

@@ -35,17 +35,17 @@ class InMemoryContestStore:
         with db.write("create_contest") as pending:
             if contest.id in db.contests:  # a used key first, as SQL finds it first
                 raise Duplicate(f"contest {contest.id!r} exists already")
-            if contest.lexicon_id not in db.lexicons or contest.layout_id not in db.layouts:
+            if contest.lexicon_id not in db.lexicons or contest.rules_id not in db.rules_data:
                 raise MissingReference(
                     f"contest {contest.id!r}: its word list {contest.lexicon_id!r} or its rules "
-                    f"data {contest.layout_id!r} is not registered"
+                    f"data {contest.rules_id!r} is not registered"
                 )
             db.contests[contest.id] = contest
             pending.append(
                 ContestCreated(
                     contest=contest.id, title=contest.title, opens_at=contest.opens_at,
                     closes_at=contest.closes_at, lexicon=contest.lexicon_id,
-                    layout=contest.layout_id, game=contest.game, freeze_at=contest.freeze_at,
+                    layout=contest.rules_id, game=contest.game, freeze_at=contest.freeze_at,
                     options=contest.options_json() or None,
                 )
             )  # fmt: skip
@@ -195,7 +195,7 @@ class InMemoryTeamStore:
             heir = min(heirs, key=lambda copy: (copy.received_at, copy.team_id))
             contest = db.contests[sub.contest_id]
             keys.append(sub.blob_key)
-            keys += self._drop_results(sub.id, keep=(contest.lexicon_id, contest.layout_id))
+            keys += self._drop_results(sub.id, keep=(contest.lexicon_id, contest.rules_id))
             db.submissions[sub.id] = replace(
                 sub, team_id=heir.team_id, sha256=heir.sha256, size=heir.size,
                 blob_key=heir.blob_key, received_at=heir.received_at,

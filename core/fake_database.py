@@ -64,11 +64,15 @@ class InMemoryDatabase:
         self.teams: dict[str, Team] = {}
         self.submissions: dict[str, Submission] = {}
         self.copies: dict[tuple[str, str], Copy] = {}  # by submission id and team id
-        self.results: dict[tuple[str, str, str], KeptResult] = {}  # by submission, lexicon, layout
+        self.results: dict[
+            tuple[str, str, str], KeptResult
+        ] = {}  # by submission, lexicon, rules data
         self.words: dict[str, bytes] = {}  # each submission's word signature
         self.lexicons: dict[str, dict[str, Any]] = {}
         self.lexicon_names = Labels()  # (name, lexicon id), in the order given
-        self.layouts: dict[str, RulesData] = {}  # every game's rules data (layouts, boards), by id
+        self.rules_data: dict[
+            str, RulesData
+        ] = {}  # every game's rules data (layouts, boards), by id
         self.runs: dict[str, Run] = {}  # rejudge runs: `InMemoryRejudgeStore` moves them
         # What each run could not judge: (run id, submission id) -> (reason code, when)
         self.run_failures: dict[tuple[str, str], tuple[str, str]] = {}
@@ -97,14 +101,14 @@ class InMemoryDatabase:
         return team
 
     def live_result(self, submission_id: str) -> JudgedResult | None:
-        """The submission's result under its contest's live word list and layout."""
+        """The submission's result under its contest's live word list and rules data."""
         sub = self.submissions[submission_id]
         contest = self.contests[sub.contest_id]
-        kept = self.results.get((submission_id, contest.lexicon_id, contest.layout_id))
+        kept = self.results.get((submission_id, contest.lexicon_id, contest.rules_id))
         return kept.result if kept is not None else None
 
     def leaderboard(self, contest_id: str, ruleset: tuple[str, str]) -> list[dict[str, Any]]:
-        """`infra.sql.standings.leaderboard_in` under a ruleset (lexicon id, layout id): each
+        """`infra.sql.standings.leaderboard_in` under a ruleset (lexicon id, rules id): each
         team's best score, ties to the earlier receipt, then to the lower submission id."""
         best: dict[str, tuple[int, str, str]] = {}  # by team: (-score, received_at, submission)
         for (sid, *kept_under), kept in self.results.items():
@@ -165,7 +169,7 @@ class InMemoryDatabase:
         carried: bool = False,
     ) -> bool:
         """A result under its ruleset; True if it was new (one a submission and ruleset)."""
-        key = (submission_id, result.lexicon_id, result.layout_id)
+        key = (submission_id, result.lexicon_id, result.rules_id)
         if key in self.results:
             if replace_kept:
                 self.results[key] = KeptResult(result, now, carried)

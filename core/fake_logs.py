@@ -121,7 +121,7 @@ class InMemoryTransparencyLogs:
     def _live_verdicts(self, wanted: Mapping[str, Contest]) -> dict[str, dict[str, Any]]:
         found = {}
         for sid, contest in wanted.items():
-            ruleset = (contest.lexicon_id, contest.layout_id)
+            ruleset = (contest.lexicon_id, contest.rules_id)
             kept, sub = self.db.results.get((sid, *ruleset)), self.db.submissions.get(sid)
             if kept is not None and sub is not None:
                 fields = _log_fields(contest.game, kept.result)

@@ -36,7 +36,7 @@ class InMemoryRejudgeStore:
         self,
         contest_id: str,
         lexicon_id: str,
-        layout_id: str,
+        rules_id: str,
         mode: str = RejudgeMode.FULL,
         by: str = "organiser",
     ) -> tuple[Run, bool]:
@@ -46,11 +46,11 @@ class InMemoryRejudgeStore:
             contest = store.contests.get(contest_id)
             if contest is None:
                 raise RejudgeRefused(f"no contest {contest_id!r}")
-            if (contest.lexicon_id, contest.layout_id) == (lexicon_id, layout_id):
+            if (contest.lexicon_id, contest.rules_id) == (lexicon_id, rules_id):
                 raise RejudgeRefused("the contest is judged with that lexicon and layout already")
             for run in store.runs.values():
-                same = (run.contest_id, run.lexicon_id, run.layout_id)
-                if run.open and same == (contest_id, lexicon_id, layout_id):
+                same = (run.contest_id, run.lexicon_id, run.rules_id)
+                if run.open and same == (contest_id, lexicon_id, rules_id):
                     return run, False
             total = sum(s.contest_id == contest_id for s in store.submissions.values())
             now = store.now()
@@ -58,9 +58,9 @@ class InMemoryRejudgeStore:
                 id=uuid.uuid4().hex,
                 contest_id=contest_id,
                 lexicon_id=lexicon_id,
-                layout_id=layout_id,
+                rules_id=rules_id,
                 from_lexicon_id=contest.lexicon_id,
-                from_layout_id=contest.layout_id,
+                from_rules_id=contest.rules_id,
                 mode=RejudgeMode(mode),
                 state=RejudgeState.RUNNING if total else RejudgeState.READY,
                 total=total,
@@ -78,10 +78,10 @@ class InMemoryRejudgeStore:
                     rejudge=run.id,
                     contest=contest_id,
                     lexicon=lexicon_id,
-                    layout=layout_id,
+                    layout=rules_id,
                     mode=mode,
                     from_lexicon=contest.lexicon_id,
-                    from_layout=contest.layout_id,
+                    from_layout=contest.rules_id,
                     total=total,
                     by=by,
                 )
@@ -146,10 +146,10 @@ class InMemoryRejudgeStore:
             now = store.now()
             copied = 0
             for sid in dict.fromkeys(submission_ids):
-                kept = store.results.get((sid, run.from_lexicon_id, run.from_layout_id))
+                kept = store.results.get((sid, run.from_lexicon_id, run.from_rules_id))
                 if kept is None:
                     continue
-                moved = replace(kept.result, lexicon_id=run.lexicon_id, layout_id=run.layout_id)
+                moved = replace(kept.result, lexicon_id=run.lexicon_id, rules_id=run.rules_id)
                 copied += store.put_result(sid, moved, now, carried=True)
             self._count_progress(pending, run.id, added=copied, carried=copied)
             return copied
@@ -179,7 +179,7 @@ class InMemoryRejudgeStore:
                 store.hold(held_on, [sid for sid, _ in present])
             for sid, reason in (failed or {}).items():
                 key = (run.id, sid)
-                ruled = (sid, run.lexicon_id, run.layout_id) in store.results
+                ruled = (sid, run.lexicon_id, run.rules_id) in store.results
                 if sid in store.submissions and key not in store.run_failures and not ruled:
                     store.run_failures[key] = (reason, now)
                     new += 1
@@ -203,7 +203,7 @@ class InMemoryRejudgeStore:
         return (
             (run.id, sid) in store.run_failures
             and sid in store.submissions
-            and (sid, run.lexicon_id, run.layout_id) not in store.results
+            and (sid, run.lexicon_id, run.rules_id) not in store.results
         )
 
     def apply(self, run_id: str, by: str = "organiser") -> Run:
@@ -220,7 +220,7 @@ class InMemoryRejudgeStore:
                     f"run {run_id} is {run.state} ({run.done}/{run.total} done); apply needs ready"
                 )
             contest = store.contests[run.contest_id]
-            if (contest.lexicon_id, contest.layout_id) != (run.from_lexicon_id, run.from_layout_id):
+            if (contest.lexicon_id, contest.rules_id) != (run.from_lexicon_id, run.from_rules_id):
                 raise RejudgeRefused(
                     "the contest's ruleset changed since this run started; start a new run"
                 )
@@ -230,10 +230,10 @@ class InMemoryRejudgeStore:
             if frozen(contest, now) and contest.frozen_lexicon_id is None:
                 kept = {
                     "frozen_lexicon_id": run.from_lexicon_id,
-                    "frozen_layout_id": run.from_layout_id,
+                    "frozen_rules_id": run.from_rules_id,
                 }
             store.contests[contest.id] = replace(
-                contest, lexicon_id=run.lexicon_id, layout_id=run.layout_id, **kept
+                contest, lexicon_id=run.lexicon_id, rules_id=run.rules_id, **kept
             )
             self._fail_unjudged(pending, run, now)
             store.summaries[run_id] = RunSummary(
@@ -257,9 +257,9 @@ class InMemoryRejudgeStore:
                     rejudge=run_id,
                     contest=run.contest_id,
                     lexicon=run.lexicon_id,
-                    layout=run.layout_id,
+                    layout=run.rules_id,
                     from_lexicon=run.from_lexicon_id,
-                    from_layout=run.from_layout_id,
+                    from_layout=run.from_rules_id,
                     by=by,
                 )
             )
@@ -323,8 +323,8 @@ class InMemoryRejudgeStore:
         standings of its own (Crosstiles' players) has its preview in SQL alone."""
         store = self.store
         under = (
-            (sub, store.results.get((sub.id, run.from_lexicon_id, run.from_layout_id)),
-             store.results.get((sub.id, run.lexicon_id, run.layout_id)))
+            (sub, store.results.get((sub.id, run.from_lexicon_id, run.from_rules_id)),
+             store.results.get((sub.id, run.lexicon_id, run.rules_id)))
             for sub in sorted(store.submissions.values(), key=lambda s: s.id)
             if sub.contest_id == run.contest_id
         )  # fmt: skip
@@ -340,8 +340,8 @@ class InMemoryRejudgeStore:
         before, after = (
             {e["team"]: e["rank"] for e in self.store.leaderboard(run.contest_id, ruleset)}
             for ruleset in (
-                (run.from_lexicon_id, run.from_layout_id),
-                (run.lexicon_id, run.layout_id),
+                (run.from_lexicon_id, run.from_rules_id),
+                (run.lexicon_id, run.rules_id),
             )
         )
         return [
@@ -359,7 +359,7 @@ class InMemoryRejudgeStore:
                     s
                     for s in store.submissions.values()
                     if s.id in wanted
-                    and (s.id, run.lexicon_id, run.layout_id) not in store.results
+                    and (s.id, run.lexicon_id, run.rules_id) not in store.results
                     and (run.id, s.id) not in store.run_failures
                 ),
                 key=lambda s: s.id,
@@ -401,8 +401,8 @@ class InMemoryRejudgeStore:
         if added is None:
             covered = [
                 kept
-                for (sid, lexicon_id, layout_id), kept in store.results.items()
-                if (lexicon_id, layout_id) == (run.lexicon_id, run.layout_id)
+                for (sid, lexicon_id, rules_id), kept in store.results.items()
+                if (lexicon_id, rules_id) == (run.lexicon_id, run.rules_id)
                 and sid in store.submissions
                 and store.submissions[sid].contest_id == run.contest_id
             ]

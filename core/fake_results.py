@@ -25,7 +25,7 @@ from core.games import game
 from core.records import Contest, ResultLine, StoredResult, Submission
 from core.transparency import Logged
 
-ResultKey = tuple[str, str, str]  # a result's submission, lexicon and layout
+ResultKey = tuple[str, str, str]  # a result's submission, lexicon and rules data
 Judged = list[tuple[Submission, KeptResult]]  # results counted, in receipt order
 
 
@@ -171,7 +171,7 @@ class InMemoryResultReads:
         self._keys: dict[int, ResultKey] = {}
 
     def current_result(self, submission_id: str) -> StoredResult | None:
-        """The result under the contest's live lexicon and layout."""
+        """The result under the contest's live lexicon and rules data."""
         with self.db.read("current_result"):
             key = self._live_key(submission_id)
             kept = self.db.results.get(key) if key is not None else None
@@ -180,7 +180,7 @@ class InMemoryResultReads:
             r = kept.result
             return StoredResult(
                 id=self._number()[key], submission_id=submission_id, lexicon_id=r.lexicon_id,
-                layout_id=r.layout_id, judge_version=r.judge_version, score=r.score,
+                rules_id=r.rules_id, judge_version=r.judge_version, score=r.score,
                 legal=r.legal, illegal=r.illegal, tiles=r.tiles, report_key=r.report_key,
                 judged_at=kept.judged_at, carried=int(kept.carried),
             )  # fmt: skip
@@ -213,7 +213,7 @@ class InMemoryResultReads:
         with self.db.read("standings"):
             stored = self.db.contests.get(contest.id)
             if ruleset is None and stored is not None:
-                ruleset = (stored.lexicon_id, stored.layout_id)
+                ruleset = (stored.lexicon_id, stored.rules_id)
             judged = self._judged(contest.id, ruleset, before)
             found = reads.standings(self.db, stored, judged)
             if before is None:
@@ -253,7 +253,7 @@ class InMemoryResultReads:
                         state=s.state, received_at=s.received_at,
                         judged_at=kept.judged_at if kept else None,
                         lexicon=kept.result.lexicon_id if kept else None,
-                        layout=kept.result.layout_id if kept else None,
+                        layout=kept.result.rules_id if kept else None,
                         result_id=ids[key] if kept and key else None,
                     )
                 )  # fmt: skip
@@ -286,7 +286,7 @@ class InMemoryResultReads:
         contest = self.db.contests.get(sub.contest_id) if sub is not None else None
         if sub is None or contest is None:
             return None
-        return submission_id, contest.lexicon_id, contest.layout_id
+        return submission_id, contest.lexicon_id, contest.rules_id
 
     def _number(self) -> dict[ResultKey, int]:
         """Every stored result's id: those not numbered yet numbered in the order stored."""

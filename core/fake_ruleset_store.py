@@ -5,7 +5,7 @@ registered through the submission store (`SubmissionStore.add_lexicon`), as in S
 
 from __future__ import annotations
 
-from core.events import LayoutAdded
+from core.events import RulesAdded
 from core.fake_database import InMemoryDatabase
 from core.games import DEFAULT as DEFAULT_GAME
 from core.records import RulesData, WordList
@@ -42,31 +42,31 @@ class InMemoryRulesetStore:
                 for row in rows
             ]
 
-    def add_layout(
+    def add_rules(
         self, *, id: str, name: str, content: str, created_by: str, game: str = DEFAULT_GAME
     ) -> RulesData:
         """Content-addressed: the same id again returns the row there, under its first name."""
         db = self.db
-        with db.write("add_layout") as pending:
-            existing = db.layouts.get(id)
+        with db.write("add_rules") as pending:
+            existing = db.rules_data.get(id)
             if existing is not None:
                 return existing
-            row = db.layouts[id] = RulesData(id, name, content, created_by, db.now(), game)
-            pending.append(LayoutAdded(layout=id, name=name, by=created_by, game=game))
+            row = db.rules_data[id] = RulesData(id, name, content, created_by, db.now(), game)
+            pending.append(RulesAdded(layout=id, name=name, by=created_by, game=game))
             return row
 
-    def find_layout(self, id_or_name: str, game: str | None = None) -> RulesData | None:
+    def find_rules(self, id_or_name: str, game: str | None = None) -> RulesData | None:
         """By id or name (the newest of that name), among one game's rules data if given."""
-        with self.db.read("find_layout"):
+        with self.db.read("find_rules"):
             found = [
                 row
-                for row in self.db.layouts.values()
+                for row in self.db.rules_data.values()
                 if id_or_name in (row.id, row.name) and game in (None, row.game)
             ]
             return max(found, key=lambda row: row.created_at, default=None)
 
-    def all_layouts(self, game: str | None = None) -> list[RulesData]:
+    def all_rules(self, game: str | None = None) -> list[RulesData]:
         """Every layout and board (or those of one game), oldest first."""
-        with self.db.read("all_layouts"):
-            found = [row for row in self.db.layouts.values() if game in (None, row.game)]
+        with self.db.read("all_rules"):
+            found = [row for row in self.db.rules_data.values() if game in (None, row.game)]
             return sorted(found, key=lambda row: row.created_at)

@@ -301,7 +301,7 @@ class InMemorySubmissionStore(InMemoryDisputes):
                         illegal=result.illegal,
                         received_at=sub.received_at,
                         lexicon=result.lexicon_id,
-                        layout=result.layout_id,
+                        layout=result.rules_id,
                     )
                 )
                 recorded.add(sub.id)

@@ -4,7 +4,7 @@ A contest with a `freeze_at` is frozen from that moment until the organiser thaw
 `thawed_at`). While frozen, the public (anyone without the admin token or the uploading team's
 own token) sees only the verdicts of uploads received before `freeze_at`; later uploads show
 as pending, submitted but not scored. The public standings also keep the ruleset they had when
-a rejudge was first applied during the freeze (`frozen_lexicon_id`, `frozen_layout_id`), so a
+a rejudge was first applied during the freeze (`frozen_lexicon_id`, `frozen_rules_id`), so a
 rejudge changes nothing public until the thaw. The thaw reveals everything at once. Times are
 the fixed-width UTC text of `core.clock`, so they compare as strings."""
 
@@ -20,11 +20,11 @@ def frozen(contest: Contest, now: str) -> bool:
 
 
 def public_ruleset(contest: Contest, now: str) -> tuple[str, str]:
-    """The (lexicon id, layout id) the public standings are computed under: while frozen, the
+    """The (lexicon id, rules id) the public standings are computed under: while frozen, the
     ruleset a rejudge applied during the freeze replaced (if one was), else the live one."""
-    if frozen(contest, now) and contest.frozen_lexicon_id and contest.frozen_layout_id:
-        return contest.frozen_lexicon_id, contest.frozen_layout_id
-    return contest.lexicon_id, contest.layout_id
+    if frozen(contest, now) and contest.frozen_lexicon_id and contest.frozen_rules_id:
+        return contest.frozen_lexicon_id, contest.frozen_rules_id
+    return contest.lexicon_id, contest.rules_id
 
 
 def hidden(contest: Contest, received_at: str, now: str) -> bool:
@@ -48,7 +48,7 @@ def live_verdict_hidden(contest: Contest, received_at: str, now: str) -> bool:
     """Whether the public may not see an upload's verdict under the contest's live ruleset at
     `now`: it was received during the freeze, or a rejudge applied during the freeze judged
     it again (the public keeps the ruleset that rejudge replaced)."""
-    live = (contest.lexicon_id, contest.layout_id)
+    live = (contest.lexicon_id, contest.rules_id)
     return hidden(contest, received_at, now) or public_ruleset(contest, now) != live
 
 
@@ -65,6 +65,6 @@ def sealed(contest: Contest, received_at: str | None) -> bool:
     it is judged under. The transparency log seals such verdicts (docs/transparency.md)."""
     if not freeze_pending(contest) or received_at is None:
         return False
-    live = (contest.lexicon_id, contest.layout_id)
-    kept = (contest.frozen_lexicon_id, contest.frozen_layout_id)
+    live = (contest.lexicon_id, contest.rules_id)
+    kept = (contest.frozen_lexicon_id, contest.frozen_rules_id)
     return received_at >= (contest.freeze_at or "") or (kept[0] is not None and kept != live)

@@ -191,7 +191,7 @@ def judge_and_store_report(
     deps: WorkerDeps, sub: Submission, data: bytes, contest: Contest
 ) -> Judged:
     """Judged under the contest's live ruleset, the report stored unless it is deferred."""
-    judged = judge_only(deps, sub, data, contest.game, contest.lexicon_id, contest.layout_id)
+    judged = judge_only(deps, sub, data, contest.game, contest.lexicon_id, contest.rules_id)
     if not report_deferred(deps, sub):
         store_report(deps, sub, judged)
     return judged
@@ -272,7 +272,7 @@ def judge_group(
             if sub.contest_id not in contests:
                 found = deps.store.get_contest(sub.contest_id)
                 if found is not None:  # once a contest a group: its live ruleset at hand
-                    ruleset_ready(deps, found.game, found.lexicon_id, found.layout_id)
+                    ruleset_ready(deps, found.game, found.lexicon_id, found.rules_id)
                 contests[sub.contest_id] = found
             contest = contests[sub.contest_id]
             if contest is None:

@@ -12,7 +12,7 @@ from core.states import RejudgeMode, RejudgeState, SubmissionState
 
 @dataclass(frozen=True)
 class Contest:
-    """`layout_id` names the rules data beside the word list: a Wordytaire layout, or the
+    """`rules_id` names the rules data beside the word list: a Wordytaire layout, or the
     board of a Crosstiles contest. The last four say how its public standings freeze
     (`core.freeze`)."""
 
@@ -21,7 +21,7 @@ class Contest:
     opens_at: str
     closes_at: str
     lexicon_id: str
-    layout_id: str
+    rules_id: str
     created_at: str
     game: str  # a name in the game registry (`core.games`), fixed at creation
     freeze_at: str | None = None  # uploads received from then on are hidden while frozen
@@ -29,7 +29,7 @@ class Contest:
     # The ruleset the public standings keep while frozen: recorded by a rejudge applied during
     # the freeze (the ruleset it replaced), None if none was.
     frozen_lexicon_id: str | None = None
-    frozen_layout_id: str | None = None
+    frozen_rules_id: str | None = None
     # The options its game took at creation (`Game.contest_options`), as canonical JSON; None
     # where none were given (the game's defaults).
     options: str | None = None
@@ -84,7 +84,7 @@ class StoredResult:
     id: int
     submission_id: str
     lexicon_id: str
-    layout_id: str
+    rules_id: str
     judge_version: str
     score: int
     legal: int
@@ -170,10 +170,10 @@ class Claim:
 
 @dataclass(frozen=True)
 class JudgedResult:
-    """A submission's result under one ruleset (word list and layout)."""
+    """A submission's result under one ruleset (word list and rules data)."""
 
     lexicon_id: str
-    layout_id: str
+    rules_id: str
     judge_version: str
     score: int
     legal: int
@@ -200,9 +200,9 @@ class Run:
     id: str
     contest_id: str
     lexicon_id: str
-    layout_id: str
+    rules_id: str
     from_lexicon_id: str
-    from_layout_id: str
+    from_rules_id: str
     mode: RejudgeMode
     state: RejudgeState
     total: int

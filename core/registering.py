@@ -38,6 +38,6 @@ def register_rules(
 ) -> RulesData:
     """Record the game's rules data under its id: the same content again is the row already
     there, under the name it was first registered by."""
-    return store.add_layout(
+    return store.add_rules(
         id=rules.id, name=name, content=played.rules_json(rules), created_by=by, game=played.name
     )

@@ -42,9 +42,9 @@ def start_rejudge(
     found = rulesets.find_lexicon(lexicon)
     if found is None:
         raise Invalid(f"no lexicon with id or name {lexicon!r}")
-    rules_id = contest.layout_id
+    rules_id = contest.rules_id
     if rules is not None:
-        row = rulesets.find_layout(rules, contest.game)
+        row = rulesets.find_rules(rules, contest.game)
         if row is None:
             raise Invalid(f"no layout with id or name {rules!r} for a {contest.game} contest")
         rules_id = row.id

@@ -37,7 +37,7 @@ log = structlog.get_logger("tilejudge.worker")
 def changed_words(deps: WorkerDeps, run: Run) -> frozenset[int] | None:
     """Hashes of the words whose membership the run changes (see `core.word_hashes`); None
     when every submission is affected."""
-    if run.mode is not RejudgeMode.AFFECTED or run.layout_id != run.from_layout_id:
+    if run.mode is not RejudgeMode.AFFECTED or run.rules_id != run.from_rules_id:
         return None  # a layout change can move any score
     added, removed = deps.rulesets.diff(run.from_lexicon_id, run.lexicon_id)
     return changed_hashes(added | removed)
@@ -143,7 +143,7 @@ def judge_batch(
         return 0
     todo = rejudges.without_result(run, submission_ids)
     if todo:  # the run's own list or rules data gone fails the batch, never its uploads
-        ruleset_ready(deps, contest.game, run.lexicon_id, run.layout_id)
+        ruleset_ready(deps, contest.game, run.lexicon_id, run.rules_id)
     played = game(contest.game)
     for_good = upload_errors()
     # An upload judged under another list may look up words its recorded signature lacks (a
@@ -171,7 +171,7 @@ def judge_batch(
                     break
                 try:
                     one = judge_only(
-                        deps, sub, uploads[n].result(), contest.game, run.lexicon_id, run.layout_id
+                        deps, sub, uploads[n].result(), contest.game, run.lexicon_id, run.rules_id
                     )
                 except for_good as exc:
                     fail(sub.id, exc)

@@ -206,8 +206,8 @@ def accepts_gzip(accept_encoding: str) -> bool:
     return max(named) > 0 if named else weights.get("*", 0.0) > 0
 
 
-def report_key(submission_id: str, lexicon_id: str, layout_id: str) -> str:
-    return f"reports/{submission_id}/{lexicon_id}-{layout_id}.json"
+def report_key(submission_id: str, lexicon_id: str, rules_id: str) -> str:
+    return f"reports/{submission_id}/{lexicon_id}-{rules_id}.json"
 
 
 def report_ruleset(key: str, submission_id: str) -> tuple[str, str] | None:
@@ -218,5 +218,5 @@ def report_ruleset(key: str, submission_id: str) -> tuple[str, str] | None:
     prefix = f"reports/{submission_id}/"
     if not (key.startswith(prefix) and key.endswith(".json")):
         return None
-    lexicon_id, dash, layout_id = key[len(prefix) : -len(".json")].partition("-")
-    return (lexicon_id, layout_id) if dash and lexicon_id and layout_id else None
+    lexicon_id, dash, rules_id = key[len(prefix) : -len(".json")].partition("-")
+    return (lexicon_id, rules_id) if dash and lexicon_id and rules_id else None

@@ -112,7 +112,7 @@ class Reports:
 def _same(judged: JudgedResult, recorded: StoredResult, ruleset: tuple[str, str]) -> bool:
     """Whether judging again found what was recorded (a result carried over to another list
     keeps the numbers, and the report, of the ruleset its key names)."""
-    found = (judged.lexicon_id, judged.layout_id, judged.judge_version)
+    found = (judged.lexicon_id, judged.rules_id, judged.judge_version)
     counts = (judged.score, judged.legal, judged.illegal, judged.tiles)
     return found == (*ruleset, recorded.judge_version) and counts == (
         recorded.score,

@@ -114,7 +114,7 @@ class RulesetCache:
         found = self._rules.get((game_name, rules_id))
         if found is None:
             played = game(game_name)
-            row = self._store.find_layout(rules_id, game_name)
+            row = self._store.find_rules(rules_id, game_name)
             if row is None:
                 raise UnknownRuleset(f"no {played.rules_noun} {rules_id}")
             found = played.parse_rules(row.content)

@@ -116,7 +116,7 @@ def _adder(played: Game) -> Callable[..., Awaitable[dict[str, str]]]:
 
 def _lister(played: Game, plural: str) -> Callable[..., dict[str, Any]]:
     def list_rules(svc: Svc, who: Admin) -> dict[str, Any]:
-        return {plural: _listed(svc.store.all_layouts(played.name))}
+        return {plural: _listed(svc.store.all_rules(played.name))}
 
     return list_rules
 

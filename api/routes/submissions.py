@@ -143,7 +143,7 @@ def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.Subm
         "received_at": sub.received_at,
         "judged_at": result.judged_at if result else None,
         "lexicon": result.lexicon_id if result else None,
-        "layout": result.layout_id if result else None,
+        "layout": result.rules_id if result else None,
         **_failure(sub.failure),
         "log_leaf": next(
             (leaf for leaf, kind, _ in reversed(svc.store.log_leaves(sub.id)) if kind in OUTCOMES),

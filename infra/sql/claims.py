@@ -85,7 +85,7 @@ class ClaimsMixin(StoreBase):
                         illegal=result.illegal,
                         received_at=sub.received_at,
                         lexicon=result.lexicon_id,
-                        layout=result.layout_id,
+                        layout=result.rules_id,
                     )
                 )
             return {sid for sid, _ in held}

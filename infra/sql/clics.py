@@ -16,6 +16,7 @@ from core.events import EventType
 from core.records import Contest, Team
 from core.states import RejudgeState
 from infra.sql.base import StoreBase
+from infra.sql.columns import fields_of
 from infra.sql.schema import contests, events, rejudge_runs, results, submissions, teams
 
 IN_MOST = 500  # ids in one IN (...) list
@@ -31,7 +32,7 @@ class ClicsReader:
             rows = conn.execute(
                 select(contests).where(contests.c.game.in_(mapped_games())).order_by(contests.c.id)
             ).mappings()
-            return [Contest(**row) for row in rows]
+            return [Contest(**fields_of(row)) for row in rows]
 
     def contest(self, contest_id: str) -> ContestData | None:
         """The whole contest: every team, submission (in receipt order) and result row."""
@@ -90,7 +91,7 @@ def _contest_data(
         select(teams).where(teams.c.contest_id == contest_id).order_by(teams.c.name)
     ).mappings()
     return ContestData(
-        contest=Contest(**row),
+        contest=Contest(**fields_of(row)),
         applied=applied,
         teams=tuple(Team(**t) for t in team_rows),
         uploads=tuple(_uploads(conn, contest_id, only)),

@@ -41,7 +41,7 @@ class BatchesMixin:
                 and_(
                     results.c.submission_id == source.c.submission_id,
                     results.c.lexicon_id == run.lexicon_id,
-                    results.c.layout_id == run.layout_id,
+                    results.c.layout_id == run.rules_id,
                 )
             )
             .exists()
@@ -49,7 +49,7 @@ class BatchesMixin:
         copied = select(
             source.c.submission_id,
             literal(run.lexicon_id),
-            literal(run.layout_id),
+            literal(run.rules_id),
             source.c.judge_version,
             source.c.score,
             source.c.legal,
@@ -62,7 +62,7 @@ class BatchesMixin:
             and_(
                 source.c.submission_id.in_(submission_ids),
                 source.c.lexicon_id == run.from_lexicon_id,
-                source.c.layout_id == run.from_layout_id,
+                source.c.layout_id == run.from_rules_id,
                 ~already,
             )
         )
@@ -73,7 +73,7 @@ class BatchesMixin:
         with self.store.write() as (conn, pending):
             statement = insert(results).from_select(columns, copied).returning(results.c.id)
             ids = list(conn.execute(statement).scalars())  # (rowcount is -1 here on psycopg)
-            copy_details(conn, ids, run.from_lexicon_id, run.from_layout_id)
+            copy_details(conn, ids, run.from_lexicon_id, run.from_rules_id)
             count_progress(conn, pending, run.id, added=len(ids), carried=len(ids))
             return len(ids)
 
@@ -150,7 +150,7 @@ class BatchesMixin:
             and_(
                 results.c.submission_id.in_(submission_ids),
                 results.c.lexicon_id == run.lexicon_id,
-                results.c.layout_id == run.layout_id,
+                results.c.layout_id == run.rules_id,
             )
         )
         failed = select(rejudge_failures.c.submission_id).where(

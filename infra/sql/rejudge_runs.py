@@ -13,6 +13,7 @@ from core.errors import RejudgeRefused
 from core.events import RejudgeStarted
 from core.records import Paged, Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
+from infra.sql.columns import fields_of
 from infra.sql.results import count_progress
 from infra.sql.schema import contests, rejudge_runs, submissions, word_hashes
 from infra.sql.store import SqlStore
@@ -24,7 +25,7 @@ class RunsMixin:
     store: SqlStore
 
     def start(
-        self, contest_id: str, lexicon_id: str, layout_id: str, mode: str, by: str
+        self, contest_id: str, lexicon_id: str, rules_id: str, mode: str, by: str
     ) -> tuple[Run, bool]:
         """A new run, or the open one for the same ruleset (asking twice does not judge twice)."""
         with self.store.write() as (conn, pending):
@@ -33,7 +34,7 @@ class RunsMixin:
             )
             if contest is None:
                 raise RejudgeRefused(f"no contest {contest_id!r}")
-            if (contest["lexicon_id"], contest["layout_id"]) == (lexicon_id, layout_id):
+            if (contest["lexicon_id"], contest["layout_id"]) == (lexicon_id, rules_id):
                 raise RejudgeRefused("the contest is judged with that lexicon and layout already")
             existing = (
                 conn.execute(
@@ -41,7 +42,7 @@ class RunsMixin:
                         and_(
                             rejudge_runs.c.contest_id == contest_id,
                             rejudge_runs.c.lexicon_id == lexicon_id,
-                            rejudge_runs.c.layout_id == layout_id,
+                            rejudge_runs.c.layout_id == rules_id,
                             rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
                         )
                     )
@@ -50,7 +51,7 @@ class RunsMixin:
                 .first()
             )
             if existing is not None:
-                return Run(**existing), False
+                return Run(**fields_of(existing)), False
             total = conn.execute(
                 select(func.count())
                 .select_from(submissions)
@@ -61,7 +62,7 @@ class RunsMixin:
                 "id": uuid.uuid4().hex,
                 "contest_id": contest_id,
                 "lexicon_id": lexicon_id,
-                "layout_id": layout_id,
+                "layout_id": rules_id,
                 "from_lexicon_id": contest["lexicon_id"],
                 "from_layout_id": contest["layout_id"],
                 "mode": mode,
@@ -81,7 +82,7 @@ class RunsMixin:
                     rejudge=row["id"],
                     contest=contest_id,
                     lexicon=lexicon_id,
-                    layout=layout_id,
+                    layout=rules_id,
                     mode=mode,
                     from_lexicon=contest["lexicon_id"],
                     from_layout=contest["layout_id"],
@@ -91,7 +92,7 @@ class RunsMixin:
             )
             count_progress(conn, pending, row["id"])  # results of an earlier, cancelled run count
             fresh = conn.execute(select(rejudge_runs).where(rejudge_runs.c.id == row["id"]))
-            return Run(**fresh.mappings().one()), True
+            return Run(**fields_of(fresh.mappings().one())), True
 
     def get(self, run_id: str) -> Run | None:
         with self.store.read() as conn:
@@ -100,7 +101,7 @@ class RunsMixin:
                 .mappings()
                 .first()
             )
-            return Run(**row) if row is not None else None
+            return Run(**fields_of(row)) if row is not None else None
 
     def open_runs(self, contest_id: str | None = None) -> list[Run]:
         query = select(rejudge_runs).where(rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES))
@@ -108,7 +109,7 @@ class RunsMixin:
             query = query.where(rejudge_runs.c.contest_id == contest_id)
         with self.store.read() as conn:
             return [
-                Run(**row)
+                Run(**fields_of(row))
                 for row in conn.execute(query.order_by(rejudge_runs.c.created_at)).mappings()
             ]
 
@@ -119,7 +120,7 @@ class RunsMixin:
                 .where(rejudge_runs.c.contest_id == contest_id)
                 .order_by(rejudge_runs.c.created_at)
             ).mappings()
-            return [Run(**row) for row in rows]
+            return [Run(**fields_of(row)) for row in rows]
 
     def page(self, run: Run, limit: int) -> Iterator[Paged]:
         """The run's next submissions after its cursor, each with the signature of its words
@@ -174,4 +175,4 @@ class RunsMixin:
                     )
                 )
             ).mappings()
-            return [Run(**row) for row in rows]
+            return [Run(**fields_of(row)) for row in rows]

@@ -103,10 +103,10 @@ def _data_key(conn: Connection, run: Run) -> tuple[Any, ...]:
     deleted or judged again in place moves one of them; a game's own rows and a submission's
     team move only with its result rows)."""
     rulesets = or_(
-        and_(results.c.lexicon_id == run.lexicon_id, results.c.layout_id == run.layout_id),
+        and_(results.c.lexicon_id == run.lexicon_id, results.c.layout_id == run.rules_id),
         and_(
             results.c.lexicon_id == run.from_lexicon_id,
-            results.c.layout_id == run.from_layout_id,
+            results.c.layout_id == run.from_rules_id,
         ),
     )
     counted = conn.execute(

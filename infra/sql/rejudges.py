@@ -21,6 +21,7 @@ from core.events import Event, RejudgeApplied, RejudgeCancelled, SubmissionFaile
 from core.freeze import frozen
 from core.records import Contest, Run, RunSummary
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
+from infra.sql.columns import fields_of
 from infra.sql.rejudge_batches import BatchesMixin
 from infra.sql.rejudge_runs import RunsMixin
 from infra.sql.rejudge_summaries import SummariesMixin, as_json, game_rows
@@ -66,11 +67,13 @@ class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
             # (the contest FOR SHARE, then the open runs): one lock order, so the two never
             # deadlock; a group commit holding the contest makes this wait for its commit.
             contest = Contest(
-                **conn.execute(
-                    select(contests).where(contests.c.id == contest_id).with_for_update()
+                **fields_of(
+                    conn.execute(
+                        select(contests).where(contests.c.id == contest_id).with_for_update()
+                    )
+                    .mappings()
+                    .one()
                 )
-                .mappings()
-                .one()
             )
             row = (
                 conn.execute(
@@ -81,7 +84,7 @@ class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
             )
             if row is None:
                 raise NotFound(f"no rejudge run {run_id!r}")
-            run = Run(**row)
+            run = Run(**fields_of(row))
             if run.state is not RejudgeState.READY or run.done < run.total:
                 raise RejudgeRefused(
                     f"run {run_id} is {run.state} ({run.done}/{run.total} done); apply needs ready"
@@ -110,12 +113,12 @@ class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
                     and_(
                         contests.c.id == run.contest_id,
                         contests.c.lexicon_id == run.from_lexicon_id,
-                        contests.c.layout_id == run.from_layout_id,
+                        contests.c.layout_id == run.from_rules_id,
                     )
                 )
                 .values(
                     lexicon_id=run.lexicon_id,
-                    layout_id=run.layout_id,
+                    layout_id=run.rules_id,
                     **_kept_public(contest, run, now),
                 )
             ).rowcount
@@ -152,9 +155,9 @@ class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
                     rejudge=run_id,
                     contest=run.contest_id,
                     lexicon=run.lexicon_id,
-                    layout=run.layout_id,
+                    layout=run.rules_id,
                     from_lexicon=run.from_lexicon_id,
-                    from_layout=run.from_layout_id,
+                    from_layout=run.from_rules_id,
                     by=by,
                 )
             )
@@ -180,7 +183,7 @@ class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
                 .values(state=RejudgeState.CANCELLED, updated_at=now)
             )
             pending.append(RejudgeCancelled(rejudge=run_id, contest=row["contest_id"], by=by))
-            return Run(**{**row, "state": RejudgeState.CANCELLED, "updated_at": now})
+            return Run(**{**fields_of(row), "state": RejudgeState.CANCELLED, "updated_at": now})
 
 
 def _fail_unjudged(conn: Connection, pending: list[Event], run: Run, now: str) -> None:
@@ -219,7 +222,7 @@ def _kept_public(contest: Contest, run: Run, now: str) -> dict[str, str]:
     during the freeze recorded one already."""
     if not frozen(contest, now) or contest.frozen_lexicon_id is not None:
         return {}
-    return {"frozen_lexicon_id": run.from_lexicon_id, "frozen_layout_id": run.from_layout_id}
+    return {"frozen_lexicon_id": run.from_lexicon_id, "frozen_layout_id": run.from_rules_id}
 
 
 def _record_summary(conn: Connection, run: Run, now: str) -> None:

@@ -34,7 +34,7 @@ def put_result(
     key = and_(
         results.c.submission_id == submission_id,
         results.c.lexicon_id == result.lexicon_id,
-        results.c.layout_id == result.layout_id,
+        results.c.layout_id == result.rules_id,
     )
     values = _result_values(result, now, carried)
     found = conn.execute(select(results.c.id).where(key)).first()
@@ -177,7 +177,7 @@ def _result_row(
     return {
         "submission_id": submission_id,
         "lexicon_id": result.lexicon_id,
-        "layout_id": result.layout_id,
+        "layout_id": result.rules_id,
         **_result_values(result, now, carried),
     }
 
@@ -319,7 +319,7 @@ def failed_for(run: Run) -> ColumnElement[bool]:
     """The run's failures that still hold: no result under its ruleset came since."""
     return and_(
         rejudge_failures.c.run_id == run.id,
-        ~has_result(rejudge_failures.c.submission_id, run.lexicon_id, run.layout_id),
+        ~has_result(rejudge_failures.c.submission_id, run.lexicon_id, run.rules_id),
     )
 
 
@@ -335,7 +335,7 @@ def put_failures(conn: Connection, run: Run, failed: Mapping[str, str], now: str
                 and_(
                     results.c.submission_id.in_(list(failed)),
                     results.c.lexicon_id == run.lexicon_id,
-                    results.c.layout_id == run.layout_id,
+                    results.c.layout_id == run.rules_id,
                 )
             )
         )

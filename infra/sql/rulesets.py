@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import and_, insert, or_, select
 
 from core import clock
-from core.events import LayoutAdded, LexiconAdded, LexiconNamed
+from core.events import LexiconAdded, LexiconNamed, RulesAdded
 from core.games import DEFAULT as DEFAULT_GAME
 from core.records import RulesData, WordList
 from infra.sql.base import StoreBase
@@ -17,7 +17,7 @@ from infra.sql.schema import layouts, lexicon_names, lexicons
 
 
 class RulesetsMixin(StoreBase):
-    # -- word lists and layouts -------------------------------------------------------------
+    # -- word lists and rules data ------------------------------------------------------------
 
     def add_lexicon(
         self,
@@ -92,7 +92,7 @@ class RulesetsMixin(StoreBase):
             rows = conn.execute(select(lexicons).order_by(lexicons.c.created_at)).mappings()
             return [WordList(**r, names=tuple(names.get(r["id"], [r["name"]]))) for r in rows]
 
-    def add_layout(
+    def add_rules(
         self, *, id: str, name: str, content: str, created_by: str, game: str = DEFAULT_GAME
     ) -> RulesData:
         """Register a game's rules data: a layout, a board (content-addressed: the same
@@ -110,10 +110,10 @@ class RulesetsMixin(StoreBase):
                 "game": game,
             }
             conn.execute(insert(layouts).values(**row))
-            pending.append(LayoutAdded(layout=id, name=name, by=created_by, game=game))
+            pending.append(RulesAdded(layout=id, name=name, by=created_by, game=game))
             return RulesData(**row)
 
-    def all_layouts(self, game: str | None = None) -> list[RulesData]:
+    def all_rules(self, game: str | None = None) -> list[RulesData]:
         """Every layout and board (or those of one game), oldest first."""
         query = select(layouts).order_by(layouts.c.created_at)
         if game is not None:
@@ -121,7 +121,7 @@ class RulesetsMixin(StoreBase):
         with self.read() as conn:
             return [RulesData(**r) for r in conn.execute(query).mappings()]
 
-    def find_layout(self, id_or_name: str, game: str | None = None) -> RulesData | None:
+    def find_rules(self, id_or_name: str, game: str | None = None) -> RulesData | None:
         """By id or name (the newest of that name), among one game's rules data if given."""
         query = select(layouts).where(or_(layouts.c.id == id_or_name, layouts.c.name == id_or_name))
         if game is not None:

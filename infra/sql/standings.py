@@ -13,6 +13,7 @@ from core import clock
 from core.records import ResultLine, StoredResult, Submission
 from core.states import SubmissionState
 from infra.sql.base import StoreBase
+from infra.sql.columns import fields_of
 from infra.sql.schema import contests, events, results, submissions, teams
 
 
@@ -20,7 +21,7 @@ class StandingsMixin(StoreBase):
     # -- results and submission states ------------------------------------------------------
 
     def current_result(self, submission_id: str) -> StoredResult | None:
-        """The result under the contest's live lexicon and layout."""
+        """The result under the contest's live lexicon and rules data."""
         with self.read() as conn:
             row = (
                 conn.execute(
@@ -38,7 +39,7 @@ class StandingsMixin(StoreBase):
                 .mappings()
                 .first()
             )
-            return StoredResult(**row) if row is not None else None
+            return StoredResult(**fields_of(row)) if row is not None else None
 
     def needing_attention(
         self,
@@ -89,7 +90,7 @@ class StandingsMixin(StoreBase):
     def leaderboard(
         self, contest_id: str, ruleset: tuple[str, str] | None = None, before: str | None = None
     ) -> list[dict[str, Any]]:
-        """Each team's best judged score under the live ruleset (or the given lexicon and layout
+        """Each team's best judged score under the live ruleset (or the given lexicon and rules data
         ids, for a rejudge preview); ties go to the earlier receipt. With `before`, only the
         uploads received before that time count (a frozen board, `core.freeze`)."""
         with self.read() as conn:

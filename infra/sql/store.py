@@ -25,6 +25,7 @@ from core.events import (
     TeamUpdated,
 )
 from core.records import Contest, DeletedTeam, Team
+from infra.sql.columns import columns_of, fields_of
 from infra.sql.copies import drop_team_copies, hand_on
 from infra.sql.disputes import DisputesMixin
 from infra.sql.engine import make_engine
@@ -70,7 +71,7 @@ class SqlStore(
     def create_contest(self, contest: Contest) -> Contest:
         try:
             with self.write() as (conn, pending):
-                conn.execute(insert(contests).values(**contest.__dict__))
+                conn.execute(insert(contests).values(**columns_of(contest.__dict__)))
                 pending.append(
                     ContestCreated(
                         contest=contest.id,
@@ -78,7 +79,7 @@ class SqlStore(
                         opens_at=contest.opens_at,
                         closes_at=contest.closes_at,
                         lexicon=contest.lexicon_id,
-                        layout=contest.layout_id,
+                        layout=contest.rules_id,
                         game=contest.game,
                         freeze_at=contest.freeze_at,
                         options=contest.options_json() or None,
@@ -87,7 +88,7 @@ class SqlStore(
         except MissingReference as exc:
             raise MissingReference(
                 f"contest {contest.id!r}: its word list {contest.lexicon_id!r} or its rules data "
-                f"{contest.layout_id!r} is not registered"
+                f"{contest.rules_id!r} is not registered"
             ) from exc
         except Duplicate as exc:
             raise Duplicate(f"contest {contest.id!r} exists already") from exc
@@ -98,7 +99,7 @@ class SqlStore(
             row = (
                 conn.execute(select(contests).where(contests.c.id == contest_id)).mappings().first()
             )
-            return Contest(**row) if row is not None else None
+            return Contest(**fields_of(row)) if row is not None else None
 
     def close_contest(self, contest_id: str, by: str) -> tuple[Contest, bool] | None:
         """Close a contest now: its closing time becomes the present (and its opening time
@@ -113,7 +114,7 @@ class SqlStore(
             row = _locked_contest(conn, contest_id)
             if row is None:
                 return None
-            contest, now = Contest(**row), clock.now()
+            contest, now = Contest(**fields_of(row)), clock.now()
             if contest.closes_at <= now:
                 return contest, False
             # Closed before its freeze time, it never froze: no freeze left after its end.
@@ -150,7 +151,7 @@ class SqlStore(
             row = _locked_contest(conn, contest_id)
             if row is None:
                 return None
-            contest = Contest(**row)
+            contest = Contest(**fields_of(row))
             if contest.freeze_at is None or contest.thawed_at is not None:
                 return contest, False
             thawed = replace(contest, thawed_at=clock.now())
@@ -172,7 +173,7 @@ class SqlStore(
     def list_contests(self) -> list[Contest]:
         with self.read() as conn:
             return [
-                Contest(**r)
+                Contest(**fields_of(r))
                 for r in conn.execute(select(contests).order_by(contests.c.id)).mappings()
             ]
 
@@ -233,7 +234,7 @@ class SqlStore(
         if row is None:
             return None
         team = Team(**{column.name: row[column.name] for column in teams.c})
-        contest = Contest(**{column.name: row[f"contest__{column.name}"] for column in contests.c})
+        contest = Contest(**fields_of({c.name: row[f"contest__{c.name}"] for c in contests.c}))
         return team, contest
 
     def get_team(self, team_id: str) -> Team | None:
@@ -268,7 +269,7 @@ class SqlStore(
         ruleset: tuple[str, str] | None = None,
         before: str | None = None,
     ) -> dict[str, Any]:
-        """The contest's standings under its live ruleset (or the (lexicon id, layout id)
+        """The contest's standings under its live ruleset (or the (lexicon id, rules id)
         given), in its game's own shape; with `before`, only of uploads received before that
         time (the public's while frozen, `core.freeze`), and how many came since: `pending`."""
         found = rows_of(contest.game).standings(self, contest.id, ruleset, before)

@@ -22,6 +22,7 @@ from core.log_entries import (
     verdict,
 )
 from core.records import Contest
+from infra.sql.columns import fields_of
 from infra.sql.games import rows_of
 from infra.sql.schema import contests, log_heads, results, submissions
 
@@ -39,7 +40,7 @@ def entries_for(
     found = conn.execute(
         _CONTESTS, {"ids": sorted({event["contest"] for event in facts})}
     ).mappings()
-    held = {row["id"]: Contest(**row) for row in found}
+    held = {row["id"]: Contest(**fields_of(row)) for row in found}
     now = clock.now()
     context = Facts(
         now=now,
@@ -66,7 +67,7 @@ def _live_verdicts(conn: Connection, wanted: Mapping[str, Contest]) -> dict[str,
         row
         for row in conn.execute(judged.where(results.c.submission_id.in_(list(wanted))))
         if (row.lexicon_id, row.layout_id)
-        == (wanted[row.submission_id].lexicon_id, wanted[row.submission_id].layout_id)
+        == (wanted[row.submission_id].lexicon_id, wanted[row.submission_id].rules_id)
     ]
     by_game: dict[str, list[Row[Any]]] = {}
     for row in rows:

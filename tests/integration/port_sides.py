@@ -103,7 +103,7 @@ def contest(contest_id: str) -> Contest:
     game, freeze_at = CONTESTS[contest_id]
     return Contest(
         id=contest_id, title=f"Contest {contest_id}", opens_at=OPENS, closes_at=CLOSES,
-        lexicon_id=LEX1, layout_id=LAYOUT, created_at=OPENS, game=game, freeze_at=freeze_at,
+        lexicon_id=LEX1, rules_id=LAYOUT, created_at=OPENS, game=game, freeze_at=freeze_at,
     )  # fmt: skip
 
 
@@ -209,7 +209,7 @@ class FakeSide(Side):
 
     def __init__(self, now: Clock) -> None:
         self.database = InMemorySubmissionStore(now=now)
-        InMemoryRulesetStore(self.database).add_layout(
+        InMemoryRulesetStore(self.database).add_rules(
             id=LAYOUT, name="default", content="{}", created_by="admin", game="wordytaire"
         )
         super().__init__(self.database, InMemoryRejudgeStore(self.database), now)
@@ -230,7 +230,7 @@ class SqlSide(Side):
 
     def __init__(self, sql: SqlStore, now: Clock) -> None:
         self.sql = sql
-        sql.add_layout(
+        sql.add_rules(
             id=LAYOUT, name="default", content="{}", created_by="admin", game="wordytaire"
         )
         super().__init__(sql, SqlRejudgeRuns(sql), now)

@@ -45,7 +45,7 @@ class FakeSubmissions(Submissions, FakeSide):
     def live_result(self, submission_id: str) -> dict[str, Any] | None:
         sub = self.submission(submission_id)
         live = self.database.contests[sub.contest_id]
-        kept = self.database.results.get((submission_id, live.lexicon_id, live.layout_id))
+        kept = self.database.results.get((submission_id, live.lexicon_id, live.rules_id))
         if kept is None:
             return None
         return {

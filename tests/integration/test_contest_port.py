@@ -35,7 +35,7 @@ FREEZE = "2030-01-02T12:00:00.000000Z"
 def new_contest(contest_id: str, **changed: Any) -> Contest:
     fields: dict[str, Any] = {
         "id": contest_id, "title": f"Contest {contest_id}", "opens_at": OPENS, "closes_at": LATER,
-        "lexicon_id": LEX2, "layout_id": LAYOUT, "created_at": START, "game": "wordytaire",
+        "lexicon_id": LEX2, "rules_id": LAYOUT, "created_at": START, "game": "wordytaire",
     }  # fmt: skip
     return Contest(**{**fields, **changed})
 
@@ -44,7 +44,7 @@ def created(contest: Contest, options: dict[str, Any] | None = None) -> dict[str
     return {
         "type": "contest.created", "contest": contest.id, "title": contest.title,
         "opens_at": contest.opens_at, "closes_at": contest.closes_at,
-        "lexicon": contest.lexicon_id, "layout": contest.layout_id, "game": contest.game,
+        "lexicon": contest.lexicon_id, "layout": contest.rules_id, "game": contest.game,
         "freeze_at": contest.freeze_at, "options": options,
     }  # fmt: skip
 
@@ -75,7 +75,7 @@ def test_a_used_id_or_rules_not_registered_are_refused_and_nothing_is_written(
         contests.create_contest(new_contest("c1"))  # the seeded contest's id
     for refused in (
         new_contest("n1", lexicon_id="no-such-list"),
-        new_contest("n2", layout_id="no-such-layout"),
+        new_contest("n2", rules_id="no-such-layout"),
     ):
         with pytest.raises(MissingReference, match=r"is not registered$"):
             contests.create_contest(refused)

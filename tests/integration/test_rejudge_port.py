@@ -37,7 +37,7 @@ side = side_fixture(FakeSide, SqlSide)
 def started(run: Run, total: int) -> dict[str, Any]:
     return {
         "type": "rejudge.started", "rejudge": run.id, "contest": run.contest_id,
-        "lexicon": run.lexicon_id, "layout": run.layout_id, "mode": run.mode,
+        "lexicon": run.lexicon_id, "layout": run.rules_id, "mode": run.mode,
         "from_lexicon": LEX1, "from_layout": LAYOUT, "total": total, "by": "admin",
     }  # fmt: skip
 
@@ -68,7 +68,7 @@ def test_a_run_starts_once_beside_the_live_ruleset_and_is_listed_with_its_contes
 
     assert created and not created_again and again == run
     assert (run.state, run.total, run.done, run.carried, run.cursor) == ("running", 2, 0, 0, "")
-    assert (run.from_lexicon_id, run.from_layout_id, run.mode) == (LEX1, LAYOUT, "full")
+    assert (run.from_lexicon_id, run.from_rules_id, run.mode) == (LEX1, LAYOUT, "full")
     assert (run.created_by, run.finished_at) == ("admin", None)
     assert (empty.state, empty.total, empty.finished_at) == ("ready", 0, empty.created_at)
     assert rejudges.get(run.id) == run and rejudges.get("nope") is None
@@ -219,7 +219,7 @@ def test_apply_switches_the_contest_fails_what_was_not_judged_and_cancels_the_ot
     assert applied == replace(ready, state=RejudgeState.APPLIED, updated_at=applied.updated_at)
     assert rejudges.get(run.id) == applied
     contest = side.contest("c1")
-    assert (contest.lexicon_id, contest.layout_id, contest.frozen_lexicon_id) == (
+    assert (contest.lexicon_id, contest.rules_id, contest.frozen_lexicon_id) == (
         LEX2,
         LAYOUT,
         None,
@@ -301,7 +301,7 @@ def test_a_run_applied_while_frozen_keeps_the_ruleset_it_replaced_for_the_public
         rejudges.apply(run.id, "admin")
         frozen = side.contest("f1")
         assert (frozen.lexicon_id, frozen.frozen_lexicon_id) == (lexicon_id, LEX1)
-        assert frozen.frozen_layout_id == LAYOUT
+        assert frozen.frozen_rules_id == LAYOUT
 
 
 def test_a_cancelled_run_stops_counting_and_a_new_run_counts_what_it_judged(side: Side) -> None:

@@ -102,7 +102,7 @@ def test_the_current_result_is_the_one_under_the_live_ruleset_until_a_rejudge_is
     live = side.results.current_result(sub.id)
     assert live is not None and live.judged_at > START
     assert replace(live, id=0, judged_at="") == StoredResult(
-        id=0, submission_id=sub.id, lexicon_id=LEX1, layout_id=LAYOUT, judge_version="test",
+        id=0, submission_id=sub.id, lexicon_id=LEX1, rules_id=LAYOUT, judge_version="test",
         score=17, legal=1, illegal=0, tiles=3, report_key=f"reports/{sub.id}/{LEX1}.json",
         judged_at="", carried=0,
     )  # fmt: skip

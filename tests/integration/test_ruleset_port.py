@@ -53,23 +53,23 @@ def test_rules_data_are_added_once_under_their_first_name_and_listed_oldest_firs
     side: Stores,
 ) -> None:
     rulesets = side.ruleset_store
-    seeded = rulesets.find_layout(LAYOUT)
+    seeded = rulesets.find_rules(LAYOUT)
     assert seeded is not None and (seeded.name, seeded.game) == ("default", "wordytaire")
 
-    board = rulesets.add_layout(
+    board = rulesets.add_rules(
         id="board-1", name="standard", content="{}", created_by="admin", game="crosstiles"
     )
-    again = rulesets.add_layout(
+    again = rulesets.add_rules(
         id="board-1", name="renamed", content="{}", created_by="other", game="crosstiles"
     )
 
     assert board == again == RulesData("board-1", "standard", "{}", "admin", board.created_at,
                                        "crosstiles")  # fmt: skip
     assert board.created_at > seeded.created_at
-    assert rulesets.all_layouts() == [seeded, board]
-    assert rulesets.all_layouts("crosstiles") == [board]
-    assert rulesets.all_layouts("wordytaire") == [seeded]
-    assert rulesets.all_layouts("nope") == []
+    assert rulesets.all_rules() == [seeded, board]
+    assert rulesets.all_rules("crosstiles") == [board]
+    assert rulesets.all_rules("wordytaire") == [seeded]
+    assert rulesets.all_rules("nope") == []
     assert side.events("layout.") == [
         {"type": "layout.added", "layout": "board-1", "name": "standard", "by": "admin",
          "game": "crosstiles"},
@@ -80,21 +80,21 @@ def test_rules_data_are_found_by_id_or_by_the_newest_of_a_name_within_a_game(
     side: Stores,
 ) -> None:
     rulesets = side.ruleset_store
-    old = rulesets.add_layout(
+    old = rulesets.add_rules(
         id="L-old", name="fixed", content="{}", created_by="admin", game="wordytaire"
     )
-    board = rulesets.add_layout(
+    board = rulesets.add_rules(
         id="B-new", name="fixed", content="{}", created_by="admin", game="crosstiles"
     )
-    named_id = rulesets.add_layout(
+    named_id = rulesets.add_rules(
         id="L-id", name="B-new", content="{}", created_by="admin", game="wordytaire"
     )
 
-    assert rulesets.find_layout("fixed") == board  # the newest of that name
-    assert rulesets.find_layout("fixed", "wordytaire") == old
-    assert rulesets.find_layout("fixed", "nope") is None
-    assert rulesets.find_layout("L-old", "crosstiles") is None  # another game's
+    assert rulesets.find_rules("fixed") == board  # the newest of that name
+    assert rulesets.find_rules("fixed", "wordytaire") == old
+    assert rulesets.find_rules("fixed", "nope") is None
+    assert rulesets.find_rules("L-old", "crosstiles") is None  # another game's
     # An id and a name alike: the newest row either way.
-    assert rulesets.find_layout("B-new") == named_id
-    assert rulesets.find_layout("B-new", "crosstiles") == board
-    assert rulesets.find_layout("nope") is None
+    assert rulesets.find_rules("B-new") == named_id
+    assert rulesets.find_rules("B-new", "crosstiles") == board
+    assert rulesets.find_rules("nope") is None

@@ -81,11 +81,11 @@ def add_contest(store: SqlStore, contest_id: str = "c1") -> Contest:
         id=LEXICON, name="tiny", words=3, size=12, blob_key=f"lexicons/{LEXICON}.txt",
         source="test", created_by="admin",
     )  # fmt: skip
-    store.add_layout(id=LAYOUT, name="default", content="{}", created_by="admin")
+    store.add_rules(id=LAYOUT, name="default", content="{}", created_by="admin")
     return store.create_contest(
         Contest(
             id=contest_id, title=f"Contest {contest_id}", opens_at=at(-HOUR), closes_at=at(HOUR),
-            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(), game="wordytaire",)
+            lexicon_id=LEXICON, rules_id=LAYOUT, created_at=clock.now(), game="wordytaire",)
     )  # fmt: skip
 
 
@@ -122,7 +122,7 @@ def store_submission(store: SqlStore, team: Team, **fields: str) -> Submission:
 
 def record(store: SqlStore, claim: Claim, score: int) -> bool:
     result = JudgedResult(
-        lexicon_id=LEXICON, layout_id=LAYOUT, judge_version="test", score=score, legal=1,
+        lexicon_id=LEXICON, rules_id=LAYOUT, judge_version="test", score=score, legal=1,
         illegal=0, tiles=3, report_key=f"reports/{claim.submission.id}/{LEXICON}.json",
     )  # fmt: skip
     return store.record_results([(claim, result, signature(["cat"]))]) == {claim.submission.id}
@@ -281,7 +281,7 @@ def test_rows_from_before_0007_are_wordytaire_contests_teams_without_the_log_rig
         assert team is not None and team.uploads_logs is False
         submission = store.get_submission(sub_id)
         assert submission is not None and submission.game_key is None
-        assert [row.game for row in store.all_layouts()] == ["wordytaire"]
+        assert [row.game for row in store.all_rules()] == ["wordytaire"]
         assert store.current_result(sub_id) is not None  # the result still points at its row
         # Two game logs of the same bytes in one contest cannot both be stored, whoever sent them.
         insert = text(
@@ -490,7 +490,7 @@ def test_a_group_is_claimed_and_recorded_as_each_upload_alone_would_be(
     lost = claim_one(store, held.id, stale_after=HOUR)
     assert lost is not None
     stale = JudgedResult(
-        lexicon_id=LEXICON, layout_id=LAYOUT, judge_version="old", score=-1, legal=0,
+        lexicon_id=LEXICON, rules_id=LAYOUT, judge_version="old", score=-1, legal=0,
         illegal=1, tiles=0, report_key="reports/old",
     )  # fmt: skip
     with store.engine.begin() as conn:  # a result already under the ruleset is replaced
@@ -510,7 +510,7 @@ def test_a_group_is_claimed_and_recorded_as_each_upload_alone_would_be(
 
     def result(score: int) -> JudgedResult:
         return JudgedResult(
-            lexicon_id=LEXICON, layout_id=LAYOUT, judge_version="test", score=score, legal=2,
+            lexicon_id=LEXICON, rules_id=LAYOUT, judge_version="test", score=score, legal=2,
             illegal=0, tiles=5, report_key=f"reports/{score}",
         )  # fmt: skip
 
@@ -1069,7 +1069,7 @@ def judged_under(store: SqlStore, team: Team, lexicon_id: str, score: int) -> Su
     claim = claim_one(store, submission.id, stale_after=HOUR)
     assert claim is not None
     result = JudgedResult(
-        lexicon_id=lexicon_id, layout_id=LAYOUT, judge_version="test", score=score, legal=1,
+        lexicon_id=lexicon_id, rules_id=LAYOUT, judge_version="test", score=score, legal=1,
         illegal=0, tiles=3, report_key=f"reports/{submission.id}/{lexicon_id}.json",
     )  # fmt: skip
     assert store.record_results([(claim, result, signature(["cat"]))]) == {submission.id}
@@ -1431,7 +1431,7 @@ def test_a_group_refuses_uploads_received_after_the_close_but_not_a_retry_of_ear
     other = store.create_contest(
         Contest(
             id="c2", title="Contest c2", opens_at=at(-HOUR), closes_at=at(HOUR),
-            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(), game="wordytaire",)
+            lexicon_id=LEXICON, rules_id=LAYOUT, created_at=clock.now(), game="wordytaire",)
     )  # fmt: skip
     elsewhere = add_team(store, "beta", "c2")
     earlier = store_submission(store, team, sha256="a" * 64)
@@ -1481,7 +1481,7 @@ def test_a_contest_closed_before_it_opened_opens_and_closes_at_the_same_moment(
     later = store.create_contest(
         Contest(
             id="later", title="Later", opens_at=at(HOUR), closes_at=at(2 * HOUR),
-            lexicon_id=LEXICON, layout_id=LAYOUT, created_at=clock.now(), game="wordytaire",)
+            lexicon_id=LEXICON, rules_id=LAYOUT, created_at=clock.now(), game="wordytaire",)
     )  # fmt: skip
     closing = store.close_contest(later.id, by="admin")
     assert closing is not None
@@ -1493,11 +1493,11 @@ def test_a_contest_closed_before_it_opened_opens_and_closes_at_the_same_moment(
 
 def add_game_contest(store: SqlStore) -> tuple[Team, Team, Team]:
     """A Crosstiles contest `g1` with two teams allowed to upload logs and one not."""
-    add_contest(store)  # the word list and layout
+    add_contest(store)  # the word list and rules data
     store.create_contest(
         Contest(
             id="g1", title="Games", opens_at=at(-HOUR), closes_at=at(HOUR), lexicon_id=LEXICON,
-            layout_id=LAYOUT, created_at=clock.now(), game="crosstiles",
+            rules_id=LAYOUT, created_at=clock.now(), game="crosstiles",
         )
     )  # fmt: skip
     allowed = [replace(add_team(store, name, "g1"), uploads_logs=True) for name in ("a", "b")]

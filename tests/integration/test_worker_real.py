@@ -117,13 +117,13 @@ def running_worker(
 def prepare_contest(store: SqlStore, blobs: S3BlobStore, lexicon: Lexicon) -> Team:
     layout = default_layout()
     register_lexicon(store, blobs, lexicon, name="subset", source="test", by="admin")
-    store.add_layout(
+    store.add_rules(
         id=layout.id, name=layout.name, content=layout.to_json().decode(), created_by="system"
     )
     now = datetime.now(UTC)
     store.create_contest(
         Contest(
-            id="it", title="Integration", lexicon_id=lexicon.id, layout_id=layout.id,
+            id="it", title="Integration", lexicon_id=lexicon.id, rules_id=layout.id,
             opens_at=clock.format_time(now - timedelta(hours=1)),
             closes_at=clock.format_time(now + timedelta(hours=1)), created_at=clock.now(),
             game="wordytaire",

@@ -54,7 +54,7 @@ class TeamRanked:
         if not top:
             return ""
         cut = freeze.public_cut(contest, now)
-        if cut is not None and cut[0] != (contest.lexicon_id, contest.layout_id):
+        if cut is not None and cut[0] != (contest.lexicon_id, contest.rules_id):
             return '<p class="note">The chart shows again at the thaw.</p>'
         before = cut[1] if cut is not None else None
         ids = {team.name: team.id for team in svc.store.contest_teams(contest.id)}

@@ -39,7 +39,7 @@ def layout_diff(a: str, b: str, svc: Svc, who: Admin) -> dict[str, Any]:
 
 
 def _load_layout(svc: Services, id_or_name: str) -> Layout:
-    row = svc.store.find_layout(id_or_name, Wordytaire.name)
+    row = svc.store.find_rules(id_or_name, Wordytaire.name)
     if row is None:
         raise NotFound(f"no layout {id_or_name[:64]!r}")
     return Layout.from_json(row.content)

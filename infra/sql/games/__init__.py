@@ -39,7 +39,7 @@ class GameRows(Protocol):
         """The game's own fields of each result, as the API and the export show them."""
         ...
 
-    # Under the live ruleset or the (lexicon id, layout id) given; with `before`, of the
+    # Under the live ruleset or the (lexicon id, rules id) given; with `before`, of the
     # uploads received before that time alone (a frozen board, `core.freeze`).
     def standings(
         self,
@@ -125,7 +125,7 @@ class TeamRanked:
                 and_(
                     old.c.submission_id == submissions.c.id,
                     old.c.lexicon_id == run.from_lexicon_id,
-                    old.c.layout_id == run.from_layout_id,
+                    old.c.layout_id == run.from_rules_id,
                 ),
             )
             .join(
@@ -133,7 +133,7 @@ class TeamRanked:
                 and_(
                     new.c.submission_id == submissions.c.id,
                     new.c.lexicon_id == run.lexicon_id,
-                    new.c.layout_id == run.layout_id,
+                    new.c.layout_id == run.rules_id,
                 ),
             )
             .where(and_(submissions.c.contest_id == run.contest_id, old.c.score != new.c.score))
@@ -152,11 +152,11 @@ class TeamRanked:
     def rank_changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]:
         before = {
             e["team"]: e["rank"]
-            for e in leaderboard_in(conn, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
+            for e in leaderboard_in(conn, run.contest_id, (run.from_lexicon_id, run.from_rules_id))
         }
         after = {
             e["team"]: e["rank"]
-            for e in leaderboard_in(conn, run.contest_id, (run.lexicon_id, run.layout_id))
+            for e in leaderboard_in(conn, run.contest_id, (run.lexicon_id, run.rules_id))
         }
         return [
             {"team": team, "old_rank": before.get(team), "new_rank": after.get(team)}

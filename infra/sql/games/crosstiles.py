@@ -299,8 +299,8 @@ def game_changes(conn: Connection, run: Run) -> list[dict[str, Any]]:
     """The games whose verdict, winners or whether they count (a valid log disputed by a
     rival counts for nothing) differ between the run's ruleset and the one it replaces (a
     rejudge preview's `changed`), each with its team's name."""
-    before = verdicts_in(conn, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
-    after = verdicts_in(conn, run.contest_id, (run.lexicon_id, run.layout_id))
+    before = verdicts_in(conn, run.contest_id, (run.from_lexicon_id, run.from_rules_id))
+    after = verdicts_in(conn, run.contest_id, (run.lexicon_id, run.rules_id))
     names = dict(
         conn.execute(
             select(teams.c.id, teams.c.name).where(teams.c.contest_id == run.contest_id)
@@ -335,10 +335,10 @@ def standing_changes(conn: Connection, run: Run) -> list[dict[str, Any]]:
     fields = ("rank", "games", "wins", "spread")
     before = {
         e["nick"]: e
-        for e in standings_in(conn, run.contest_id, (run.from_lexicon_id, run.from_layout_id))
+        for e in standings_in(conn, run.contest_id, (run.from_lexicon_id, run.from_rules_id))
     }
     after = {
-        e["nick"]: e for e in standings_in(conn, run.contest_id, (run.lexicon_id, run.layout_id))
+        e["nick"]: e for e in standings_in(conn, run.contest_id, (run.lexicon_id, run.rules_id))
     }
     moved = []
     for nick in sorted(before.keys() | after.keys(), key=lambda n: (_rank(after, n), n)):

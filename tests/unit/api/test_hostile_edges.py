@@ -193,7 +193,7 @@ def test_a_row_with_a_bad_time_is_left_out_of_stats_and_metrics_not_a_500(
         conn.execute(
             insert(contests).values(
                 id="bad", title="Bad", opens_at=bad, closes_at=bad, created_at=bad,
-                lexicon_id=good.lexicon_id, layout_id=good.layout_id,
+                lexicon_id=good.lexicon_id, layout_id=good.rules_id,
             )
         )  # fmt: skip
     accepted = pipe.accepted(team, MOVES)

@@ -22,11 +22,11 @@ def test_a_layout_with_letter_points_of_4e18_is_a_422_and_is_not_registered(
 ) -> None:
     doc = json.loads(default_layout().to_json())
     doc["letters"]["a"] = [4 * 10**18, 846]
-    before = len(pipe.store.all_layouts())
+    before = len(pipe.store.all_rules())
     status, body = post_layout(pipe, json.dumps(doc).encode())
     assert status == 422
     assert "not a layout" in json.dumps(body) and "points" in json.dumps(body)
-    assert len(pipe.store.all_layouts()) == before
+    assert len(pipe.store.all_rules()) == before
 
 
 def test_a_layout_of_word_bonuses_only_is_a_422(pipe: Pipeline) -> None:

@@ -64,7 +64,7 @@ def make_contest(
         opens_at=OPENS,
         closes_at=CLOSES,
         lexicon_id=lexicon_id,
-        layout_id=rules_id,
+        rules_id=rules_id,
         created_at=OPENS,
         game=game,
     )

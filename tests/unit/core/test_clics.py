@@ -96,7 +96,7 @@ def test_a_rejudge_not_applied_shows_nothing_and_a_failed_upload_is_a_judging_er
 def frozen_contest() -> ContestData:
     """Frozen, with a rejudge applied during the freeze; a's upload came after the freeze."""
     contest = replace(CONTEST, lexicon_id=R2[0], freeze_at=FREEZE, frozen_lexicon_id=R1[0],
-                      frozen_layout_id=R1[1])  # fmt: skip
+                      frozen_rules_id=R1[1])  # fmt: skip
     return data(
         [upload("s1", "a", DURING), upload("s2", "b", BEFORE)],
         [judged(1, "s1", 50), judged(2, "s1", 60, R2), judged(3, "s2", 7), judged(4, "s2", 8, R2)],

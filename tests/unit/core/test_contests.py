@@ -79,8 +79,8 @@ def test_a_contest_is_created_under_the_list_named_with_its_games_packaged_rules
     made = create(asked(), contests, ruleset_store, publisher)
 
     assert made == contests.get_contest("new")
-    assert (made.lexicon_id, made.layout_id, made.options) == (TINY.id, LAYOUT.id, None)
-    [registered] = ruleset_store.all_layouts("wordytaire")
+    assert (made.lexicon_id, made.rules_id, made.options) == (TINY.id, LAYOUT.id, None)
+    [registered] = ruleset_store.all_rules("wordytaire")
     assert (registered.id, registered.created_by) == (LAYOUT.id, "system")
     assert publisher.preloaded == [TINY.id]  # the workers load its list before any upload
     assert store.events[-1]["type"] == EventType.CONTEST_CREATED
@@ -91,13 +91,13 @@ def test_a_contest_takes_rules_data_registered_before_by_name(
     ruleset_store: InMemoryRulesetStore,
     publisher: InMemoryPublisher,
 ) -> None:
-    ruleset_store.add_layout(
+    ruleset_store.add_rules(
         id="L2", name="fixed", content="{}", created_by="admin", game="wordytaire"
     )
 
     made = create(asked(rules="fixed"), contests, ruleset_store, publisher)
 
-    assert made.layout_id == "L2"
+    assert made.rules_id == "L2"
 
 
 @pytest.mark.parametrize(

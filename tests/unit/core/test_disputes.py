@@ -94,7 +94,7 @@ def judged_log(
         failure=None, game_key=f"{n:064x}", match_key=MATCH,
     )  # fmt: skip
     store.submissions[sub.id] = sub
-    result = JudgedResult(contest.lexicon_id, contest.layout_id, "x", 0, 0, 0, 0, "k", game)
+    result = JudgedResult(contest.lexicon_id, contest.rules_id, "x", 0, 0, 0, 0, "k", game)
     store.put_result(sub.id, result, IN_TIME)
     return sub
 

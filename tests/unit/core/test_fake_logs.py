@@ -26,7 +26,7 @@ def test_the_logs_fail_with_their_database_and_one_fake_holds_a_database() -> No
     db = InMemorySubmissionStore(now=lambda: NOW)
     db.add_contest(
         Contest(
-            id="c1", title="c1", opens_at=NOW, closes_at=NOW, lexicon_id="l", layout_id="y",
+            id="c1", title="c1", opens_at=NOW, closes_at=NOW, lexicon_id="l", rules_id="y",
             created_at=NOW, game="wordytaire",
         )
     )  # fmt: skip

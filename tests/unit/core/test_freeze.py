@@ -16,7 +16,7 @@ THAWED = "2030-01-01T14:00:00.000000Z"
 
 PLAIN = make_contest(lexicon_id="new", rules_id="layout")
 FREEZING = replace(PLAIN, freeze_at=FREEZE)
-REJUDGED = replace(FREEZING, frozen_lexicon_id="old", frozen_layout_id="layout")
+REJUDGED = replace(FREEZING, frozen_lexicon_id="old", frozen_rules_id="layout")
 
 
 def test_a_contest_is_frozen_from_its_freeze_time_until_it_is_thawed() -> None:

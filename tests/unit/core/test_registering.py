@@ -91,5 +91,5 @@ def test_rules_data_is_content_addressed_keeping_the_name_it_was_first_registere
 
     assert first == again and (first.id, first.name, first.game) == (rules.id, "spec", played.name)
     assert played.parse_rules(first.content).id == rules.id
-    assert rules_store.find_layout("spec", played.name) == first
-    assert [e["type"] for e in kept.events] == [EventType.LAYOUT_ADDED]
+    assert rules_store.find_rules("spec", played.name) == first
+    assert [e["type"] for e in kept.events] == [EventType.RULES_ADDED]

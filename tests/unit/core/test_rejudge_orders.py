@@ -74,7 +74,7 @@ def test_a_rejudge_starts_under_the_list_named_and_its_producer_is_published_onc
 
     run = started.run
     assert started.created and not again.created and again.run.id == run.id
-    assert (run.lexicon_id, run.layout_id, run.mode, run.state, run.created_by) == (
+    assert (run.lexicon_id, run.rules_id, run.mode, run.state, run.created_by) == (
         FIXED.id, LAYOUT.id, RejudgeMode.AFFECTED, RejudgeState.RUNNING, "admin",
     )  # fmt: skip
     assert publisher.rejudges == [run.id]
@@ -86,12 +86,12 @@ def test_a_rejudge_takes_the_rules_data_named_among_its_contests_games(
     rejudges: InMemoryRejudgeStore,
     publisher: InMemoryPublisher,
 ) -> None:
-    ruleset_store.add_layout(id="L2", name="fixed", content="{}", created_by="a", game="wordytaire")
-    ruleset_store.add_layout(id="B2", name="board", content="{}", created_by="a", game="crosstiles")
+    ruleset_store.add_rules(id="L2", name="fixed", content="{}", created_by="a", game="wordytaire")
+    ruleset_store.add_rules(id="B2", name="board", content="{}", created_by="a", game="crosstiles")
 
     started = start(store, ruleset_store, rejudges, publisher, rules="fixed")
 
-    assert (started.run.lexicon_id, started.run.layout_id) == (FIXED.id, "L2")
+    assert (started.run.lexicon_id, started.run.rules_id) == (FIXED.id, "L2")
     with pytest.raises(
         Invalid, match=r"^no layout with id or name 'board' for a wordytaire contest$"
     ):
