@@ -149,7 +149,7 @@ def forget_run(stack: RunningStack, run: dict[str, Any]) -> None:
         http.post(f"/v1/rejudges/{run['id']}/cancel", headers=stack.admin)
     with sqlite3.connect(stack.home / "tilejudge.sqlite3", timeout=30) as db:
         db.execute(
-            "DELETE FROM results WHERE lexicon_id = ? AND rules_id = ?",
+            "DELETE FROM results WHERE lexicon_id = ? AND layout_id = ?",
             (run["lexicon"], run["layout"]),
         )
 

@@ -474,7 +474,7 @@ def test_a_rejudge_under_a_word_list_registered_after_the_workers_started_runs_o
     preloaded = {name: _preloaded(hosts, name, offsets[name], new_id) for name in names}
     rows = hosts.sql(
         "SELECT s.id, s.sha256, COUNT(r.id), MIN(r.score) FROM submissions s LEFT JOIN results r "
-        "ON r.submission_id = s.id AND r.lexicon_id = %s AND r.rules_id = %s "
+        "ON r.submission_id = s.id AND r.lexicon_id = %s AND r.layout_id = %s "
         "WHERE s.contest_id = 'rejudge' GROUP BY s.id, s.sha256",
         new_id,
         default_layout().id,

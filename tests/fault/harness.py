@@ -520,7 +520,7 @@ def _sql_problems(stack: FaultStack, contest: str) -> list[str]:
     results = stack.sql(
         "SELECT s.id, COUNT(r.id) FROM submissions s JOIN contests c ON c.id = s.contest_id "
         "LEFT JOIN results r ON r.submission_id = s.id AND r.lexicon_id = c.lexicon_id "
-        "AND r.rules_id = c.layout_id WHERE s.contest_id = ? GROUP BY s.id",
+        "AND r.layout_id = c.layout_id WHERE s.contest_id = ? GROUP BY s.id",
         contest,
     )
     return [
@@ -556,7 +556,7 @@ def _log_problems(stack: FaultStack, contest: str) -> list[str]:
     scores = stack.sql(
         "SELECT r.submission_id, r.score FROM results r JOIN submissions s ON s.id = "
         "r.submission_id JOIN contests c ON c.id = s.contest_id WHERE s.contest_id = ? AND "
-        "r.lexicon_id = c.lexicon_id AND r.rules_id = c.layout_id",
+        "r.lexicon_id = c.lexicon_id AND r.layout_id = c.layout_id",
         contest,
     )
     return entry_problems(rows, scores)

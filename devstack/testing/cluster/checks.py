@@ -28,9 +28,9 @@ def judged_once_problems(
     rows = cluster.sql(
         "SELECT s.id, s.sha256, s.state, s.attempts, s.failure, "
         "(SELECT COUNT(*) FROM results r WHERE r.submission_id = s.id "
-        " AND r.lexicon_id = c.lexicon_id AND r.rules_id = c.layout_id), "
+        " AND r.lexicon_id = c.lexicon_id AND r.layout_id = c.layout_id), "
         "(SELECT MIN(r.score) FROM results r WHERE r.submission_id = s.id "
-        " AND r.lexicon_id = c.lexicon_id AND r.rules_id = c.layout_id) "
+        " AND r.lexicon_id = c.lexicon_id AND r.layout_id = c.layout_id) "
         "FROM submissions s JOIN contests c ON c.id = s.contest_id WHERE s.contest_id = %s",
         contest,
     )
@@ -96,7 +96,7 @@ def log_problems(cluster: Cluster, contest: str, settle_s: float = 15.0) -> list
         cluster.sql(
             "SELECT r.submission_id, r.score FROM results r JOIN submissions s ON "
             "s.id = r.submission_id JOIN contests c ON c.id = s.contest_id WHERE s.contest_id = "
-            "%s AND r.lexicon_id = c.lexicon_id AND r.rules_id = c.layout_id",
+            "%s AND r.lexicon_id = c.lexicon_id AND r.layout_id = c.layout_id",
             contest,
         ),
     )
