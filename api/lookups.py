@@ -1,11 +1,12 @@
 """Finding what a route's path names, or answering 404: contests by id, and which ids may be
-looked up at all."""
+looked up at all; and a result as its game shows it."""
 
 from __future__ import annotations
 
 import re
 from typing import Any
 
+from api.routes.games import M, shown_as
 from api.services import Services
 from core.errors import NotFound
 from core.records import Contest
@@ -28,13 +29,12 @@ def known_contest(svc: Services, contest_id: str) -> Contest:
     return found
 
 
-def shown(row: dict[str, Any], fields: dict[str, Any] | None) -> dict[str, Any]:
-    """A result as the API shows it: its game's own fields, and those of them that are the
-    shared score and line counts (null where its game has none, or before it is judged)."""
-    return {
-        **row,
-        "score": fields.get("score") if fields else None,
-        "legal": fields.get("legal") if fields else None,
-        "illegal": fields.get("illegal") if fields else None,
-        "result": fields,
-    }
+def shown(game: str, model: type[M], row: dict[str, Any], fields: dict[str, Any] | None) -> M:
+    """A result as the API shows it, in the game's version of `model` (`shown_as`): the row,
+    its game's own fields under `result`, and those of them the model has beside the score
+    (every game's score; a move list's line counts), null before it is judged or where its
+    game has no such field."""
+    own: type[M] = shown_as(game, model)
+    beside = ["score", *(name for name in own.model_fields if name not in model.model_fields)]
+    lifted = {name: fields.get(name) if fields else None for name in beside}
+    return own(**row, **lifted, result=fields)

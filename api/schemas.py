@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializeAsAny, field_validator
 
 from core import clock
 from core.games import DEFAULT as DEFAULT_GAME
@@ -170,13 +170,15 @@ class SubmissionAccepted(BaseModel):
 
 
 class SubmissionOut(BaseModel):
+    """A submission with its result under the contest's live ruleset: what every game's has,
+    its game's own fields under `result`, and some of them beside the score where its game
+    shows them there too (Wordytaire's line counts: `api.routes.games`)."""
+
     id: str
     contest: str
     team: str
     state: str
-    score: int | None
-    legal: int | None
-    illegal: int | None
+    score: int | None = Field(description="what its game ranks by; null until judged")
     received_at: str
     judged_at: str | None
     lexicon: str | None
@@ -234,15 +236,14 @@ class Leaderboard(BaseModel):
 
 
 class ResultRow(BaseModel):
-    """A submission with its result under the contest's live ruleset (None until judged)."""
+    """A submission with its result under the contest's live ruleset (None until judged), as
+    `SubmissionOut` shows it: a game may show some of its own fields beside the score."""
 
     submission: str
     team: str
     team_id: str
     state: str
     score: int | None
-    legal: int | None
-    illegal: int | None
     received_at: str
     judged_at: str | None
     lexicon: str | None
@@ -254,7 +255,8 @@ class ResultRow(BaseModel):
 
 class ResultsPage(BaseModel):
     contest: str
-    results: list[ResultRow]
+    # Each row as its game shows it (a Wordytaire row with its line counts, `MoveListRow`).
+    results: list[SerializeAsAny[ResultRow]]
     next: str | None = Field(
         description="pass as `after` for the next page; null after the last page"
     )
@@ -303,7 +305,8 @@ class SubmissionsPage(BaseModel):
     team: str | None = Field(
         description="the calling team's id, whose submissions these are; null for the organiser"
     )
-    submissions: list[OwnSubmission]
+    # Each as its game shows it (a Wordytaire one with its line counts, `OwnMoveList`).
+    submissions: list[SerializeAsAny[OwnSubmission]]
     next: str | None = Field(
         description="pass as `after` for the next page; null after the last page"
     )

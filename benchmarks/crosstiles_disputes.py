@@ -104,7 +104,7 @@ def fill(store: SqlStore, team: Team, games: int, rng: random.Random) -> None:
         claims = {c.submission.id: c for c in store.claim_many([s.id for s, _ in chunk], 3600)}
         store.record_results(
             [
-                (claims[sub.id], JudgedResult(LEXICON, LAYOUT, "b", 0, 0, 0, 0, "k", game), WORDS)
+                (claims[sub.id], JudgedResult(LEXICON, LAYOUT, "b", 0, "k", game), WORDS)
                 for sub, game in chunk
             ]
         )

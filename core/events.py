@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 from enum import Enum, StrEnum
-from typing import Any, ClassVar, Final, TypedDict
+from typing import Any, ClassVar, Final, Protocol, TypedDict, runtime_checkable
 
 from core.records import Submission
 
@@ -235,11 +235,37 @@ class SubmissionJudged:
     contest: str
     team: str
     score: int
-    legal: int
-    illegal: int
+    # A move list's lines legal and illegal (`line_counts`); a result that counts no lines (a
+    # game log's) leaves them out.
+    legal: int | Absent = ABSENT
+    illegal: int | Absent = ABSENT
     received_at: str
     lexicon: str
     layout: str
+
+
+@runtime_checkable
+class LineCounted(Protocol):
+    """A result's own detail (`JudgedResult.game`) that counts the lines judged legal and
+    illegal: a move list's (`core.games.wordytaire.LineCounts`)."""
+
+    @property
+    def legal(self) -> int: ...
+    @property
+    def illegal(self) -> int: ...
+
+
+class CountFields(TypedDict, total=False):
+    legal: int
+    illegal: int
+
+
+def line_counts(detail: object) -> CountFields:
+    """The line counts of a result's own detail, as its `submission.judged` event and the
+    fields shown beside its score give them; none where the detail counts no lines."""
+    if isinstance(detail, LineCounted):
+        return {"legal": detail.legal, "illegal": detail.illegal}
+    return {}
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,6 +18,7 @@ from dataclasses import asdict
 from typing import Any, Protocol, runtime_checkable
 
 from core.disputes import disputed
+from core.events import line_counts
 from core.fake_database import KeptResult
 from core.fake_store import InMemorySubmissionStore
 from core.game import Game
@@ -54,12 +55,12 @@ class GameReads(Protocol):
 
 
 class TeamRanked:
-    """`infra.sql.games.TeamRanked`: the shared row's fields, each team by its best score."""
+    """`infra.sql.games.TeamRanked`, each team by its best score: the score every result has,
+    and a move list's line counts beside it (`infra.sql.games.wordytaire`, which ranks so)."""
 
     def fields(self, kept: Mapping[int, KeptResult]) -> dict[int, dict[str, Any]]:
         return {
-            rid: {"score": k.result.score, "legal": k.result.legal, "illegal": k.result.illegal}
-            for rid, k in kept.items()
+            rid: {"score": k.result.score, **line_counts(k.result.game)} for rid, k in kept.items()
         }
 
     def standings(
@@ -181,8 +182,7 @@ class InMemoryResultReads:
             return StoredResult(
                 id=self._number()[key], submission_id=submission_id, lexicon_id=r.lexicon_id,
                 rules_id=r.rules_id, judge_version=r.judge_version, score=r.score,
-                legal=r.legal, illegal=r.illegal, tiles=r.tiles, report_key=r.report_key,
-                judged_at=kept.judged_at, carried=int(kept.carried),
+                report_key=r.report_key, judged_at=kept.judged_at, carried=int(kept.carried),
             )  # fmt: skip
 
     def result_fields(self, game: str, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:

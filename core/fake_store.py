@@ -23,6 +23,7 @@ from core.events import (
     SubmissionRetrying,
     SubmissionStored,
     about,
+    line_counts,
 )
 from core.fake_database import Copy, Event
 from core.fake_disputes import InMemoryDisputes
@@ -297,8 +298,7 @@ class InMemorySubmissionStore(InMemoryDisputes):
                     SubmissionJudged(
                         **about(sub),
                         score=result.score,
-                        legal=result.legal,
-                        illegal=result.illegal,
+                        **line_counts(result.game),
                         received_at=sub.received_at,
                         lexicon=result.lexicon_id,
                         layout=result.rules_id,

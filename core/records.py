@@ -79,17 +79,15 @@ class RulesData:
 
 @dataclass(frozen=True)
 class StoredResult:
-    """A submission's result row under one ruleset, as stored."""
+    """A submission's result row under one ruleset, as stored: what every game's result has
+    (its game's own fields are read by its id, `core.ports.ResultReads.result_fields`)."""
 
     id: int
     submission_id: str
     lexicon_id: str
     rules_id: str
     judge_version: str
-    score: int
-    legal: int
-    illegal: int
-    tiles: int
+    score: int  # what the game ranks by (a move list's total, a game log's winning score)
     report_key: str
     judged_at: str
     carried: int
@@ -176,11 +174,9 @@ class JudgedResult:
     rules_id: str
     judge_version: str
     score: int
-    legal: int
-    illegal: int
-    tiles: int
     report_key: str
-    # What the game keeps of a result besides these columns (a game log's players or error).
+    # What the game keeps of a result besides these fields, which every game's result has: a
+    # move list's line counts, a game log's players or error (`core.games.*`).
     game: object | None = None
 
 

@@ -110,13 +110,9 @@ class Reports:
 
 
 def _same(judged: JudgedResult, recorded: StoredResult, ruleset: tuple[str, str]) -> bool:
-    """Whether judging again found what was recorded (a result carried over to another list
-    keeps the numbers, and the report, of the ruleset its key names)."""
-    found = (judged.lexicon_id, judged.rules_id, judged.judge_version)
-    counts = (judged.score, judged.legal, judged.illegal, judged.tiles)
-    return found == (*ruleset, recorded.judge_version) and counts == (
-        recorded.score,
-        recorded.legal,
-        recorded.illegal,
-        recorded.tiles,
-    )
+    """Whether judging again found what was recorded: under the ruleset its key names (a
+    result carried over to another list keeps the numbers, and the report, of that one), by
+    the same judge version, to the same score (its game's own fields, kept in its game's
+    rows, follow from those)."""
+    found = (judged.lexicon_id, judged.rules_id, judged.judge_version, judged.score)
+    return found == (*ruleset, recorded.judge_version, recorded.score)

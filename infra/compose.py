@@ -31,6 +31,7 @@ from core.ports import (
     RejudgeRuns,
     SubmissionStore,
     TeamNews,
+    TransparencyLogs,
 )
 from core.quota import StorageQuota
 from core.reports import Reports
@@ -49,11 +50,16 @@ from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe, Repli
 from infra.rulesets import RulesetCache
 from infra.sentinel import HEALTH_CHECK_S, SENTINEL_TIMEOUT_S, PrimaryCheckedConnection
 from infra.settings import Settings, SettingsError, SweeperMode, sentinel_address
+from infra.sql.base import Database
 from infra.sql.clics import ClicsReader
 from infra.sql.dashboard import DashboardReader, DashboardReads
+from infra.sql.database import open_database
 from infra.sql.engine import make_engine
 from infra.sql.rejudges import SqlRejudgeRuns
+from infra.sql.rulesets import SqlRulesets
 from infra.sql.store import SqlStore
+from infra.sql.submission_store import SqlSubmissions
+from infra.sql.transparency import SqlTransparencyLogs
 from infra.team_news import RedisTeamNews
 from infra.upload_cache import DiskUploadCache
 
@@ -76,11 +82,18 @@ def load_games(settings: Settings) -> None:
             raise SettingsError(f"TILEJUDGE_GAMES: cannot import {name}: {exc}") from exc
 
 
-def make_store(settings: Settings, durable: bool = True) -> SqlStore:
-    """`durable=False` (workers) lets SQLite skip the fsync per commit: a result lost to a power
-    cut only sends its submission back to be judged again, while intake rows must survive."""
+def make_database(settings: Settings, durable: bool = True) -> Database:
+    """The `Database` a process's parts of the results store share. `durable=False` (workers)
+    lets SQLite skip the fsync per commit: a result lost to a power cut only sends its
+    submission back to be judged again, while intake rows must survive."""
     settings.home.mkdir(parents=True, exist_ok=True)
-    return SqlStore(make_engine(settings.resolved_database_url(), durable=durable))
+    return open_database(make_engine(settings.resolved_database_url(), durable=durable))
+
+
+def make_store(settings: Settings) -> SqlStore:
+    """The results store whole (`core.ports.ApiStore`), on a database of its own."""
+    settings.home.mkdir(parents=True, exist_ok=True)
+    return SqlStore(make_engine(settings.resolved_database_url()))
 
 
 def make_blobs(settings: Settings, read_timeout: float = READ_TIMEOUT_S) -> S3BlobStore:
@@ -178,6 +191,8 @@ class ApiParts:
     login_failures: Limiter  # failed sign-ins per client address
     admin_token: str
     reports: Reports  # stored, or made when first read (`core.reports`)
+    submissions: SubmissionStore  # the sweeper's
+    logs: TransparencyLogs  # the sequencer's
     backlog: QueueProbe = field(default=lambda: None)
     # Asks the broker to forget its copies of a deleted team's uploads (by submission id).
     forget_copies: Callable[[Sequence[str]], None] = field(default=lambda _: None)
@@ -206,15 +221,16 @@ def api_parts(
     with_redis: bool = True,
     limiter: Limiter | None = None,
 ) -> ApiParts:
-    """An API process's parts. Tests hand in fakes (a store on a file of their own, in-memory
-    S3 and broker, no Redis) and get everything else built as in production."""
+    """An API process's parts, on the store's database. Tests hand in fakes (a store on a file of
+    their own, in-memory S3 and broker, no Redis); everything else is built as in production."""
     load_games(settings)
     store = store or make_store(settings)
-    # A hung S3 answers an upload with 503 in seconds rather than holding it.
-    blobs = blobs or make_blobs(settings, read_timeout=5.0)
+    database, submissions = store.database, SqlSubmissions(store.database)
+    blobs = blobs or make_blobs(settings, read_timeout=5.0)  # a short one (`make_blobs`)
     client = make_redis(settings) if with_redis else None
     publisher = publisher or CeleryPublisher(make_celery(settings, publisher_only=True), client)
     nothing_waits: QueueProbe = lambda: None  # noqa: E731  (no broker to ask)
+    # Intake writes through the routes' `store`: what stands in for it (a test's) does for both.
     commits = GroupCommit(
         store,
         publisher=publisher,
@@ -227,7 +243,7 @@ def api_parts(
     return ApiParts(
         settings=settings,
         store=store,
-        rejudges=SqlRejudgeRuns(store),
+        rejudges=SqlRejudgeRuns(database),
         dashboard=DashboardReader(store),
         blobs=blobs,
         intake=Intake(
@@ -244,17 +260,19 @@ def api_parts(
         login_failures=sign_in_failures(client, settings.login_failures_per_minute),
         admin_token=settings.admin_token_value(),
         reports=Reports(
-            store,
+            submissions,
             blobs,
             # Loaded on a first read; at most two word lists held by an API process.
-            RulesetCache(store, blobs, settings.home / "lexicon-cache", capacity=2),
+            RulesetCache(SqlRulesets(database), blobs, settings.home / "lexicon-cache", 2),
             report_blobs.max_report_bytes(settings.max_upload_bytes),
         ),
+        submissions=submissions,
+        logs=SqlTransparencyLogs(database),
         backlog=partial(live_backlog, client) if client else nothing_waits,
         forget_copies=partial(broker_copies.forget, client),
         log_signer=LogSigner(settings.log_key_value()),
-        clics=ClicsReader(store),
-        replication=replication_probe(settings, store.engine, client),
+        clics=ClicsReader(database),
+        replication=replication_probe(settings, database.engine, client),
         worker_events=make_celery(settings) if client is not None else None,
         team_news=RedisTeamNews(client) if client is not None else None,
         queue_depths=partial(queue_depths, client),
@@ -293,7 +311,7 @@ def log_sequencer(parts: ApiParts) -> SequencerThread | None:
     """The thread that hashes and signs the transparency logs in an API process."""
     if parts.log_signer is None:
         return None
-    return SequencerThread(parts.store, parts.log_signer)
+    return SequencerThread(parts.logs, parts.log_signer)
 
 
 def sweeper(parts: ApiParts) -> SweeperThread | None:
@@ -302,7 +320,7 @@ def sweeper(parts: ApiParts) -> SweeperThread | None:
     if parts.settings.sweeper is SweeperMode.OFF:
         return None
     return _elected_sweeper(
-        parts.settings, parts.store, parts.rejudges, parts.intake.publisher, parts.backlog
+        parts.settings, parts.submissions, parts.rejudges, parts.intake.publisher, parts.backlog
     )
 
 
@@ -310,11 +328,11 @@ def lone_sweeper(settings: Settings) -> SweeperThread:
     """`tilejudge sweeper`'s: the same elected sweeper, with connections of its own."""
     load_games(settings)
     client = make_redis(settings)
-    store = make_store(settings)
+    database = make_database(settings)
     return _elected_sweeper(
         settings,
-        store,
-        SqlRejudgeRuns(store),
+        SqlSubmissions(database),
+        SqlRejudgeRuns(database),
         CeleryPublisher(make_celery(settings, publisher_only=True)),
         partial(live_backlog, client),
     )
@@ -349,12 +367,12 @@ def _elected_sweeper(
 
 
 def rulesets(
-    settings: Settings, store: SqlStore | None = None, blobs: BlobStore | None = None
+    settings: Settings, store: SqlRulesets | None = None, blobs: BlobStore | None = None
 ) -> RulesetCache:
     """The worker host's word lists and rules data (loaded by the parent, shared by the
     pool)."""
     return RulesetCache(
-        store or make_store(settings, durable=False),
+        store or SqlRulesets(make_database(settings, durable=False)),
         blobs or make_blobs(settings),
         settings.home / "lexicon-cache",
     )
@@ -394,14 +412,14 @@ def worker_deps(
     with_redis: bool = True,
 ) -> WorkerDeps:
     """A pool process's connections (opened after the fork) around the host's shared cache.
-    Tests hand in the store and blobs their API uses, and their broker's `publish_batch`."""
+    Tests hand in the store (its database) and blobs their API uses, and their `publish_batch`."""
     load_games(settings)
-    store = store or make_store(settings, durable=False)
+    database = store.database if store is not None else make_database(settings, durable=False)
     blobs = blobs or make_blobs(settings)
-    rulesets.rebind(store, blobs)
+    rulesets.rebind(SqlRulesets(database), blobs)
     return WorkerDeps(
-        store=store,
-        rejudges=SqlRejudgeRuns(store),
+        store=SqlSubmissions(database),
+        rejudges=SqlRejudgeRuns(database),
         blobs=blobs,
         rulesets=rulesets,
         max_attempts=settings.max_attempts,

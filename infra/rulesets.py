@@ -16,6 +16,7 @@ from core.errors import UnknownRuleset
 from core.game import Rules
 from core.games import game
 from core.ports import BlobStore
+from infra.sql.rulesets import SqlRulesets
 from infra.sql.store import SqlStore
 from judge import Lexicon
 
@@ -30,7 +31,7 @@ def worth_preloading(store: SqlStore) -> list[str]:
 
 class RulesetCache:
     def __init__(
-        self, store: SqlStore, blobs: BlobStore, directory: Path, capacity: int = 4
+        self, store: SqlRulesets, blobs: BlobStore, directory: Path, capacity: int = 4
     ) -> None:
         self._store = store
         self._blobs = blobs
@@ -43,7 +44,7 @@ class RulesetCache:
             OrderedDict()
         )
 
-    def rebind(self, store: SqlStore, blobs: BlobStore) -> None:
+    def rebind(self, store: SqlRulesets, blobs: BlobStore) -> None:
         """New connections after a fork; the loaded word lists stay (and stay shared)."""
         self._store, self._blobs = store, blobs
 

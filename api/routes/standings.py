@@ -119,7 +119,9 @@ def list_results(
     last = lines[-1].submission if len(lines) == limit else None
     return schemas.ResultsPage(
         contest=contest,
-        results=[schemas.ResultRow(**shown(_listed(line), _of(fields, line))) for line in lines],
+        results=[
+            shown(found.game, schemas.ResultRow, _listed(line), _of(fields, line)) for line in lines
+        ],
         next=last,
     )
 

@@ -15,7 +15,8 @@ from fastapi.responses import JSONResponse, StreamingResponse
 
 from api import schemas
 from api.body import upload_bytes
-from api.lookups import ID, shown
+from api.lookups import ID, known_contest, shown
+from api.routes.games import submission_model
 from api.services import AnyCaller, BearerToken, Caller, Services, Svc, uploader
 from core import clock, freeze, receipts, report_blobs
 from core.errors import NotFound, read_failure
@@ -128,12 +129,15 @@ def admit(svc: Services, team: Team, found: Contest, contest_id: str) -> tuple[T
     return team, found
 
 
-@router.get("/v1/submissions/{submission_id}", response_model=schemas.SubmissionOut, tags=["teams"])
+@router.get("/v1/submissions/{submission_id}", response_model=submission_model(), tags=["teams"])
 def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.SubmissionOut:
+    """The submission's state and, once judged, its result in its game's own fields (`result`),
+    some of them beside the score too (a move list's `legal` and `illegal`)."""
     sub = readable_submission(svc, who, submission_id)
+    contest = known_contest(svc, sub.contest_id)
     result = svc.store.current_result(sub.id)
     fields = None
-    if result is not None and (contest := svc.store.get_contest(sub.contest_id)) is not None:
+    if result is not None:
         fields = svc.store.result_fields(contest.game, [result.id]).get(result.id)
     row = {
         "id": sub.id,
@@ -150,7 +154,7 @@ def get_submission(submission_id: str, svc: Svc, who: AnyCaller) -> schemas.Subm
             None,
         ),
     }
-    return schemas.SubmissionOut(**shown(row, fields))
+    return shown(contest.game, schemas.SubmissionOut, row, fields)
 
 
 OUTCOMES = ("verdict", "failed")  # the log entries that state a submission's outcome

@@ -92,7 +92,7 @@ def _row(
         "sealed": _sealed(svc, contest.id, outcomes) if sealing else [],
     }
     own = fields.get(line.result_id) if line.result_id is not None else None
-    return schemas.OwnSubmission(**shown(row, own))
+    return shown(contest.game, schemas.OwnSubmission, row, own)
 
 
 def _sealed(svc: Services, contest_id: str, leaves: list[int]) -> list[dict[str, Any]]:

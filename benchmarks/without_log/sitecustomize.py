@@ -10,5 +10,5 @@ def _no_entries(self: object, conn: object, pending: object) -> None:
     return None
 
 
-base.StoreBase._log_facts = _no_entries  # type: ignore[method-assign,assignment]
+base.Database._log_facts = _no_entries  # type: ignore[method-assign,assignment]
 compose.log_sequencer = lambda parts: None  # type: ignore[assignment]

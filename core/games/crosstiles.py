@@ -8,9 +8,8 @@ whichever club uploads it and in whatever bytes: its identity is what the verifi
 A judged game's result is its own (`GameOutcome`): whether it is valid, the turns judged, an
 invalid game's error (first failing line, reason code, detail), and each player of a valid game
 (`GamePlayer`): its seat, nick, final score, whether it was removed, its share of the win and
-its spread. The result row shared by every game carries only the winning score (the highest
-final score among players not removed; 0 for an invalid game) as its `score`; the columns
-Wordytaire fills (`legal`, `illegal`, `tiles`) are 0.
+its spread. Its `score`, what every game's result has, is the winning score (the highest final
+score among players not removed; 0 for an invalid game).
 """
 
 from __future__ import annotations
@@ -194,9 +193,6 @@ class Crosstiles:
             report.board,
             CROSSTILES_JUDGE_VERSION,
             winning_score(report),
-            0,
-            0,
-            0,
             report_key,
             outcome(report),
         )

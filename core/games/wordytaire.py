@@ -1,12 +1,13 @@
 """Wordytaire as a game of the pipeline: a team's own move list, judged line by line under a
-word list and a bonus layout (docs/rules/wordytaire.md); its result is the total score with the
-legal and illegal lines and the tiles placed."""
+word list and a bonus layout (docs/rules/wordytaire.md); its result is the total score, with the
+legal and illegal lines and the tiles placed as its own (`LineCounts`)."""
 
 from __future__ import annotations
 
 import io
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from core.errors import Invalid
@@ -33,6 +34,16 @@ def is_move_list(data: bytes) -> bool:
         if not BLANK_LINE.fullmatch(text):
             return MOVE_SHAPE.fullmatch(text) is not None
     return False
+
+
+@dataclass(frozen=True)
+class LineCounts:
+    """What a judged move list keeps of its own beside its score (`JudgedResult.game`): the
+    lines judged legal and illegal, and the tiles placed."""
+
+    legal: int
+    illegal: int
+    tiles: int
 
 
 class Wordytaire:
@@ -65,15 +76,9 @@ class Wordytaire:
         layout: Layout = rules
         report = judge(data, lexicon, layout)
         legal = report.legal  # counted once: a pass over every verdict
+        counts = LineCounts(legal, len(report.verdicts) - legal, report.tiles_placed)
         result = JudgedResult(
-            lexicon.id,
-            layout.id,
-            JUDGE_VERSION,
-            report.total,
-            legal,
-            len(report.verdicts) - legal,
-            report.tiles_placed,
-            report_key,
+            lexicon.id, layout.id, JUDGE_VERSION, report.total, report_key, counts
         )
 
         def pieces(head: Mapping[str, Any]) -> Iterable[bytes]:
@@ -82,11 +87,14 @@ class Wordytaire:
         return Judged(result, report.words, pieces)
 
     def log_result(self, result: JudgedResult) -> dict[str, Any]:
+        counts = result.game
+        if not isinstance(counts, LineCounts):
+            raise TypeError("a Wordytaire result carries its LineCounts")
         return {
             "score": result.score,
-            "legal": result.legal,
-            "illegal": result.illegal,
-            "tiles": result.tiles,
+            "legal": counts.legal,
+            "illegal": counts.illegal,
+            "tiles": counts.tiles,
         }
 
     def contest_options(self, given: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""The results store's plumbing: the engine, read and write transactions, and the event rows
-every write transaction inserts.
+"""The results store's plumbing: the `Database` every part of the store shares (the engine, read
+and write transactions, the event rows every write transaction inserts and the hook that writes
+their transparency log entries), and `StoreBase`, what each part (one class a port) derives from.
 
 Events get ids in commit order: on PostgreSQL each writing transaction takes one advisory lock
 before it inserts an event (SQLite serialises writers anyway), so a reader paging with
@@ -9,9 +10,9 @@ before it inserts an event (SQLite serialises writers anyway), so a reader pagin
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from typing import Any
+from typing import Any, Protocol
 
 import structlog
 from sqlalchemy import (
@@ -48,19 +49,26 @@ class PendingEvents(list[Event]):
         self.written = []
 
 
-class StoreBase:
-    """The engine, and the transactions the store's parts (the mixins) run their queries in."""
+# Writes a transaction's events' entries in the contests' transparency logs, in that transaction.
+LogFacts = Callable[[Connection, list[dict[str, Any]]], None]
 
-    def __init__(self, engine: Engine) -> None:
+
+class Database:
+    """The engine and the transactions the results store's queries run in: one object, shared
+    by every part of the store a process builds on it (`StoreBase`). So SQLite's write lock is
+    one lock, which a thread holding it takes again at no cost whichever part writes, and every
+    write transaction, whichever part runs it, inserts its events and hands them to `log_facts`
+    (`infra.sql.database.open_database` gives the transparency log's; None writes no entries)."""
+
+    def __init__(self, engine: Engine, *, log_facts: LogFacts | None) -> None:
         self.engine = engine
-        self._postgres = is_postgres(engine)
+        self.postgres = is_postgres(engine)
         self._sqlite = engine.dialect.name == "sqlite"
         self._write_lock = write_lock(engine)
         self._batched_event_ids = bool(
             engine.dialect.insert_executemany_returning_sort_by_parameter_order
         )
-
-    # -- plumbing ---------------------------------------------------------------------------
+        self._log_facts_hook = log_facts
 
     def writer_turn(self) -> AbstractContextManager[None]:
         """SQLite's write lock (`WriteLock`, reentrant in a thread: the writes made while it is
@@ -75,7 +83,7 @@ class StoreBase:
         with translated(), lock, self.engine.begin() as conn:
             yield conn, pending
             if pending:
-                if self._postgres:
+                if self.postgres:
                     conn.execute(text(SCHEMA_LOCK), {"kind": EVENT_LOCK})
                 pending.written = [event_fields(event) for event in pending]
                 self._insert_events(conn, pending.written)
@@ -104,7 +112,10 @@ class StoreBase:
 
     def _log_facts(self, conn: Connection, written: list[dict[str, Any]]) -> None:
         """The transparency log's entries for a transaction's events as written, in that
-        transaction (`infra.sql.transparency`); a store without the log writes none."""
+        transaction (`infra.sql.transparency.log_facts`); a database without the hook writes
+        none."""
+        if self._log_facts_hook is not None:
+            self._log_facts_hook(conn, written)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:
@@ -119,9 +130,46 @@ class StoreBase:
             conn.execute(select(1))
 
 
+class Transactions(Protocol):
+    """What queries run in: the `Database`, or any part of the store built on it."""
+
+    def write(self) -> AbstractContextManager[tuple[Connection, PendingEvents]]: ...
+    def read(self) -> AbstractContextManager[Connection]: ...
+
+
+class StoreBase:
+    """What each part of the results store derives from (one class a port, and `SqlStore`, the
+    union of them): the transactions of the `Database` it is built on, which it shares with
+    every other part built on the same one."""
+
+    def __init__(self, database: Database) -> None:
+        self.database = database
+
+    @property
+    def engine(self) -> Engine:
+        return self.database.engine
+
+    @engine.setter
+    def engine(self, engine: Engine) -> None:
+        """The database's engine: swapped for every part built on it at once."""
+        self.database.engine = engine
+
+    @property
+    def _postgres(self) -> bool:
+        return self.database.postgres
+
+    def write(self) -> AbstractContextManager[tuple[Connection, PendingEvents]]:
+        """A write transaction (`Database.write`)."""
+        return self.database.write()
+
+    def read(self) -> AbstractContextManager[Connection]:
+        """A connection for reads (`Database.read`)."""
+        return self.database.read()
+
+
 def read_connection(engine: Engine) -> Connection:
     """A pooled connection marked read-only (SQLite begins it without the write lock), in
-    autocommit on PostgreSQL (`StoreBase.read`)."""
+    autocommit on PostgreSQL (`Database.read`)."""
     conn = engine.connect().execution_options(readonly=True)
     if is_postgres(engine):
         conn = conn.execution_options(isolation_level="AUTOCOMMIT")

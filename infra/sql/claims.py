@@ -17,6 +17,7 @@ from core.events import (
     SubmissionJudging,
     SubmissionRetrying,
     about,
+    line_counts,
 )
 from core.records import Claim, JudgedResult, Submission
 from core.states import SubmissionState
@@ -81,8 +82,7 @@ class ClaimsMixin(StoreBase):
                     SubmissionJudged(
                         **about(sub),
                         score=result.score,
-                        legal=result.legal,
-                        illegal=result.illegal,
+                        **line_counts(result.game),
                         received_at=sub.received_at,
                         lexicon=result.lexicon_id,
                         layout=result.rules_id,

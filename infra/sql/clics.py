@@ -15,7 +15,7 @@ from core.clics_games import mapped_games
 from core.events import EventType
 from core.records import Contest, Team
 from core.states import RejudgeState
-from infra.sql.base import StoreBase
+from infra.sql.base import Transactions
 from infra.sql.columns import fields_of
 from infra.sql.schema import contests, events, rejudge_runs, results, submissions, teams
 
@@ -23,7 +23,7 @@ IN_MOST = 500  # ids in one IN (...) list
 
 
 class ClicsReader:
-    def __init__(self, store: StoreBase) -> None:
+    def __init__(self, store: Transactions) -> None:
         self._store = store
 
     def contests(self) -> list[Contest]:

@@ -19,7 +19,9 @@ from infra.sql.schema import contests, dispute_settlements, submission_copies, s
 _S = dispute_settlements.c
 
 
-class DisputesMixin(StoreBase):
+class SqlDisputes(StoreBase):
+    """`core.disputes.DisputeStore` in SQL."""
+
     def disputes(self, contest: Contest) -> list[Dispute]:
         """The contest's disputed games under its live ruleset, by match key, each log with
         the teams that uploaded it."""

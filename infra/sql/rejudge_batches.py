@@ -10,6 +10,7 @@ from sqlalchemy import and_, func, insert, literal, select
 
 from core import clock
 from core.records import JudgedResult, Run, RunFailure, Submission
+from infra.sql.base import Transactions
 from infra.sql.games import copy_details
 from infra.sql.results import (
     count_progress,
@@ -20,13 +21,12 @@ from infra.sql.results import (
     put_new_results,
 )
 from infra.sql.schema import rejudge_failures, results, submissions, teams
-from infra.sql.store import SqlStore
 
 
 class BatchesMixin:
     """A run's results and failures (`infra.sql.rejudges.SqlRejudgeRuns` is made of it)."""
 
-    store: SqlStore
+    store: Transactions
 
     def carry(self, run: Run, submission_ids: list[str]) -> int:
         """Copy the current results of submissions no word of the fix touches, in one statement
@@ -52,9 +52,6 @@ class BatchesMixin:
             literal(run.rules_id),
             source.c.judge_version,
             source.c.score,
-            source.c.legal,
-            source.c.illegal,
-            source.c.tiles,
             source.c.report_key,
             literal(clock.now()),
             literal(1),
@@ -67,8 +64,8 @@ class BatchesMixin:
             )
         )
         columns = [
-            "submission_id", "lexicon_id", "layout_id", "judge_version", "score", "legal",
-            "illegal", "tiles", "report_key", "judged_at", "carried",
+            "submission_id", "lexicon_id", "layout_id", "judge_version", "score", "report_key",
+            "judged_at", "carried",
         ]  # fmt: skip
         with self.store.write() as (conn, pending):
             statement = insert(results).from_select(columns, copied).returning(results.c.id)

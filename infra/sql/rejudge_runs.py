@@ -13,16 +13,16 @@ from core.errors import RejudgeRefused
 from core.events import RejudgeStarted
 from core.records import Paged, Run
 from core.states import OPEN_REJUDGE_STATES, RejudgeState
+from infra.sql.base import Transactions
 from infra.sql.columns import fields_of
 from infra.sql.results import count_progress
 from infra.sql.schema import contests, rejudge_runs, submissions, word_hashes
-from infra.sql.store import SqlStore
 
 
 class RunsMixin:
     """Starting, reading and producing runs (`infra.sql.rejudges.SqlRejudgeRuns` is made of it)."""
 
-    store: SqlStore
+    store: Transactions
 
     def start(
         self, contest_id: str, lexicon_id: str, rules_id: str, mode: str, by: str

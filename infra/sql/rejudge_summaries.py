@@ -12,9 +12,9 @@ from sqlalchemy import Connection, and_, func, or_, select
 from core.errors import NotFound
 from core.records import Run, RunSummary
 from core.states import RejudgeState
+from infra.sql.base import Transactions
 from infra.sql.games import GameRows, rows_of
 from infra.sql.schema import contests, rejudge_summaries, results, submissions
-from infra.sql.store import SqlStore
 
 # Runs whose summary a process remembers; more open or recent at once is not expected.
 SUMMARIES_KEPT = 64
@@ -23,7 +23,7 @@ SUMMARIES_KEPT = 64
 class SummariesMixin:
     """A run's preview and summary (`infra.sql.rejudges.SqlRejudgeRuns` is made of it)."""
 
-    store: SqlStore
+    store: Transactions
     # Each run's summary with the key it was computed under (`_data_key`); both set by
     # `SqlRejudgeRuns.__init__`.
     _summaries: dict[str, tuple[tuple[Any, ...], RunSummary | None]]

@@ -21,6 +21,7 @@ from core.events import Event, RejudgeApplied, RejudgeCancelled, SubmissionFaile
 from core.freeze import frozen
 from core.records import Contest, Run, RunSummary
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
+from infra.sql.base import Transactions
 from infra.sql.columns import fields_of
 from infra.sql.rejudge_batches import BatchesMixin
 from infra.sql.rejudge_runs import RunsMixin
@@ -33,15 +34,15 @@ from infra.sql.schema import (
     rejudge_summaries,
     submissions,
 )
-from infra.sql.store import SqlStore
 
 __all__ = ["SqlRejudgeRuns"]
 
 
 class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
-    """Rejudge runs in SQL (the `core.ports.RejudgeRuns` port), over the results store's engine."""
+    """Rejudge runs in SQL (the `core.ports.RejudgeRuns` port), in the transactions of the
+    results store's `Database` (`infra.sql.base`)."""
 
-    def __init__(self, store: SqlStore) -> None:
+    def __init__(self, store: Transactions) -> None:
         self.store = store
         self._summaries: dict[str, tuple[tuple[Any, ...], RunSummary | None]] = {}
         self._summaries_lock = threading.Lock()

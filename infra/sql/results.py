@@ -187,9 +187,6 @@ def _result_values(result: JudgedResult, now: str, carried: bool = False) -> dic
     return {
         "judge_version": result.judge_version,
         "score": result.score,
-        "legal": result.legal,
-        "illegal": result.illegal,
-        "tiles": result.tiles,
         "report_key": result.report_key,
         "judged_at": now,
         "carried": int(carried),

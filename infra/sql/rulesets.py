@@ -1,5 +1,6 @@
 """The results store's word lists (lexicons, with the names they carry), board layouts and
-Crosstiles boards."""
+Crosstiles boards: `SqlRulesets` (the `core.ports.RulesetStore` port), and `LexiconsMixin`,
+registering a word list, which the `SubmissionStore` port has (`infra.sql.submission_store`)."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ from infra.sql.base import StoreBase
 from infra.sql.schema import layouts, lexicon_names, lexicons
 
 
-class RulesetsMixin(StoreBase):
-    # -- word lists and rules data ------------------------------------------------------------
+class LexiconsMixin(StoreBase):
+    """Registering a word list: a part of `SqlSubmissions`, whose port has it."""
 
     def add_lexicon(
         self,
@@ -62,6 +63,10 @@ class RulesetsMixin(StoreBase):
                 if existing is not None:
                     pending.append(LexiconNamed(lexicon=id, name=name, by=created_by))
             return replace(WordList(**row), name=name)
+
+
+class SqlRulesets(StoreBase):
+    """`core.ports.RulesetStore` in SQL."""
 
     def find_lexicon(self, id_or_name: str) -> WordList | None:
         """By id, else by the newest list carrying that name."""

@@ -170,10 +170,7 @@ results = Table(
     Column("lexicon_id", ID, nullable=False),
     Column("layout_id", ID, nullable=False),
     Column("judge_version", String(32), nullable=False),
-    Column("score", BigInteger, nullable=False),
-    Column("legal", Integer, nullable=False),
-    Column("illegal", Integer, nullable=False),
-    Column("tiles", Integer, nullable=False),
+    Column("score", BigInteger, nullable=False),  # what the game ranks by
     Column("report_key", String(300), nullable=False),
     Column("judged_at", TIME, nullable=False),
     # 1 when an affected-only rejudge copied the result over instead of judging again

@@ -10,7 +10,9 @@ from infra.sql.base import StoreBase
 from infra.sql.schema import revoked_sessions
 
 
-class SessionsMixin(StoreBase):
+class SqlSessions(StoreBase):
+    """`core.ports.SessionStore` in SQL."""
+
     def revoke_session(self, session_id: str, expires_at: str) -> None:
         """Refuse this session from now on; revocations of sessions that have expired anyway
         are dropped on the way, so the table holds at most a day's sign-outs."""

@@ -1,5 +1,6 @@
-"""The results store's reads across submissions: live results, submissions the sweeper must see
-to, counts by state, the leaderboard, a contest's results page by page, and the event feed."""
+"""The results store's reads across submissions: live results, the leaderboard, a contest's
+results page by page and the event feed (`StandingsMixin`); submissions the sweeper must see to
+and counts by state (`SubmissionStates`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,10 @@ from infra.sql.schema import contests, events, results, submissions, teams
 
 
 class StandingsMixin(StoreBase):
-    # -- results and submission states ------------------------------------------------------
+    """The reads `SqlResultReads` is made of (`infra.sql.result_reads`), and the leaderboard a
+    game's standings read (`infra.sql.games`)."""
+
+    # -- live results -----------------------------------------------------------------------
 
     def current_result(self, submission_id: str) -> StoredResult | None:
         """The result under the contest's live lexicon and rules data."""
@@ -40,50 +44,6 @@ class StandingsMixin(StoreBase):
                 .first()
             )
             return StoredResult(**fields_of(row)) if row is not None else None
-
-    def needing_attention(
-        self,
-        *,
-        stored_for: float,
-        queued_for: float | None,
-        judging_for: float,
-        limit: int = 500,
-    ) -> list[Submission]:
-        """Submissions the sweeper must (re)publish: stuck in stored, queued or judging too long
-        (`queued_for` None: none for being queued)."""
-        now = clock.now()
-        stuck = [
-            and_(
-                submissions.c.state == SubmissionState.STORED,
-                submissions.c.state_at < clock.ago(now, stored_for),
-            ),
-            and_(
-                submissions.c.state == SubmissionState.JUDGING,
-                submissions.c.state_at < clock.ago(now, judging_for),
-            ),
-        ]
-        if queued_for is not None:
-            stuck.append(
-                and_(
-                    submissions.c.state == SubmissionState.QUEUED,
-                    submissions.c.state_at < clock.ago(now, queued_for),
-                )
-            )
-        with self.read() as conn:
-            rows = conn.execute(
-                select(submissions)
-                .where(or_(*stuck))
-                .order_by(submissions.c.received_at)
-                .limit(limit)
-            ).mappings()
-            return [Submission(**r) for r in rows]
-
-    def count_by_state(self, contest_id: str | None = None) -> dict[str, int]:
-        with self.read() as conn:
-            query = select(submissions.c.state, func.count()).group_by(submissions.c.state)
-            if contest_id is not None:
-                query = query.where(submissions.c.contest_id == contest_id)
-            return {state: n for state, n in conn.execute(query)}
 
     # -- leaderboard and events -------------------------------------------------------------
 
@@ -172,6 +132,55 @@ class StandingsMixin(StoreBase):
                 {"id": r["id"], "ts": r["ts"], "type": r["type"], **json.loads(r["data"])}
                 for r in rows
             ]
+
+
+class SubmissionStates(StoreBase):
+    """Submissions by state, a part of `SqlSubmissions`: those the sweeper must see to, and how
+    many are in each state."""
+
+    def needing_attention(
+        self,
+        *,
+        stored_for: float,
+        queued_for: float | None,
+        judging_for: float,
+        limit: int = 500,
+    ) -> list[Submission]:
+        """Submissions the sweeper must (re)publish: stuck in stored, queued or judging too long
+        (`queued_for` None: none for being queued)."""
+        now = clock.now()
+        stuck = [
+            and_(
+                submissions.c.state == SubmissionState.STORED,
+                submissions.c.state_at < clock.ago(now, stored_for),
+            ),
+            and_(
+                submissions.c.state == SubmissionState.JUDGING,
+                submissions.c.state_at < clock.ago(now, judging_for),
+            ),
+        ]
+        if queued_for is not None:
+            stuck.append(
+                and_(
+                    submissions.c.state == SubmissionState.QUEUED,
+                    submissions.c.state_at < clock.ago(now, queued_for),
+                )
+            )
+        with self.read() as conn:
+            rows = conn.execute(
+                select(submissions)
+                .where(or_(*stuck))
+                .order_by(submissions.c.received_at)
+                .limit(limit)
+            ).mappings()
+            return [Submission(**r) for r in rows]
+
+    def count_by_state(self, contest_id: str | None = None) -> dict[str, int]:
+        with self.read() as conn:
+            query = select(submissions.c.state, func.count()).group_by(submissions.c.state)
+            if contest_id is not None:
+                query = query.where(submissions.c.contest_id == contest_id)
+            return {state: n for state, n in conn.execute(query)}
 
 
 def leaderboard_in(

@@ -46,18 +46,22 @@ _TAKE_FIRST_LEAF = {
 }
 
 
-class TransparencyMixin(StoreBase):
-    # -- writers: entries in the fact's transaction -----------------------------------------
+def log_facts(conn: Connection, written: list[dict[str, Any]]) -> None:
+    """The writers' part: the entries of a transaction's events as written, numbered and
+    inserted in that transaction (every write of the store's `Database` calls it, whichever
+    part writes: `infra.sql.database`)."""
+    facts = logged(written)
+    if not facts:
+        return
+    made = entries_for(conn, facts)
+    leaves = _number(conn, [entry for _, entries in made for entry in entries])
+    for event, entries in made:  # a receipt can name its upload's leaf
+        if entries:
+            event["leaf"] = leaves[id(entries[0])]
 
-    def _log_facts(self, conn: Connection, written: list[dict[str, Any]]) -> None:
-        facts = logged(written)
-        if not facts:
-            return
-        made = entries_for(conn, facts)
-        leaves = _number(conn, [entry for _, entries in made for entry in entries])
-        for event, entries in made:  # a receipt can name its upload's leaf
-            if entries:
-                event["leaf"] = leaves[id(entries[0])]
+
+class SqlTransparencyLogs(StoreBase):
+    """`core.ports.TransparencyLogs` in SQL: the sequencer, and the readers."""
 
     # -- the sequencer ----------------------------------------------------------------------
 

@@ -64,16 +64,7 @@ class WordCount:
     def judge(self, data: bytes, lexicon: Lexicon, rules: Any, report_key: str) -> Judged:
         words = sorted(set(data.decode("utf-8", "replace").lower().split()))
         known = [word for word in words if word in lexicon.words]
-        result = JudgedResult(
-            lexicon.id,
-            rules.id,
-            VERSION,
-            len(known) * rules.points,
-            len(known),
-            len(words) - len(known),
-            0,
-            report_key,
-        )
+        result = JudgedResult(lexicon.id, rules.id, VERSION, len(known) * rules.points, report_key)
         report = {"score": result.score, "known": known, "unknown": len(words) - len(known)}
 
         def pieces(head: Mapping[str, Any]) -> Iterable[bytes]:

@@ -27,6 +27,7 @@ import pytest
 
 from core import clock
 from core.fakes import InMemoryRejudgeStore, InMemoryRulesetStore, InMemorySubmissionStore
+from core.games.wordytaire import LineCounts
 from core.ports import RejudgeRuns, SubmissionStore
 from core.records import Contest, JudgedResult, Submission, Team
 from core.states import SubmissionState
@@ -123,7 +124,7 @@ def new_upload(
 def judged(sub: Submission, lexicon_id: str, score: int) -> JudgedResult:
     """A Wordytaire result of the submission's under `lexicon_id` (and LAYOUT)."""
     key = f"reports/{sub.id}/{lexicon_id}.json"
-    return JudgedResult(lexicon_id, LAYOUT, "test", score, 1, 0, 3, key)
+    return JudgedResult(lexicon_id, LAYOUT, "test", score, key, LineCounts(1, 0, 3))
 
 
 class Side(ABC):

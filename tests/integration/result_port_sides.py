@@ -26,7 +26,7 @@ class Results(Stores):
         """A game log judged under its contest's live ruleset to `outcome`, won with `score`."""
         [claim] = self.store.claim_many([submission_id], HOUR)
         result = JudgedResult(
-            LEX1, LAYOUT, "crosstiles-1", score, 0, 0, 0, f"reports/{submission_id}", outcome
+            LEX1, LAYOUT, "crosstiles-1", score, f"reports/{submission_id}", outcome
         )
         assert self.store.record_results([(claim, result, b"")]) == {submission_id}
 

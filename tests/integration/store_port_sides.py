@@ -62,9 +62,7 @@ class Stores(Side):
     def judge_log(self, submission_id: str, outcome: GameOutcome) -> None:
         """The log judged under its contest's live ruleset to `outcome`."""
         [claim] = self.store.claim_many([submission_id], HOUR)
-        result = JudgedResult(
-            LEX1, LAYOUT, "x", 0, 1, int(not outcome.valid), 0, f"reports/{submission_id}", outcome
-        )
+        result = JudgedResult(LEX1, LAYOUT, "x", 0, f"reports/{submission_id}", outcome)
         assert self.store.record_results([(claim, result, b"")]) == {submission_id}
 
 

@@ -148,9 +148,9 @@ def test_a_settlement_whose_chosen_log_a_rejudge_made_invalid_holds_no_longer(
     broken = GameOutcome((), GameError(4, "not_in_dictionary", "'ann' is not in the list"))
     run, _ = side.rejudges.start("g1", LEX2, LAYOUT, "full", "admin")
     under_fix = [
-        (a, JudgedResult(LEX2, LAYOUT, "x", 0, 1, 1, 0, "ka", broken)),
-        (b, JudgedResult(LEX2, LAYOUT, "x", 0, 1, 0, 0, "kb", BOB_WINS)),
-        (c, JudgedResult(LEX2, LAYOUT, "x", 0, 1, 0, 0, "kc", ANN_WINS)),
+        (a, JudgedResult(LEX2, LAYOUT, "x", 0, "ka", broken)),
+        (b, JudgedResult(LEX2, LAYOUT, "x", 0, "kb", BOB_WINS)),
+        (c, JudgedResult(LEX2, LAYOUT, "x", 0, "kc", ANN_WINS)),
     ]
     assert side.rejudges.record_batch(run, under_fix) == 3
     side.rejudges.apply(run.id, "admin")

@@ -103,8 +103,7 @@ def test_the_current_result_is_the_one_under_the_live_ruleset_until_a_rejudge_is
     assert live is not None and live.judged_at > START
     assert replace(live, id=0, judged_at="") == StoredResult(
         id=0, submission_id=sub.id, lexicon_id=LEX1, rules_id=LAYOUT, judge_version="test",
-        score=17, legal=1, illegal=0, tiles=3, report_key=f"reports/{sub.id}/{LEX1}.json",
-        judged_at="", carried=0,
+        score=17, report_key=f"reports/{sub.id}/{LEX1}.json", judged_at="", carried=0,
     )  # fmt: skip
     run = side.rejudged("c1", LEX2, {sub.id: 25})
     assert side.results.current_result(sub.id) == live  # a preview's result is not current
@@ -134,6 +133,22 @@ def test_each_games_own_fields_are_read_by_result_id(side: Results) -> None:
     assert fields("crosstiles", []) == {} and fields("nosuch", []) == {}
     with pytest.raises(Invalid, match="no game"):
         fields("nosuch", [moves_id])
+
+
+def test_a_move_list_carried_by_a_rejudge_keeps_its_line_counts_under_the_new_ruleset(
+    side: Results,
+) -> None:
+    sub = side.judged_upload("alpha", 17, START)
+    run, _ = side.rejudges.start("c1", LEX2, LAYOUT, "affected", "admin")
+    assert side.rejudges.carry(run, [sub.id]) == 1
+
+    side.rejudges.apply(run.id, "admin")
+
+    live = side.results.current_result(sub.id)
+    assert live is not None and (live.lexicon_id, live.carried) == (LEX2, 1)
+    assert side.results.result_fields("wordytaire", [live.id]) == {
+        live.id: {"score": 17, "legal": 1, "illegal": 0}
+    }
 
 
 # -- Wordytaire's standings ------------------------------------------------------------------
@@ -284,8 +299,8 @@ def test_game_standings_under_a_ruleset_given_are_its_verdicts_alone(side: Resul
     run, _ = side.rejudges.start("g1", LEX2, LAYOUT, "full", "admin")
     spoilt = GameOutcome((), GameError(5, "not_in_dictionary", "'zq' is not in the list"), 5)
     batch = [
-        (kept, JudgedResult(LEX2, LAYOUT, "crosstiles-1", 300, 0, 0, 0, "k", ANN_WINS)),
-        (broken, JudgedResult(LEX2, LAYOUT, "crosstiles-1", 0, 0, 0, 0, "b", spoilt)),
+        (kept, JudgedResult(LEX2, LAYOUT, "crosstiles-1", 300, "k", ANN_WINS)),
+        (broken, JudgedResult(LEX2, LAYOUT, "crosstiles-1", 0, "b", spoilt)),
     ]
     assert side.rejudges.record_batch(run, batch) == 2
     contest = side.contest("g1")
@@ -387,6 +402,16 @@ def test_events_come_after_an_id_in_order_each_as_stored(side: Results) -> None:
     assert side.results.events_after(found[0]["id"], 100) == found[1:]
     assert side.results.events_after(found[-1]["id"], 100) == []
     assert side.results.events_after(last, 0) == []
+
+
+def test_a_game_logs_judged_event_carries_no_line_counts(side: Results) -> None:
+    last = side.results.events_after(0, 10**6)[-1]["id"]
+
+    sid = logged(side, "a", "k1", TIED, 1, score=270)
+
+    judged = [e for e in side.results.events_after(last, 100) if e["type"] == "submission.judged"]
+    assert [(e["submission"], e["score"]) for e in judged] == [(sid, 270)]
+    assert not {"legal", "illegal", "tiles"} & set(judged[0])
 
 
 def test_a_contest_of_no_game_known_has_no_standings(side: Results) -> None:

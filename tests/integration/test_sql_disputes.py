@@ -48,7 +48,7 @@ def judged_log(
     """A log of the game MATCH (its own key `n`), judged to `game`."""
     sub = store.store_submission(game_log(team, f"{n:064x}", key=f"{n:064x}", match=MATCH))
     (claim,) = store.claim_many([sub.id], stale_after=HOUR)
-    result = JudgedResult(lexicon, LAYOUT, "x", 0, 1, int(not game.valid), 0, f"k{n}", game)
+    result = JudgedResult(lexicon, LAYOUT, "x", 0, f"k{n}", game)
     assert store.record_results([(claim, result, signature(["ann"]))]) == {sub.id}
     return sub
 
@@ -157,8 +157,8 @@ def test_a_rejudge_applies_the_rule_under_its_own_ruleset_in_its_preview(store: 
     run, _ = rejudges.start("g1", "lex-2", LAYOUT, "full", by="admin")
     broken = GameOutcome((), GameError(4, "not_in_dictionary", "'ann' is not in the list"))
     under_fix = [
-        (a.id, JudgedResult("lex-2", LAYOUT, "x", 0, 1, 1, 0, "ka", broken)),
-        (b.id, JudgedResult("lex-2", LAYOUT, "x", 0, 1, 0, 0, "kb", BOB_WINS)),
+        (a.id, JudgedResult("lex-2", LAYOUT, "x", 0, "ka", broken)),
+        (b.id, JudgedResult("lex-2", LAYOUT, "x", 0, "kb", BOB_WINS)),
     ]
     assert rejudges.record_batch(run, under_fix) == 2
 

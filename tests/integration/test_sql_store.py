@@ -36,6 +36,7 @@ from core.errors import (
 from core.events import EventType
 from core.fakes import InMemoryBlobStore
 from core.games.crosstiles import GameError, GameOutcome, GamePlayer
+from core.games.wordytaire import LineCounts
 from core.judging import Outcome, WorkerDeps, judge_group
 from core.records import Claim, Contest, DeletedTeam, JudgedResult, Run, Submission, Team
 from core.states import SubmissionState
@@ -122,8 +123,8 @@ def store_submission(store: SqlStore, team: Team, **fields: str) -> Submission:
 
 def record(store: SqlStore, claim: Claim, score: int) -> bool:
     result = JudgedResult(
-        lexicon_id=LEXICON, rules_id=LAYOUT, judge_version="test", score=score, legal=1,
-        illegal=0, tiles=3, report_key=f"reports/{claim.submission.id}/{LEXICON}.json",
+        lexicon_id=LEXICON, rules_id=LAYOUT, judge_version="test", score=score,
+        report_key=f"reports/{claim.submission.id}/{LEXICON}.json", game=LineCounts(1, 0, 3),
     )  # fmt: skip
     return store.record_results([(claim, result, signature(["cat"]))]) == {claim.submission.id}
 
@@ -490,8 +491,8 @@ def test_a_group_is_claimed_and_recorded_as_each_upload_alone_would_be(
     lost = claim_one(store, held.id, stale_after=HOUR)
     assert lost is not None
     stale = JudgedResult(
-        lexicon_id=LEXICON, rules_id=LAYOUT, judge_version="old", score=-1, legal=0,
-        illegal=1, tiles=0, report_key="reports/old",
+        lexicon_id=LEXICON, rules_id=LAYOUT, judge_version="old", score=-1,
+        report_key="reports/old", game=LineCounts(0, 1, 0),
     )  # fmt: skip
     with store.engine.begin() as conn:  # a result already under the ruleset is replaced
         sql_results.put_result(conn, earlier.id, stale, clock.now())
@@ -510,8 +511,8 @@ def test_a_group_is_claimed_and_recorded_as_each_upload_alone_would_be(
 
     def result(score: int) -> JudgedResult:
         return JudgedResult(
-            lexicon_id=LEXICON, rules_id=LAYOUT, judge_version="test", score=score, legal=2,
-            illegal=0, tiles=5, report_key=f"reports/{score}",
+            lexicon_id=LEXICON, rules_id=LAYOUT, judge_version="test", score=score,
+            report_key=f"reports/{score}", game=LineCounts(2, 0, 5),
         )  # fmt: skip
 
     group = [(claim, result(10 + n), signature(["cat", "tea"])) for n, claim in enumerate(claims)]
@@ -1043,7 +1044,7 @@ def test_a_rejudge_batch_records_only_what_is_new_and_counts_a_redelivered_batch
 
     def rejudged(sub: Submission, score: int) -> tuple[str, JudgedResult]:
         key = f"reports/{sub.id}/lex-2.json"
-        return sub.id, JudgedResult("lex-2", LAYOUT, "v1", score, 1, 0, 2, key)
+        return sub.id, JudgedResult("lex-2", LAYOUT, "v1", score, key, LineCounts(1, 0, 2))
 
     first = [rejudged(s, 100 + n) for n, s in enumerate(subs[:3])]
     assert rejudges.record_batch(run, first) == 3
@@ -1069,8 +1070,8 @@ def judged_under(store: SqlStore, team: Team, lexicon_id: str, score: int) -> Su
     claim = claim_one(store, submission.id, stale_after=HOUR)
     assert claim is not None
     result = JudgedResult(
-        lexicon_id=lexicon_id, rules_id=LAYOUT, judge_version="test", score=score, legal=1,
-        illegal=0, tiles=3, report_key=f"reports/{submission.id}/{lexicon_id}.json",
+        lexicon_id=lexicon_id, rules_id=LAYOUT, judge_version="test", score=score,
+        report_key=f"reports/{submission.id}/{lexicon_id}.json", game=LineCounts(1, 0, 3),
     )  # fmt: skip
     assert store.record_results([(claim, result, signature(["cat"]))]) == {submission.id}
     return submission
@@ -1078,7 +1079,7 @@ def judged_under(store: SqlStore, team: Team, lexicon_id: str, score: int) -> Su
 
 def rejudged_as(sub: Submission, lexicon_id: str, score: int) -> tuple[str, JudgedResult]:
     key = f"reports/{sub.id}/{lexicon_id}.json"
-    return sub.id, JudgedResult(lexicon_id, LAYOUT, "v1", score, 1, 0, 2, key)
+    return sub.id, JudgedResult(lexicon_id, LAYOUT, "v1", score, key, LineCounts(1, 0, 2))
 
 
 def test_an_applied_runs_summary_stays_as_apply_recorded_it_whatever_is_judged_later(
@@ -1152,7 +1153,7 @@ def test_an_applied_crosstiles_runs_summary_stays_as_recorded_when_a_new_game_is
     subs = [store.store_submission(game_log(first, str(n) * 64)) for n in range(2)]
     for sub, game in zip(subs, (ann_wins, broken), strict=True):
         (claim,) = store.claim_many([sub.id], stale_after=HOUR)
-        result = JudgedResult(LEXICON, LAYOUT, "x", 0, 0, 0, 0, f"k-{sub.id}", game)
+        result = JudgedResult(LEXICON, LAYOUT, "x", 0, f"k-{sub.id}", game)
         assert store.record_results([(claim, result, signature(["colour"]))]) == {sub.id}
     rejudges = SqlRejudgeRuns(store)
     run, _ = rejudges.start("g1", "lex-2", LAYOUT, "affected", by="admin")
@@ -1160,7 +1161,7 @@ def test_an_applied_crosstiles_runs_summary_stays_as_recorded_when_a_new_game_is
     cy_wins = GameOutcome(
         (GamePlayer(1, "cy", 90, False, 12, 10), GamePlayer(2, "dee", 80, True, 0, -10)), None
     )
-    fixed = JudgedResult("lex-2", LAYOUT, "x", 90, 0, 0, 0, "k2", cy_wins)
+    fixed = JudgedResult("lex-2", LAYOUT, "x", 90, "k2", cy_wins)
     assert rejudges.record_batch(run, [(subs[1].id, fixed)]) == 1
     ready = rejudges.get(run.id)
     assert ready is not None and ready.state == "ready"
@@ -1178,7 +1179,7 @@ def test_an_applied_crosstiles_runs_summary_stays_as_recorded_when_a_new_game_is
         (GamePlayer(1, "eve", 500, False, 12, 300), GamePlayer(2, "ann", 200, False, 0, -300)),
         None,
     )
-    live = JudgedResult("lex-2", LAYOUT, "x", 500, 0, 0, 0, "k3", eve_wins)
+    live = JudgedResult("lex-2", LAYOUT, "x", 500, "k3", eve_wins)
     assert store.record_results([(claim, live, signature(["zebra"]))]) == {late.id}
 
     assert "eve" in {row["player"] for row in rejudges.rank_changes(applied)}  # as if it moved
@@ -1585,7 +1586,7 @@ def test_deleting_a_games_first_uploader_hands_it_to_the_next_and_keeps_its_stan
     won = GameOutcome(
         (GamePlayer(1, "ann", 300, False, 12, 40), GamePlayer(2, "bob", 260, False, 0, -40)), None
     )
-    result = JudgedResult(LEXICON, LAYOUT, "x", 300, 5, 0, 0, f"reports/{shared.id}/r", won)
+    result = JudgedResult(LEXICON, LAYOUT, "x", 300, f"reports/{shared.id}/r", won)
     store.record_results([(claim, result, signature(["ann"]))])
     add_fixed_lexicon(store)
     run, _ = SqlRejudgeRuns(store).start("g1", "lex-2", LAYOUT, "full", by="admin")
@@ -1641,7 +1642,7 @@ def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the
     subs = [store.store_submission(game_log(first, str(n) * 64)) for n in range(3)]
     for sub, game in zip(subs, games, strict=True):
         (claim,) = store.claim_many([sub.id], stale_after=HOUR)
-        result = JudgedResult(LEXICON, LAYOUT, "x", 0, 1, int(not game.valid), 0, "k", game)
+        result = JudgedResult(LEXICON, LAYOUT, "x", 0, "k", game)
         assert store.record_results([(claim, result, signature(["colour"]))]) == {sub.id}
 
     standings = crosstiles_sql.game_standings(store, "g1")
@@ -1663,7 +1664,7 @@ def test_a_judged_games_players_follow_its_result_into_a_carry_a_rejudge_and_the
     valid = GameOutcome(
         (GamePlayer(1, "cy", 90, False, 12, 10), GamePlayer(2, "dee", 80, True, 0, -10)), None
     )
-    rejudged = JudgedResult("lex-2", LAYOUT, "x", 90, 9, 0, 0, "k2", valid)
+    rejudged = JudgedResult("lex-2", LAYOUT, "x", 90, "k2", valid)
     wider = signature(["colour", "neighbour"])
     assert rejudges.record_batch(run, [(subs[2].id, rejudged)], {subs[2].id: wider}) == 1
 

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import text
 
 from infra.sql import engine as engine_module
-from infra.sql.base import StoreBase
+from infra.sql.base import Database
 from infra.sql.engine import WriteLock, make_engine, write_lock
 
 
@@ -116,7 +116,7 @@ def test_concurrent_write_transactions_all_commit(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'db.sqlite3'}")
     with engine.begin() as conn:
         conn.execute(text("CREATE TABLE t (n INTEGER)"))
-    store = StoreBase(engine)
+    store = Database(engine, log_facts=None)
 
     def write(base: int) -> None:
         for n in range(50):

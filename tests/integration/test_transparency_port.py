@@ -230,7 +230,7 @@ def judged_game(side: LogSide, team: str, n: int, game: GameOutcome, score: int)
     sub = replace(new_upload(side.teams[team], game_key=f"{n:064x}"), match_key=MATCH)
     assert side.store.store_submissions([sub]) == [sub]
     [claim] = side.store.claim_many([sub.id], HOUR)
-    result = JudgedResult(LEX1, LAYOUT, "x", score, 1, int(not game.valid), 0, f"k{n}", game)
+    result = JudgedResult(LEX1, LAYOUT, "x", score, f"k{n}", game)
     assert side.store.record_results([(claim, result, signature(["ann"]))]) == {sub.id}
     return sub
 

@@ -299,11 +299,13 @@ def assert_judged_as_offline(
         assert settled[submission_id].state == SubmissionState.JUDGED, settled[submission_id]
         result = store.current_result(submission_id)
         assert result is not None
-        assert (result.score, result.legal, result.illegal) == (
-            expected.total,
-            expected.legal,
-            expected.illegal,
-        )
+        assert store.result_fields("wordytaire", [result.id]) == {
+            result.id: {
+                "score": expected.total,
+                "legal": expected.legal,
+                "illegal": expected.illegal,
+            }
+        }
         made = reports.stream(settled[submission_id], result)  # made on its first read
         report = json.loads(report_blobs.unpack(b"".join(made)))
         assert (report["submission"], report["contest"]) == (submission_id, "it")

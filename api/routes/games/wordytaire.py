@@ -1,11 +1,14 @@
-"""Wordytaire's own routes: what changed between two bonus layouts."""
+"""Wordytaire's part of the HTTP contract: its own route (what changed between two bonus
+layouts), and its submissions as they are shown, with their line counts beside the score."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fastapi import APIRouter
+from pydantic import Field
 
+from api.schemas import OwnSubmission, ResultRow, SubmissionOut
 from api.services import Admin, Services, Svc
 from core.errors import NotFound
 from core.games.wordytaire import Wordytaire
@@ -43,3 +46,32 @@ def _load_layout(svc: Services, id_or_name: str) -> Layout:
     if row is None:
         raise NotFound(f"no layout {id_or_name[:64]!r}")
     return Layout.from_json(row.content)
+
+
+LEGAL = "lines judged legal, as `result` has them; null until judged"
+ILLEGAL = "lines judged illegal, as `result` has them; null until judged"
+
+
+class MoveListOut(SubmissionOut):
+    """A Wordytaire submission, its line counts beside its score."""
+
+    legal: int | None = Field(description=LEGAL)
+    illegal: int | None = Field(description=ILLEGAL)
+
+
+class OwnMoveList(OwnSubmission):
+    """A Wordytaire submission in a page of a contest's, its line counts beside its score."""
+
+    legal: int | None = Field(description=LEGAL)
+    illegal: int | None = Field(description=ILLEGAL)
+
+
+class MoveListRow(ResultRow):
+    """A Wordytaire submission in the export, its line counts beside its score."""
+
+    legal: int | None = Field(description=LEGAL)
+    illegal: int | None = Field(description=ILLEGAL)
+
+
+# Each shared model of a submission as a move list shows it.
+SHOWN = {SubmissionOut: MoveListOut, OwnSubmission: OwnMoveList, ResultRow: MoveListRow}

@@ -3,7 +3,7 @@
 By convention the module `infra.sql.games.<game name>` gives a game's `ROWS` (a `GameRows`):
 the tables hanging off a result row, how a judged result's own fields are written and read
 back, its standings and what a rejudge preview lists. A game without such a module keeps only
-the shared row (`results`: score, lines legal and illegal) and ranks teams by their best score
+the row every result has (`results`: its score) and ranks teams by their best score
 (`TeamRanked`), so a game that needs nothing more is one registration call in `core.games`.
 """
 
@@ -89,11 +89,9 @@ class TeamRanked:
     def fields(self, store: StoreBase, result_ids: Sequence[int]) -> dict[int, dict[str, Any]]:
         with store.read() as conn:
             rows = conn.execute(
-                select(results.c.id, results.c.score, results.c.legal, results.c.illegal).where(
-                    results.c.id.in_(list(result_ids))
-                )
+                select(results.c.id, results.c.score).where(results.c.id.in_(list(result_ids)))
             )
-            return {r.id: {"score": r.score, "legal": r.legal, "illegal": r.illegal} for r in rows}
+            return {r.id: {"score": r.score} for r in rows}
 
     def standings(
         self,
@@ -105,10 +103,7 @@ class TeamRanked:
         return {"entries": store.leaderboard(contest_id, ruleset, before)}  # type: ignore[attr-defined]
 
     def log_results(self, conn: Connection, rows: Sequence[Row[Any]]) -> dict[int, dict[str, Any]]:
-        return {
-            r.id: {"score": r.score, "legal": r.legal, "illegal": r.illegal, "tiles": r.tiles}
-            for r in rows
-        }
+        return {r.id: {"score": r.score} for r in rows}
 
     def changes(self, conn: Connection, run: Run) -> list[dict[str, Any]]:
         old, new = results.alias("old"), results.alias("new")

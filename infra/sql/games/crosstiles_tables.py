@@ -24,8 +24,8 @@ from sqlalchemy.sql.elements import ColumnElement
 from infra.sql.schema import contests, dispute_settlements, metadata, results, submissions
 
 # A judged Crosstiles game log's own result, hung off its result row (whose `score` is the
-# winning score, its `legal`, `illegal` and `tiles` Wordytaire's, 0 here), so that a rejudge's
-# results and their standings switch with `apply`, in one update.
+# winning score), so that a rejudge's results and their standings switch with `apply`, in one
+# update.
 crosstiles_results = Table(
     "crosstiles_results",
     metadata,

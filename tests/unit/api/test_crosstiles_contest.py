@@ -328,15 +328,21 @@ def test_valid_and_invalid_logs_are_judged_exactly_as_the_offline_verifier_judge
         shown = pipe.submission(sid)
         winning = max((p.score for p in expected.players if p.nick in expected.winners), default=0)
         error = expected.error.to_json() if expected.error else None
-        assert (shown["state"], shown["score"], shown["legal"], shown["illegal"]) == (
-            "judged", None, None, None,
-        )  # a game log's result is in its own fields, not a move list's  # fmt: skip
+        assert (shown["state"], shown["score"]) == ("judged", None)
+        # A game log's result is in its own fields: it has none of a move list's.
+        assert not {"legal", "illegal", "tiles"} & set(shown)
         assert shown["result"] == {
             "valid": expected.valid, "turns": expected.turns, "winning_score": winning,
             "winners": list(expected.winners), "error": error,
         }  # fmt: skip
         assert (shown["lexicon"], shown["layout"]) == (game_words.id, BOARD.id)
     assert sum(not verify(log, game_words, BOARD).valid for log in bad_logs) >= 8
+    # Nor does a game log's row in the export, or in the contest's pages of submissions.
+    exported = pipe.client.get(f"/v1/contests/{CONTEST}/results", headers=ADMIN).json()
+    listed = pipe.client.get(f"/v1/contests/{CONTEST}/submissions", headers=ADMIN).json()
+    for row in exported["results"] + listed["submissions"]:
+        assert row["result"] is not None and not {"legal", "illegal", "tiles"} & set(row)
+    assert len(exported["results"]) == len(listed["submissions"]) == len(logs)
 
 
 def test_the_standings_rank_players_by_wins_a_draw_counting_half_then_by_spread(

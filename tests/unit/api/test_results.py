@@ -70,6 +70,26 @@ def test_a_judged_submission_carries_the_offline_judges_score(
         assert body["failure"] is None
 
 
+def test_a_move_list_shows_its_line_counts_beside_its_score_wherever_it_is_listed(
+    pipe: Pipeline, judged: dict[str, bytes]
+) -> None:
+    waiting = pipe.accepted(pipe.teams["idle"], CAT)["id"]  # not judged yet: null counts
+    listed = pipe.client.get("/v1/contests/open/submissions", headers=ADMIN).json()
+    exported = pipe.client.get("/v1/contests/open/results", headers=ADMIN).json()
+    counts = ("score", "legal", "illegal")
+
+    rows = {row["id"]: row for row in listed["submissions"]}
+    assert rows.keys() == {*judged, waiting}
+    for sid, row in rows.items():
+        shown = pipe.submission(sid)
+        assert [row[k] for k in counts] == [shown[k] for k in counts]
+        assert [row[k] for k in counts] == [(shown["result"] or {}).get(k) for k in counts]
+    assert [rows[waiting][k] for k in counts] == [None, None, None]
+    assert {row["submission"]: [row[k] for k in counts] for row in exported["results"]} == {
+        sid: [row[k] for k in counts] for sid, row in rows.items()
+    }
+
+
 def test_the_owning_team_reads_its_result(pipe: Pipeline, judged: dict[str, bytes]) -> None:
     mine = next(sid for sid, data in judged.items() if data == CAT_ATE)
 

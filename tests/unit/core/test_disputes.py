@@ -94,7 +94,7 @@ def judged_log(
         failure=None, game_key=f"{n:064x}", match_key=MATCH,
     )  # fmt: skip
     store.submissions[sub.id] = sub
-    result = JudgedResult(contest.lexicon_id, contest.rules_id, "x", 0, 0, 0, 0, "k", game)
+    result = JudgedResult(contest.lexicon_id, contest.rules_id, "x", 0, "k", game)
     store.put_result(sub.id, result, IN_TIME)
     return sub
 
@@ -141,7 +141,7 @@ def upload(sid: str, team: str) -> dict[str, object]:
 
 
 def verdict(sid: str, game: GameOutcome) -> dict[str, object]:
-    result = Crosstiles().log_result(JudgedResult("lex", "board", "x", 0, 0, 0, 0, "k", game))
+    result = Crosstiles().log_result(JudgedResult("lex", "board", "x", 0, "k", game))
     return {"type": "verdict", "submission": sid, "lexicon": "lex", "layout": "board",
             "judge_version": "x", "result": result, "match": MATCH}  # fmt: skip
 

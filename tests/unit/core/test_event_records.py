@@ -132,6 +132,11 @@ EXAMPLES: list[tuple[Event, dict[str, Any]]] = [
          "received_at": T0, "lexicon": "lx", "layout": "ly"},
     ),
     (
+        SubmissionJudged(**S, score=300, received_at=T0, lexicon="lx", layout="board"),
+        {"type": "submission.judged", **S, "score": 300, "received_at": T0, "lexicon": "lx",
+         "layout": "board"},
+    ),
+    (
         SubmissionFailed(**S, attempt=3, reason="timeout"),
         {"type": "submission.failed", **S, "attempt": 3, "reason": "timeout"},
     ),

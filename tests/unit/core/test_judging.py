@@ -19,6 +19,7 @@ from core.fakes import (
     InMemoryRulesets,
     InMemorySubmissionStore,
 )
+from core.games.wordytaire import LineCounts
 from core.judging import Outcome, RetryLater, WorkerDeps, judge_group
 from core.report_blobs import report_key
 from core.states import SubmissionState
@@ -44,7 +45,7 @@ def test_an_upload_is_judged_its_result_recorded_and_its_report_stored_unless_de
     assert (judged.state, judged.attempts, judged.failure) == (SubmissionState.JUDGED, 1, None)
     result = store.live_result(sub.id)
     assert result is not None
-    assert (result.score, result.legal, result.illegal, result.tiles) == (22, 2, 1, 5)
+    assert (result.score, result.game) == (22, LineCounts(legal=2, illegal=1, tiles=5))
     assert result.judge_version == JUDGE_VERSION
     assert result.report_key == report_key(sub.id, TINY.id, LAYOUT.id)
     if deferred:  # a light upload's report is made when first read (core.reports)
