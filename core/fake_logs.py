@@ -215,15 +215,26 @@ class InMemoryTransparencyLogs:
             return [log.encoded[leaf] for leaf in leaves], sealed
 
     def log_leaves(self, submission_id: str) -> list[tuple[int, str, str | None]]:
+        return self.log_leaves_of([submission_id]).get(submission_id, [])
+
+    def log_leaves_of(
+        self, submission_ids: Sequence[str]
+    ) -> dict[str, list[tuple[int, str, str | None]]]:
+        wanted = set(submission_ids)
         with self.db.read("log_leaves"):
             found = [
-                (leaf, entry.fields)
+                (entry.submission_id, leaf, entry.fields)
                 for log in self.logs.values()
                 for leaf, entry in enumerate(log.entries)
-                if entry.submission_id == submission_id
+                if entry.submission_id in wanted
             ]
-        found.sort(key=lambda pair: pair[0])
-        return [(leaf, str(fields["type"]), fields.get("team")) for leaf, fields in found]
+        found.sort(key=lambda row: row[1])
+        leaves: dict[str, list[tuple[int, str, str | None]]] = {}
+        for submission_id, leaf, fields in found:
+            leaves.setdefault(str(submission_id), []).append(
+                (leaf, str(fields["type"]), fields.get("team"))
+            )
+        return leaves
 
 
 def _log_fields(game_name: str, result: JudgedResult) -> dict[str, Any] | None:

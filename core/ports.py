@@ -259,6 +259,9 @@ class TransparencyLogs(Protocol):
         self, contest_id: str, first: int, count: int
     ) -> tuple[list[bytes], int | None]: ...
     def log_leaves(self, submission_id: str) -> list[tuple[int, str, str | None]]: ...
+    def log_leaves_of(
+        self, submission_ids: Sequence[str]
+    ) -> dict[str, list[tuple[int, str, str | None]]]: ...  # `log_leaves` of each, one read
 
 
 class SessionStore(Protocol):

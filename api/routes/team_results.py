@@ -51,8 +51,11 @@ def list_submissions(
     fields = svc.store.result_fields(
         found.game, [line.result_id for line in lines if line.result_id is not None]
     )
+    leaves = svc.store.log_leaves_of([line.submission for line in lines])
     sealing = frozen(found, clock.now())
-    rows = [_row(svc, found, line, fields, sealing) for line in lines]
+    rows = [
+        _row(svc, found, line, fields, leaves.get(line.submission, []), sealing) for line in lines
+    ]
     return schemas.SubmissionsPage(
         contest=found.id,
         team=team.id if team else None,
@@ -66,11 +69,12 @@ def _row(
     contest: Contest,
     line: ResultLine,
     fields: dict[int, dict[str, Any]],
+    leaves: list[tuple[int, str, str | None]],
     sealing: bool,
 ) -> schemas.OwnSubmission:
-    """The row `GET /v1/submissions/{id}` answers, from the page's reads and the submission's
-    log leaves (and, while frozen, its outcome entries the public bundles withhold)."""
-    leaves = svc.store.log_leaves(line.submission)
+    """The row `GET /v1/submissions/{id}` answers, from the page's reads: its result's
+    fields and its log leaves (and, while frozen, its outcome entries the public bundles
+    withhold)."""
     outcomes = [leaf for leaf, kind, _ in leaves if kind in OUTCOMES]
     failure: str | None = None
     if line.state == SubmissionState.FAILED:

@@ -91,6 +91,11 @@ def test_uploads_and_live_verdicts_are_leaves_in_commit_order_hashed_by_the_sequ
     assert side.logs.log_head("c1") is None
     assert side.logs.log_leaves(alpha.id) == [(0, "upload", alpha.team_id), (2, "verdict", None)]
     assert side.logs.log_leaves(beta.id) == [(1, "upload", beta.team_id)]
+    # A listing's read of many at once: the same leaves, none for an id without any.
+    assert side.logs.log_leaves_of([beta.id, "no-such-upload", alpha.id, beta.id]) == {
+        alpha.id: side.logs.log_leaves(alpha.id),
+        beta.id: side.logs.log_leaves(beta.id),
+    }
     assert [transparency.decode(e) for e in side.logs.log_entries("c1", -5, 7)[0]] == logged[:2]
 
     assert side.logs.sequence(signer.sign) == 3
