@@ -16,7 +16,9 @@ are another submission). The first `--warm-up` seconds are sent at the same rate
 of the figures (the contest's word list is loaded then); the next `--seconds` are measured.
 Upload to result is judged_at - received_at of each upload, from GET /v1/submissions/{id}, as
 `benchmarks.local_stack` measures it. Every upload is checked as there: exits 1 if an
-acknowledged upload was lost, judged twice or judged unlike the offline judge.
+acknowledged upload was lost, judged twice or judged unlike the offline judge. The stages of the
+uploads below the near-limit size (`benchmarks.local_stack_stages`) and the stack's CPU seconds
+by role follow the figures.
 """
 
 from __future__ import annotations
@@ -47,7 +49,9 @@ from benchmarks.local_stack import (
     stack_line,
 )
 from benchmarks.local_stack_mix import FEWEST_MOVES, MOST_MOVES, deadline_corpus
-from benchmarks.pipeline_bench import judge_only, seconds
+from benchmarks.local_stack_stages import marks, stage_lines
+from benchmarks.pipeline_bench import cpu_by_role, judge_only, seconds
+from benchmarks.pipeline_bench import processes as process_times
 from core.games import DEFAULT, game
 from devstack.burst import Burst, send_all
 from devstack.load import new_contest_id, percentile, prepare
@@ -187,6 +191,20 @@ def report(
     ]
 
 
+def stages(
+    burst: Burst, corpus: Corpus, times: dict[str, dict[str, str]], warm: int, near: int
+) -> list[str]:
+    """`stage_lines` of the measured window's uploads below `near` bytes, against every
+    near-limit upload of the run (a warm-up one may still be judged in the window)."""
+    light, heavy = [], []
+    for u in burst.acknowledged:
+        if len(corpus.data[u.index]) >= near:
+            heavy.append(str(u.submission))
+        elif u.index >= warm:
+            light.append(str(u.submission))
+    return stage_lines(times, light, heavy)
+
+
 def main(argv: list[str] | None = None) -> int:
     args, env, settings = parse(argv)
     shown = " ".join(sys.argv[1:] if argv is None else argv)
@@ -242,11 +260,12 @@ def main(argv: list[str] | None = None) -> int:
         )  # fmt: skip
         tokens = prepare(http, plan, lexicon)
         mark = event_mark(http, plan)
-        own = _cpu()
+        own, before = _cpu(), process_times()
         burst = send_all(plan, tokens, corpus.data, time.monotonic() + window + 60)
         client = _cpu() - own
         ids = [u.submission for u in burst.acknowledged if u.submission]
         events = follow_events(http, plan, mark, ids, time.monotonic() + FOLLOW_TIMEOUT_S)
+        spent = cpu_by_role(before)
         problems = verify(http, plan, burst, corpus, events)
         docs = read_docs(http, plan, ids)
         after = judge_only(pool.data, lexicon, processes)
@@ -261,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
             [*(f"  {p}" for p in problems[:20]), *report(burst, corpus, docs, plan, warm, near)]
         )
     )
+    print("  stages of the others (from their events):")
+    print("\n".join(stages(burst, corpus, marks(events, docs), warm, near)))
+    print(f"CPU seconds, sending and judging (warm-up included): {spent}")
     print(
         f"offline judge after the run {after:.1f} uploads/s (before {capacity:.1f}); load "
         f"generator {1000 * client / max(1, len(burst.uploads)):.2f} CPU ms an upload"
