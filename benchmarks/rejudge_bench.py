@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sqlite3
 import statistics
 import tempfile
 import threading
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from sqlalchemy import and_, delete, select
 
 from benchmarks.fixtures import (
     BEFORE_FIX,
@@ -61,6 +61,9 @@ from core.games import DEFAULT, game
 from core.states import OPEN_REJUDGE_STATES, RejudgeMode, RejudgeState
 from devstack.testing.stack_process import RunningStack, running_stack
 from devstack.testing.word_lists import cached_list
+from infra.sql.engine import make_engine
+from infra.sql.games import drop_details
+from infra.sql.schema import results
 from judge import Lexicon
 
 # Live uploads timed with and without a rejudge (60 s each): the p99 of 150 was the second
@@ -137,7 +140,11 @@ def live_latencies(
         stack.url, tokens, corpus, concurrency=4, rate=rate, until=until, contest=PROBES_CONTEST
     )
     docs = wait_judged(http, stack, ids)
-    latencies = [seconds(d["received_at"], d["judged_at"]) * 1000 for d in docs]
+    failed = [d for d in docs if d.get("judged_at") is None]
+    if failed:  # shown, not hidden in a crash: a probe that failed is a finding of its own
+        reasons = sorted({f"{d.get('reason')}: {d.get('failure')}" for d in failed})
+        print(f"  probes not judged: {len(failed)} of {len(docs)} ({'; '.join(reasons)})")
+    latencies = [seconds(d["received_at"], d["judged_at"]) * 1000 for d in docs if d not in failed]
     # None sent: the window closed first (a contest whose rejudge takes less than a second).
     return latencies, max((d["judged_at"] for d in docs), default="")
 
@@ -147,11 +154,16 @@ def forget_run(stack: RunningStack, run: dict[str, Any]) -> None:
     nothing (measurement only: the product never deletes results)."""
     with httpx.Client(base_url=stack.url, timeout=60) as http:
         http.post(f"/v1/rejudges/{run['id']}/cancel", headers=stack.admin)
-    with sqlite3.connect(stack.home / "tilejudge.sqlite3", timeout=30) as db:
-        db.execute(
-            "DELETE FROM results WHERE lexicon_id = ? AND layout_id = ?",
-            (run["lexicon"], run["layout"]),
-        )
+    # The rows a game keeps beside each result go first, as the store's own deletions do: left
+    # behind, they would meet the ids SQLite gives the next results.
+    under = and_(results.c.lexicon_id == run["lexicon"], results.c.layout_id == run["layout"])
+    engine = make_engine(f"sqlite:///{stack.home / 'tilejudge.sqlite3'}")
+    try:
+        with engine.begin() as conn:
+            drop_details(conn, select(results.c.id).where(under))
+            conn.execute(delete(results).where(under))
+    finally:
+        engine.dispose()
 
 
 def main() -> None:
