@@ -12,7 +12,7 @@ class CoreError(Exception):
 
 
 class NotFound(CoreError, LookupError):
-    """No such thing (contest, team, submission, run, word list, layout)."""
+    """No such thing (contest, team, submission, run, word list, rules data)."""
 
 
 class Invalid(CoreError, ValueError):
@@ -83,7 +83,7 @@ class BlobNotFound(NotFound, KeyError):
 
 
 class UnknownRuleset(NotFound):
-    """A word list or layout id that is not registered (or whose blob is gone)."""
+    """A word list or rules data id that is not registered (or whose blob is gone)."""
 
 
 class UploadCorrupt(CoreError):

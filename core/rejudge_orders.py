@@ -9,6 +9,7 @@ import contextlib
 from dataclasses import dataclass
 
 from core.errors import Invalid, NotFound, PublishFailed
+from core.games import game
 from core.ports import Caches, ContestStore, Publisher, RejudgeRuns, RulesetStore
 from core.records import Run
 from core.states import RejudgeMode
@@ -46,7 +47,8 @@ def start_rejudge(
     if rules is not None:
         row = rulesets.find_rules(rules, contest.game)
         if row is None:
-            raise Invalid(f"no layout with id or name {rules!r} for a {contest.game} contest")
+            noun = game(contest.game).rules_noun
+            raise Invalid(f"no {noun} with id or name {rules!r} for a {contest.game} contest")
         rules_id = row.id
     run, created = runs.start(contest_id, found.id, rules_id, mode, by=by)
     if created:

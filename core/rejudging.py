@@ -38,7 +38,7 @@ def changed_words(deps: WorkerDeps, run: Run) -> frozenset[int] | None:
     """Hashes of the words whose membership the run changes (see `core.word_hashes`); None
     when every submission is affected."""
     if run.mode is not RejudgeMode.AFFECTED or run.rules_id != run.from_rules_id:
-        return None  # a layout change can move any score
+        return None  # a change of rules data can move any score
     added, removed = deps.rulesets.diff(run.from_lexicon_id, run.lexicon_id)
     return changed_hashes(added | removed)
 

@@ -4,6 +4,8 @@ refused order changes nothing."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from core.errors import Invalid, NotFound, RejudgeRefused
@@ -185,3 +187,24 @@ def test_a_cancelled_run_is_closed_and_a_new_start_opens_another(
 
     assert cancelled.state == RejudgeState.CANCELLED and rejudges.open_runs("wt") == [restarted.run]
     assert restarted.created and publisher.rejudges == [run.id, restarted.run.id]
+
+
+def test_rules_not_found_are_named_as_the_contests_game_names_them(
+    store: InMemorySubmissionStore,
+    ruleset_store: InMemoryRulesetStore,
+    rejudges: InMemoryRejudgeStore,
+    publisher: InMemoryPublisher,
+) -> None:
+    ruleset_store.add_rules(id="B1", name="board", content="{}", created_by="a", game="crosstiles")
+    contests = InMemoryContestStore(store)
+    wordytaire = contests.get_contest("wt")
+    assert wordytaire is not None
+    contests.create_contest(
+        replace(wordytaire, id="ct", game="crosstiles", lexicon_id=FIXED.id, rules_id="B1")
+    )
+
+    with pytest.raises(
+        Invalid, match=r"^no board with id or name 'spec' for a crosstiles contest$"
+    ):
+        start(store, ruleset_store, rejudges, publisher, contest_id="ct", rules="spec")
+    assert rejudges.open_runs() == []
