@@ -701,7 +701,7 @@ def test_a_rejudge_under_a_layout_of_the_other_game_is_refused(pipe: Pipeline) -
         headers=ADMIN,
     )
     assert response.status_code == 422
-    assert response.json()["detail"].startswith("no layout")
+    assert response.json()["detail"].startswith("no board with id or name")
 
 
 # -- the command line ---------------------------------------------------------------------------
