@@ -39,12 +39,11 @@ def test_a_restore_lock_left_by_a_vanished_host_frees_within_one_restore_interva
         assert 0 < left.client.pttl(key) <= interval * 1000, "the lock outlives one interval"
         with pytest.raises(MutexHeld), Mutex(asking.client, key, asking.unacked_mutex_expire):
             pass
-        # Then another worker takes it: a generous bound on an event that must come.
-        deadline = time.monotonic() + interval + 60
+        # Then another worker takes it, once Redis lets the lock expire (a hang is the test
+        # timeout's to catch).
         while True:
             try:
                 with Mutex(asking.client, key, asking.unacked_mutex_expire):
                     break
             except MutexHeld:
-                assert time.monotonic() < deadline, "the lock was never freed"
                 time.sleep(0.05)

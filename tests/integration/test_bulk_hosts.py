@@ -132,7 +132,6 @@ def test_the_bulk_depth_counts_the_hosts_queues_each_also_by_host(client: Any) -
 
 
 def wait_for(done: Any) -> None:
-    deadline = time.monotonic() + WAIT_S
+    """Until `done()`: a hang is the test timeout's to catch."""
     while not done():
-        assert time.monotonic() < deadline, "not seen in time"
         time.sleep(0.02)
