@@ -16,7 +16,7 @@ import pytest
 
 from devstack.testing.cluster.checks import one_line
 from devstack.testing.cluster.cluster import Cluster
-from devstack.testing.cluster.failover import FAULTS, Fault, run
+from devstack.testing.cluster.failover import FAULTS, Fault, Outcome, run
 from judge import Lexicon
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -34,8 +34,25 @@ def test_a_primary_lost_at_a_deadline_fails_over_losing_and_doubling_nothing(
     )
     assert outcome.restarted_workers == [], "worker processes ended or were restarted"
     idle = [name for name, tasks in outcome.tasks_after.items() if tasks <= 0]
-    assert idle == [], f"worker hosts that took no task after the failover: {idle}\n" + "\n".join(
-        f"--- {name}'s worker, its warnings and errors:\n{_troubles(hosts, name)}" for name in idle
+    assert idle == [], (
+        f"worker hosts that judged none of the uploads sent after the failover: {idle}\n"
+        + _diagnosis(hosts, idle, outcome)
+    )
+    assert outcome.unanswering == [], (
+        f"worker hosts that judged but did not answer remote control: {outcome.unanswering}\n"
+        + _diagnosis(hosts, outcome.unanswering, outcome)
+    )
+
+
+def _diagnosis(hosts: Cluster, names: list[str], outcome: Outcome) -> str:
+    """For each host named: whether it answered remote control, its log's warnings and errors,
+    and where its Celery parent's threads stand now."""
+    return "\n".join(
+        f"--- {name} (answers remote control: {name not in outcome.unanswering}), its worker's "
+        f"warnings and errors:\n{_troubles(hosts, name)}\n--- {hosts.held(name)}\n"
+        f"--- its threads now:\n"
+        f"{hosts.stack_dump(name)[-20000:]}"
+        for name in names
     )
 
 

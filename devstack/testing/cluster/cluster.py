@@ -5,6 +5,8 @@ API), and `cluster()`, which builds it and tears it down whatever happens."""
 from __future__ import annotations
 
 import ast
+import os
+import signal
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
@@ -56,6 +58,49 @@ class Cluster(ClusterRoles):
             node.split("@", 1)[1]: {str(k): int(v) for k, v in (s.get("total") or {}).items()}
             for node, s in stats.items()
         }
+
+    def judged_by(self, submission_ids: Sequence[str]) -> dict[str, int]:
+        """How many of these uploads each worker host judged, from the store alone (the upload
+        cache's host id each one's result names, `submissions.held_on`), so a host whose remote
+        control is unreachable still counts what it did. Every worker host is in the answer."""
+        hosts = {self.host_id(name): name for name in self.workers}
+        rows = self.sql("SELECT held_on FROM submissions WHERE id = ANY(%s)", list(submission_ids))
+        counts = dict.fromkeys(self.workers, 0)
+        for (held_on,) in rows:
+            if held_on in hosts:
+                counts[hosts[held_on]] += 1
+        return counts
+
+    def host_id(self, name: str) -> str:
+        """The id worker host `name`'s upload cache took (`infra.upload_cache`)."""
+        path = self.workers[name].home / "home" / "upload-cache" / "host-id"
+        return path.read_text().strip() if path.exists() else ""
+
+    def stack_dump(self, name: str, wait: float = 10.0) -> str:
+        """Where every thread of worker host `name`'s Celery parent is now: Celery writes the
+        stacks to its log on SIGUSR1 (its `cry` handler). For a host that stopped taking work."""
+        proc = self.workers[name].processes["worker"]
+        before = len(self.workers[name].log("worker"))
+        with suppress(ProcessLookupError):
+            os.kill(proc.popen.pid, signal.SIGUSR1)
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            added = self.workers[name].log("worker")[before:]
+            if "MainThread" in added:
+                time.sleep(0.5)  # the rest of the dump, written in pieces
+                return self.workers[name].log("worker")[before:]
+            time.sleep(0.1)
+        return self.workers[name].log("worker")[before:] or "(no stack dump written)"
+
+    def held(self, name: str) -> str:
+        """What worker host `name` says it runs and holds reserved (Celery's inspect), for a
+        host that stopped taking work."""
+        node = self.node(name)
+        try:
+            asked = self.control.control.inspect(destination=[node], timeout=2.0)
+            return f"active: {asked.active()}, reserved: {asked.reserved()}"
+        except Exception as exc:  # kombu's and redis-py's connection errors, however wrapped
+            return f"inspect failed: {exc!r}"
 
     def active(self, name: str) -> list[dict[str, Any]]:
         """The tasks the worker host is running now."""

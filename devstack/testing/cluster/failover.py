@@ -85,9 +85,11 @@ class Outcome:
     acknowledged: int
     sent: int
     outcomes: Counter[str]
-    # Tasks each worker host took of the uploads sent after the failover and the return (rounds
-    # of FOLLOW_UP until each host took some, or FOLLOW_WITHIN_S passed).
+    # Uploads each worker host judged of those sent after the failover and the return (rounds
+    # of FOLLOW_UP until each host judged some, or FOLLOW_WITHIN_S passed), from the store.
     tasks_after: dict[str, int] = field(default_factory=dict)
+    # Worker hosts that did not answer remote control (Celery's inspect) after those rounds.
+    unanswering: list[str] = field(default_factory=list)
     restarted_workers: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -102,6 +104,7 @@ class Outcome:
             "acknowledged": f"{self.acknowledged}/{self.sent}",
             "outcomes": dict(self.outcomes),
             "tasks_after": self.tasks_after,
+            "unanswering": self.unanswering,
             "fenced": self.fenced,
         }
 
@@ -166,9 +169,9 @@ def run(
     burst.wait()
     cluster.wait_judged(contest, len(burst.acknowledged()), JUDGED_WITHIN_S)
     # The workers after the failover, as they are (no restart): a few more uploads, each worker
-    # host must take some, in one of a few rounds.
-    totals = cluster.task_totals()
+    # host must judge some, in one of a few rounds, and answer remote control.
     sent = list(burst.sent)
+    followed: list[Sent] = []
     tasks_after: dict[str, int] = {}
     following = time.monotonic()
     for first in range(uploads, uploads + spare, FOLLOW_UP):
@@ -181,15 +184,14 @@ def run(
         follow = Uploads(urls, contest, tokens, later)
         follow.run()
         sent += follow.sent
+        followed += follow.sent
         acknowledged = len([one for one in sent if one.acknowledged])
         cluster.wait_judged(contest, acknowledged, JUDGED_WITHIN_S)
-        after = cluster.task_totals()
-        tasks_after = {
-            name: sum(after.get(name, {}).values()) - sum(totals.get(name, {}).values())
-            for name in cluster.workers
-        }
+        tasks_after = cluster.judged_by([s.submission for s in followed if s.submission])
         if all(tasks > 0 for tasks in tasks_after.values()):
             break
+    answering = cluster.task_totals()
+    unanswering = [name for name in cluster.workers if name not in answering]
     problems = _judged_once(cluster, contest, sent, whole)
     restarted = [
         name
@@ -218,6 +220,7 @@ def run(
         sent=len(sent),
         outcomes=outcomes,
         tasks_after=tasks_after,
+        unanswering=unanswering,
         restarted_workers=restarted,
         problems=problems,
     )
