@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from core.errors import Conflict, Invalid, NotAllowed, NotFound
+from core.events import DisputeSettled
 from core.records import Contest, Team
 
 
@@ -114,6 +115,28 @@ def check_settlement(
     if not any(ok for sid, ok in valid.items() if sid != chosen):
         raise Conflict(f"game {match} has no other valid log: there is nothing to settle")
     return sorted(sid for sid in valid if sid != chosen)
+
+
+def settling(
+    contest_id: str,
+    match: str,
+    chosen: str,
+    others: list[str],
+    valid: Mapping[str, bool | None],
+    before: Mapping[str, str],
+    by: str,
+) -> tuple[Settlement, DisputeSettled | None]:
+    """The settlement choosing `chosen` over `others` (`check_settlement`'s), given the game's
+    verdicts and what it had passed over (`before`, each log with the one chosen over it):
+    unchanged, with no event, where the game stands so already; else changed, with its
+    `dispute.settled` event."""
+    passed_over = tuple(others)
+    if counting(valid, before) == {chosen} and all(before.get(sid) == chosen for sid in others):
+        return Settlement(contest_id, match, chosen, passed_over, changed=False), None
+    event = DisputeSettled(
+        contest=contest_id, submission=chosen, match=match, passed_over=passed_over, by=by
+    )
+    return Settlement(contest_id, match, chosen, passed_over, changed=True), event
 
 
 def visible(disputes: list[Dispute], contest: Contest, team: Team | None) -> list[Dispute]:

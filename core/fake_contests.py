@@ -10,7 +10,6 @@ from dataclasses import replace
 
 from core.errors import Duplicate, MissingReference
 from core.events import (
-    ContestClosed,
     ContestCreated,
     Event,
     SubmissionHandedOn,
@@ -22,6 +21,7 @@ from core.fake_rejudges import InMemoryRejudgeStore
 from core.fake_store import InMemorySubmissionStore
 from core.records import Contest, DeletedTeam, Team
 from core.states import SubmissionState
+from core.store_rules import closing
 
 
 class InMemoryContestStore:
@@ -62,24 +62,7 @@ class InMemoryContestStore:
         """`infra.sql.store.SqlStore.close_contest`: its closing time becomes now (its opening
         time too, if it had not opened; a freeze not reached yet goes)."""
         db = self.db
-        with db.write("close_contest") as pending:
-            contest = db.contests.get(contest_id)
-            if contest is None:
-                return None
-            now = db.now()
-            if contest.closes_at <= now:
-                return contest, False
-            freeze_at = contest.freeze_at if (contest.freeze_at or "") <= now else None
-            closing = db.contests[contest_id] = replace(
-                contest, opens_at=min(contest.opens_at, now), closes_at=now, freeze_at=freeze_at
-            )
-            pending.append(
-                ContestClosed(
-                    contest=contest_id, closes_at=closing.closes_at,
-                    was_to_close_at=contest.closes_at, opens_at=closing.opens_at, by=by,
-                )
-            )  # fmt: skip
-            return closing, True
+        return db.change_contest("close_contest", contest_id, lambda c: closing(c, db.now(), by))
 
     def thaw_contest(self, contest_id: str, by: str) -> tuple[Contest, bool] | None:
         return self.db.thaw_contest(contest_id, by)

@@ -12,10 +12,9 @@ from core.disputes import (
     DisputedLog,
     Settlement,
     check_settlement,
-    counting,
     disputed,
+    settling,
 )
-from core.events import DisputeSettled
 from core.fake_database import InMemoryDatabase
 from core.records import Contest
 
@@ -47,20 +46,13 @@ class InMemoryDisputes(InMemoryDatabase):
             valid = self._verdicts(contest.id, match)
             others = check_settlement(contest.id, match, valid, chosen)
             before = self._passed(valid)
-            if counting(valid, before) == {chosen} and all(before.get(s) == chosen for s in others):
-                return Settlement(contest.id, match, chosen, tuple(others), changed=False)
+            settlement, event = settling(contest.id, match, chosen, others, valid, before, by)
+            if event is None:
+                return settlement
             self.settlements.pop(chosen, None)
             self.settlements.update({sid: chosen for sid in others})
-            pending.append(
-                DisputeSettled(
-                    contest=contest.id,
-                    submission=chosen,
-                    match=match,
-                    passed_over=tuple(others),
-                    by=by,
-                )
-            )
-            return Settlement(contest.id, match, chosen, tuple(others), changed=True)
+            pending.append(event)
+            return settlement
 
     def _matches(self, contest_id: str) -> set[str]:
         return {

@@ -11,19 +11,17 @@ from dataclasses import replace
 from typing import Any
 
 from core import clock
-from core.errors import NotFound, RejudgeRefused, as_reason, failure_text
+from core.errors import NotFound, RejudgeRefused
 from core.events import (
-    RejudgeApplied,
     RejudgeCancelled,
     RejudgeProgress,
     RejudgeReady,
     RejudgeStarted,
-    SubmissionFailed,
 )
 from core.fake_database import Event, InMemoryDatabase
-from core.freeze import frozen
 from core.records import JudgedResult, Paged, Run, RunFailure, RunSummary, Submission
 from core.states import RejudgeMode, RejudgeState, SubmissionState
+from core.store_rules import applying, check_applicable, kept_public, unjudged_failed
 
 
 class InMemoryRejudgeStore:
@@ -215,10 +213,7 @@ class InMemoryRejudgeStore:
             run = store.runs.get(run_id)
             if run is None:
                 raise NotFound(f"no rejudge run {run_id!r}")
-            if run.state is not RejudgeState.READY or run.done < run.total:
-                raise RejudgeRefused(
-                    f"run {run_id} is {run.state} ({run.done}/{run.total} done); apply needs ready"
-                )
+            check_applicable(run)
             contest = store.contests[run.contest_id]
             if (contest.lexicon_id, contest.rules_id) != (run.from_lexicon_id, run.from_rules_id):
                 raise RejudgeRefused(
@@ -226,12 +221,7 @@ class InMemoryRejudgeStore:
                 )
             now = store.now()
             applied = store.runs[run_id] = replace(run, state=RejudgeState.APPLIED, updated_at=now)
-            kept: dict[str, str] = {}  # the ruleset the public standings keep while frozen
-            if frozen(contest, now) and contest.frozen_lexicon_id is None:
-                kept = {
-                    "frozen_lexicon_id": run.from_lexicon_id,
-                    "frozen_rules_id": run.from_rules_id,
-                }
+            kept = kept_public(contest, run, now)  # the ruleset the public keep while frozen
             store.contests[contest.id] = replace(
                 contest, lexicon_id=run.lexicon_id, rules_id=run.rules_id, **kept
             )
@@ -239,30 +229,16 @@ class InMemoryRejudgeStore:
             store.summaries[run_id] = RunSummary(
                 tuple(self._changes(run)), tuple(self._rank_changes(run)), now
             )
-            for other in list(store.runs.values()):
-                if other.contest_id == run.contest_id and other.open:
-                    store.runs[other.id] = replace(
-                        other, state=RejudgeState.CANCELLED, updated_at=now
-                    )
-                    pending.append(
-                        RejudgeCancelled(
-                            rejudge=other.id,
-                            contest=run.contest_id,
-                            by=by,
-                            reason=f"superseded by {run_id}",
-                        )
-                    )
-            pending.append(
-                RejudgeApplied(
-                    rejudge=run_id,
-                    contest=run.contest_id,
-                    lexicon=run.lexicon_id,
-                    layout=run.rules_id,
-                    from_lexicon=run.from_lexicon_id,
-                    from_layout=run.from_rules_id,
-                    by=by,
+            superseded = [
+                other.id
+                for other in store.runs.values()
+                if other.contest_id == run.contest_id and other.open
+            ]
+            for other_id in superseded:
+                store.runs[other_id] = replace(
+                    store.runs[other_id], state=RejudgeState.CANCELLED, updated_at=now
                 )
-            )
+            pending.extend(applying(run, by, superseded))
             return applied
 
     def _fail_unjudged(self, pending: list[Event], run: Run, now: str) -> None:
@@ -271,19 +247,11 @@ class InMemoryRejudgeStore:
         for (failed_run, sid), (reason, _) in sorted(store.run_failures.items()):
             if failed_run == run.id and self._failed_for(run, sid):
                 sub = store.submissions[sid]
-                shown = failure_text(as_reason(reason))
+                event = unjudged_failed(run, sid, sub.contest_id, sub.team_id, reason)
                 store.submissions[sid] = replace(
-                    sub, state=SubmissionState.FAILED, state_at=now, failure=shown
+                    sub, state=SubmissionState.FAILED, state_at=now, failure=event.reason
                 )
-                pending.append(
-                    SubmissionFailed(
-                        submission=sid,
-                        contest=sub.contest_id,
-                        team=sub.team_id,
-                        reason=shown,
-                        rejudge=run.id,
-                    )
-                )
+                pending.append(event)
 
     def cancel(self, run_id: str, by: str = "organiser") -> Run:
         with self.store.write("cancel") as pending:

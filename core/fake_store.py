@@ -4,34 +4,36 @@ copies.py) over the tables of an `InMemoryDatabase`, each call one transaction."
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import replace
 
 from core import clock
 from core.errors import CoreError, Duplicate
 from core.events import (
-    ContestThawed,
     LexiconAdded,
     LexiconNamed,
-    SubmissionCopied,
     SubmissionFailed,
-    SubmissionJudged,
-    SubmissionJudging,
     SubmissionQueued,
     SubmissionRequeued,
     SubmissionRetrying,
     SubmissionStored,
     about,
-    line_counts,
 )
 from core.fake_database import Copy, Event
 from core.fake_disputes import InMemoryDisputes
 from core.intake import closed, no_log_right
 from core.records import Claim, Contest, JudgedResult, Submission, Team, WordList
 from core.states import RejudgeState, SubmissionState
+from core.store_rules import (
+    ContestChange,
+    claimable,
+    claimed,
+    kept_copies,
+    submission_judged,
+    thawing,
+)
 
-_FREE = (SubmissionState.STORED, SubmissionState.QUEUED)  # waiting for a worker
 SameKey = tuple[str, str, str]  # an own upload's contest, team, sha256; a game's contest, "", key
 
 
@@ -45,22 +47,24 @@ class InMemorySubmissionStore(InMemoryDisputes):
     def thaw_contest(self, contest_id: str, by: str) -> tuple[Contest, bool] | None:
         """`infra.sql.store.SqlStore.thaw_contest`: thawed now with a `contest.thawed` event,
         unless thawed already or without a freeze."""
-        with self.write("thaw_contest") as pending:
+        return self.change_contest("thaw_contest", contest_id, lambda c: thawing(c, self.now, by))
+
+    def change_contest(
+        self, name: str, contest_id: str, change: Callable[[Contest], ContestChange | None]
+    ) -> tuple[Contest, bool] | None:
+        """A contest closed or thawed by its rule (`core.store_rules`), in one write: (the
+        contest, whether the rule changed it), or None if there is no such contest."""
+        with self.write(name) as pending:
             contest = self.contests.get(contest_id)
             if contest is None:
                 return None
-            if contest.freeze_at is None or contest.thawed_at is not None:
+            found = change(contest)
+            if found is None:
                 return contest, False
-            thawed = self.contests[contest_id] = replace(contest, thawed_at=self.now())
-            pending.append(
-                ContestThawed(
-                    contest=contest_id,
-                    freeze_at=contest.freeze_at,
-                    thawed_at=thawed.thawed_at,
-                    by=by,
-                )
-            )
-            return thawed, True
+            changed, event = found
+            self.contests[contest_id] = changed
+            pending.append(event)
+            return changed, True
 
     def get_team(self, team_id: str) -> Team | None:
         with self.read("get_team"):
@@ -172,22 +176,11 @@ class InMemorySubmissionStore(InMemoryDisputes):
 
     def _keep_copies(self, pending: list[Event], copies: list[tuple[str, Submission]]) -> None:
         """Each team's copy of a submission it did not send first, unless it sent one already."""
-        for sid, upload in copies:
-            if (sid, upload.team_id) in self.copies:
-                continue
+        for sid, upload, event in kept_copies(copies, self.copies):
             self.copies[(sid, upload.team_id)] = Copy(
                 sid, upload.team_id, upload.sha256, upload.size, upload.blob_key, upload.received_at
             )
-            pending.append(
-                SubmissionCopied(
-                    submission=sid,
-                    contest=upload.contest_id,
-                    team=upload.team_id,
-                    sha256=upload.sha256,
-                    size=upload.size,
-                    received_at=upload.received_at,
-                )
-            )
+            pending.append(event)
 
     def mark_queued(self, submission_id: str) -> bool:
         return bool(self.mark_queued_many([submission_id]))
@@ -259,17 +252,14 @@ class InMemorySubmissionStore(InMemoryDisputes):
             claims = []
             for sid in dict.fromkeys(submission_ids):
                 current = self.submissions.get(sid)
-                if current is None:
+                if current is None or not claimable(current, stale):
                     continue
-                abandoned = current.state == SubmissionState.JUDGING and current.state_at < stale
-                if not (current.state in _FREE or abandoned):
-                    continue
-                attempt = current.attempts + 1
+                claim, event = claimed(current)
                 self.submissions[sid] = replace(
-                    current, state=SubmissionState.JUDGING, state_at=now, attempts=attempt
+                    current, state=SubmissionState.JUDGING, state_at=now, attempts=claim.attempt
                 )
-                pending.append(SubmissionJudging(**about(current), attempt=attempt))
-                claims.append(Claim(current, attempt))
+                pending.append(event)
+                claims.append(claim)
             return claims
 
     def record_results(
@@ -294,16 +284,7 @@ class InMemorySubmissionStore(InMemoryDisputes):
                 )
                 self.put_result(sub.id, result, now, replace_kept=True)
                 self.keep_words({sub.id: word_signature})
-                pending.append(
-                    SubmissionJudged(
-                        **about(sub),
-                        score=result.score,
-                        **line_counts(result.game),
-                        received_at=sub.received_at,
-                        lexicon=result.lexicon_id,
-                        layout=result.rules_id,
-                    )
-                )
+                pending.append(submission_judged(sub, result))
                 recorded.add(sub.id)
         return recorded
 

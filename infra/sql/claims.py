@@ -11,16 +11,10 @@ from sqlalchemy import Connection, and_, or_, select, update
 from sqlalchemy.sql.elements import ColumnElement
 
 from core import clock
-from core.events import (
-    SubmissionFailed,
-    SubmissionJudged,
-    SubmissionJudging,
-    SubmissionRetrying,
-    about,
-    line_counts,
-)
+from core.events import SubmissionFailed, SubmissionRetrying, about
 from core.records import Claim, JudgedResult, Submission
 from core.states import SubmissionState
+from core.store_rules import claimable, claimed, submission_judged
 from infra.sql.base import StoreBase, unindexed
 from infra.sql.results import keep_words, put_results
 from infra.sql.schema import submissions
@@ -48,20 +42,15 @@ class ClaimsMixin(StoreBase):
             candidates = []
             for submission_id in dict.fromkeys(submission_ids):
                 current = rows.get(submission_id)
-                if current is None:
-                    continue
-                free = current.state in _FREE
-                abandoned = current.state == SubmissionState.JUDGING and current.state_at < stale
-                if free or abandoned:
+                if current is not None and claimable(current, stale):
                     candidates.append(current)
             taken = _take(conn, candidates, now)
             claims = []
             for current in candidates:
-                if current.id not in taken:
-                    continue
-                attempt = current.attempts + 1
-                pending.append(SubmissionJudging(**about(current), attempt=attempt))
-                claims.append(Claim(current, attempt))
+                if current.id in taken:
+                    claim, event = claimed(current)
+                    pending.append(event)
+                    claims.append(claim)
             return claims
 
     def record_results(
@@ -76,18 +65,7 @@ class ClaimsMixin(StoreBase):
             mine = [item for item in judged if (item[0].submission.id, item[0].attempt) in held]
             put_results(conn, [(claim.submission.id, result) for claim, result, _ in mine], now)
             keep_words(conn, {claim.submission.id: words for claim, _, words in mine})
-            for claim, result, _ in mine:
-                sub = claim.submission
-                pending.append(
-                    SubmissionJudged(
-                        **about(sub),
-                        score=result.score,
-                        **line_counts(result.game),
-                        received_at=sub.received_at,
-                        lexicon=result.lexicon_id,
-                        layout=result.rules_id,
-                    )
-                )
+            pending.extend(submission_judged(claim.submission, result) for claim, result, _ in mine)
             return {sid for sid, _ in held}
 
     def release(self, claim: Claim, error: str, give_up: bool) -> None:

@@ -3,14 +3,16 @@ thawed now, each change with its event in the same transaction."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from typing import Any
 
 from sqlalchemy import Connection, RowMapping, insert, select, update
 
 from core import clock
 from core.errors import Duplicate, MissingReference
-from core.events import ContestClosed, ContestCreated, ContestThawed
+from core.events import ContestCreated
 from core.records import Contest
+from core.store_rules import ContestChange, closing, thawing
 from infra.sql.base import StoreBase
 from infra.sql.columns import columns_of, fields_of
 from infra.sql.schema import contests
@@ -58,65 +60,50 @@ class SqlContests(StoreBase):
         received from now on are refused in every API process at once. The row is locked
         before the time is taken: a group holding it has committed first, so none of its
         uploads was received after the closing time recorded."""
-        with self.write() as (conn, pending):
-            row = _locked_contest(conn, contest_id)
-            if row is None:
-                return None
-            contest, now = Contest(**fields_of(row)), clock.now()
-            if contest.closes_at <= now:
-                return contest, False
-            # Closed before its freeze time, it never froze: no freeze left after its end.
-            freeze_at = contest.freeze_at if (contest.freeze_at or "") <= now else None
-            closing = replace(
-                contest, opens_at=min(contest.opens_at, now), closes_at=now, freeze_at=freeze_at
-            )
-            conn.execute(
-                update(contests)
-                .where(contests.c.id == contest_id)
-                .values(
-                    opens_at=closing.opens_at,
-                    closes_at=closing.closes_at,
-                    freeze_at=closing.freeze_at,
-                )
-            )
-            pending.append(
-                ContestClosed(
-                    contest=contest_id,
-                    closes_at=closing.closes_at,
-                    was_to_close_at=contest.closes_at,
-                    opens_at=closing.opens_at,
-                    by=by,
-                )
-            )
-            return closing, True
+        return self._change(
+            contest_id,
+            lambda c: closing(c, clock.now(), by),
+            lambda closed: {
+                "opens_at": closed.opens_at,
+                "closes_at": closed.closes_at,
+                "freeze_at": closed.freeze_at,
+            },
+        )
 
     def thaw_contest(self, contest_id: str, by: str) -> tuple[Contest, bool] | None:
         """Thaw a contest's standings now (`core.freeze`): its `thawed_at` becomes the present,
         with a `contest.thawed` event; (the contest, whether this call thawed it), or None if
         there is no such contest. A contest thawed already, or without a freeze, is left as it
         is. Before its freeze time, the thaw cancels the freeze: the standings never freeze."""
+        return self._change(
+            contest_id,
+            lambda c: thawing(c, clock.now, by),
+            lambda thawed: {"thawed_at": thawed.thawed_at},
+        )
+
+    def _change(
+        self,
+        contest_id: str,
+        change: Callable[[Contest], ContestChange | None],
+        values: Callable[[Contest], dict[str, Any]],
+    ) -> tuple[Contest, bool] | None:
+        """A contest closed or thawed by its rule (`core.store_rules`), its row locked before
+        the rule reads the time: (the contest, whether the rule changed it, its new `values`
+        written with its event), or None if there is no such contest."""
         with self.write() as (conn, pending):
             row = _locked_contest(conn, contest_id)
             if row is None:
                 return None
             contest = Contest(**fields_of(row))
-            if contest.freeze_at is None or contest.thawed_at is not None:
+            found = change(contest)
+            if found is None:
                 return contest, False
-            thawed = replace(contest, thawed_at=clock.now())
+            changed, event = found
             conn.execute(
-                update(contests)
-                .where(contests.c.id == contest_id)
-                .values(thawed_at=thawed.thawed_at)
+                update(contests).where(contests.c.id == contest_id).values(**values(changed))
             )
-            pending.append(
-                ContestThawed(
-                    contest=contest_id,
-                    freeze_at=contest.freeze_at,
-                    thawed_at=thawed.thawed_at,
-                    by=by,
-                )
-            )
-            return thawed, True
+            pending.append(event)
+            return changed, True
 
     def list_contests(self) -> list[Contest]:
         with self.read() as conn:

@@ -11,9 +11,10 @@ from typing import Any
 from sqlalchemy import Connection, and_, delete, insert, select, update
 
 from core import clock
-from core.events import Event, SubmissionCopied, SubmissionHandedOn
+from core.events import Event, SubmissionHandedOn
 from core.records import Submission
 from core.states import SubmissionState
+from core.store_rules import kept_copies
 from infra.sql.base import RowsAmong
 from infra.sql.games import drop_details
 from infra.sql.schema import contests, results, submission_copies, submissions
@@ -44,10 +45,7 @@ def keep_copies(
     found = conn.execute(_HELD, _HELD_ROWS.values(wanted))
     held = {(r[0], r[1]) for r in _HELD_ROWS.among(found, wanted)}
     rows = []
-    for sid, upload in copies:
-        if (sid, upload.team_id) in held:
-            continue
-        held.add((sid, upload.team_id))
+    for sid, upload, event in kept_copies(copies, held):
         rows.append(
             {
                 "submission_id": sid,
@@ -58,16 +56,7 @@ def keep_copies(
                 "received_at": upload.received_at,
             }
         )
-        pending.append(
-            SubmissionCopied(
-                submission=sid,
-                contest=upload.contest_id,
-                team=upload.team_id,
-                sha256=upload.sha256,
-                size=upload.size,
-                received_at=upload.received_at,
-            )
-        )
+        pending.append(event)
     if rows:
         conn.execute(insert(submission_copies), rows)
 

@@ -9,8 +9,7 @@ from typing import Any
 from sqlalchemy import Connection, and_, delete, select
 
 from core import clock
-from core.disputes import Dispute, DisputedLog, Settlement, check_settlement, counting
-from core.events import DisputeSettled
+from core.disputes import Dispute, DisputedLog, Settlement, check_settlement, settling
 from core.records import Contest
 from infra.sql.base import StoreBase, insert_all
 from infra.sql.games import rows_of
@@ -52,10 +51,9 @@ class SqlDisputes(StoreBase):
             valid = rows_of(contest.game).match_verdicts(conn, contest.id, match)
             others = check_settlement(contest.id, match, valid, chosen)
             before = _passed_over(conn, contest.id, match)
-            if counting(valid, before) == {chosen} and all(
-                before.get(sid) == chosen for sid in others
-            ):
-                return Settlement(contest.id, match, chosen, tuple(others), changed=False)
+            settlement, event = settling(contest.id, match, chosen, others, valid, before, by)
+            if event is None:
+                return settlement
             now = clock.now()
             conn.execute(
                 delete(dispute_settlements).where(
@@ -77,16 +75,8 @@ class SqlDisputes(StoreBase):
                     for sid in others
                 ],
             )
-            pending.append(
-                DisputeSettled(
-                    contest=contest.id,
-                    submission=chosen,
-                    match=match,
-                    passed_over=tuple(others),
-                    by=by,
-                )
-            )
-        return Settlement(contest.id, match, chosen, tuple(others), changed=True)
+            pending.append(event)
+        return settlement
 
 
 def _passed_over(conn: Connection, contest_id: str, match: str) -> dict[str, str]:

@@ -16,13 +16,13 @@ from typing import Any
 from sqlalchemy import Connection, and_, insert, select, update
 
 from core import clock
-from core.errors import NotFound, RejudgeRefused, as_reason, failure_text
-from core.events import Event, RejudgeApplied, RejudgeCancelled, SubmissionFailed
-from core.freeze import frozen
+from core.errors import NotFound, RejudgeRefused
+from core.events import Event, RejudgeCancelled
 from core.records import Contest, Run, RunSummary
 from core.states import OPEN_REJUDGE_STATES, RejudgeState, SubmissionState
+from core.store_rules import applying, check_applicable, kept_public, unjudged_failed
 from infra.sql.base import Transactions
-from infra.sql.columns import fields_of
+from infra.sql.columns import columns_of, fields_of
 from infra.sql.rejudge_batches import BatchesMixin
 from infra.sql.rejudge_runs import RunsMixin
 from infra.sql.rejudge_summaries import SummariesMixin, as_json, game_rows
@@ -86,10 +86,7 @@ class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
             if row is None:
                 raise NotFound(f"no rejudge run {run_id!r}")
             run = Run(**fields_of(row))
-            if run.state is not RejudgeState.READY or run.done < run.total:
-                raise RejudgeRefused(
-                    f"run {run_id} is {run.state} ({run.done}/{run.total} done); apply needs ready"
-                )
+            check_applicable(run)
             now = clock.now()
             moved = conn.execute(
                 update(rejudge_runs)
@@ -120,7 +117,7 @@ class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
                 .values(
                     lexicon_id=run.lexicon_id,
                     layout_id=run.rules_id,
-                    **_kept_public(contest, run, now),
+                    **columns_of(kept_public(contest, run, now)),
                 )
             ).rowcount
             if not switched:
@@ -130,38 +127,23 @@ class SqlRejudgeRuns(RunsMixin, BatchesMixin, SummariesMixin):
             _fail_unjudged(conn, pending, run, now)
             _record_summary(conn, run, now)
             # Other open runs were measured against the old ruleset: their previews are void.
-            for other in conn.execute(
-                select(rejudge_runs.c.id).where(
-                    and_(
-                        rejudge_runs.c.contest_id == run.contest_id,
-                        rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
+            superseded = list(
+                conn.execute(
+                    select(rejudge_runs.c.id).where(
+                        and_(
+                            rejudge_runs.c.contest_id == run.contest_id,
+                            rejudge_runs.c.state.in_(OPEN_REJUDGE_STATES),
+                        )
                     )
-                )
-            ).all():
+                ).scalars()
+            )
+            for other in superseded:
                 conn.execute(
                     update(rejudge_runs)
-                    .where(rejudge_runs.c.id == other.id)
+                    .where(rejudge_runs.c.id == other)
                     .values(state=RejudgeState.CANCELLED, updated_at=now)
                 )
-                pending.append(
-                    RejudgeCancelled(
-                        rejudge=other.id,
-                        contest=run.contest_id,
-                        by=by,
-                        reason=f"superseded by {run_id}",
-                    )
-                )
-            pending.append(
-                RejudgeApplied(
-                    rejudge=run_id,
-                    contest=run.contest_id,
-                    lexicon=run.lexicon_id,
-                    layout=run.rules_id,
-                    from_lexicon=run.from_lexicon_id,
-                    from_layout=run.from_rules_id,
-                    by=by,
-                )
-            )
+            pending.extend(applying(run, by, superseded))
             return Run(**{**run.__dict__, "state": RejudgeState.APPLIED, "updated_at": now})
 
     def cancel(self, run_id: str, by: str) -> Run:
@@ -204,26 +186,13 @@ def _fail_unjudged(conn: Connection, pending: list[Event], run: Run, now: str) -
         .where(failed_for(run))
     ).all()
     for sid, contest_id, team_id, reason in failed:
-        shown = failure_text(as_reason(reason))
+        event = unjudged_failed(run, sid, contest_id, team_id, reason)
         conn.execute(
             update(submissions)
             .where(submissions.c.id == sid)
-            .values(state=SubmissionState.FAILED, state_at=now, failure=shown)
+            .values(state=SubmissionState.FAILED, state_at=now, failure=event.reason)
         )
-        pending.append(
-            SubmissionFailed(
-                submission=sid, contest=contest_id, team=team_id, reason=shown, rejudge=run.id
-            )
-        )
-
-
-def _kept_public(contest: Contest, run: Run, now: str) -> dict[str, str]:
-    """A run applied while the contest's standings are frozen: the ruleset it replaces, which
-    the public standings keep until the thaw (`core.freeze`), unless an earlier run applied
-    during the freeze recorded one already."""
-    if not frozen(contest, now) or contest.frozen_lexicon_id is not None:
-        return {}
-    return {"frozen_lexicon_id": run.from_lexicon_id, "frozen_layout_id": run.from_rules_id}
+        pending.append(event)
 
 
 def _record_summary(conn: Connection, run: Run, now: str) -> None:
