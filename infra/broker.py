@@ -8,6 +8,19 @@ the closed connection and fails with `AttributeError: 'NoneType' object has no a
 Redis-restart fault test). Raised as a Redis `ConnectionError` instead, the ack is logged as
 "Couldn't ack" and the worker carries on: the message stays in Redis's unacked set, comes back
 after the visibility timeout, and its second delivery finds the submission judged.
+
+And one more, in the poller that maps each socket's file descriptor to the channel that reads
+it (`Poller`). kombu registers a channel's socket once and trusts the mapping until it hears of
+a disconnect; redis-py may replace a connection's socket on its own meanwhile (a health check
+or a retried command reconnects), and the descriptor number of the closed socket is soon
+another socket's. Seen in the cluster failover test after a Redis primary failed over: a
+worker's pub/sub channel kept the number its new BRPOP socket had been given, so each task
+message that arrived made the worker wait to read a broadcast on its pub/sub socket instead,
+its event loop stood still for up to 90 s at a time, and it took no task for minutes while it
+still answered remote control. Here a descriptor is read only through the socket registered
+for it, that socket must be its connection's current one (else it is registered again), a
+mapping left over from a replaced socket is dropped before the event loop polls again, and the
+pub/sub channel reads only when its socket has something to read.
 """
 
 from __future__ import annotations
@@ -32,14 +45,84 @@ def _open_params(channel: Any) -> None:
         raise RedisConnectionError("the broker connection of this channel is closed")
 
 
+def _receive_ready(channel: Any) -> bool:
+    """Whether the pub/sub connection has a reply to read now: kombu reads one unconditionally
+    when the poller says its descriptor is readable, and blocks the event loop when nothing
+    comes."""
+    connection = channel.subclient.connection
+    if connection is None or connection._sock is None:
+        return False
+    try:
+        return bool(connection.can_read(timeout=0))
+    except RedisConnectionError:
+        return True  # the read raises it, and kombu handles a lost connection
+
+
 class Channel(kombu_redis.Channel):
     def _connparams(self, asynchronous: bool = False) -> Any:
         _open_params(self)
         return super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
 
+    def _receive(self) -> bool:
+        return _receive_ready(self) and bool(super()._receive())  # type: ignore[no-untyped-call]
+
+
+def _client_of(channel: Any, kind: str) -> Any:
+    """The client a channel reads `kind` ("BRPOP" or "LISTEN") with, if it has one yet (its
+    pub/sub client is made on first use)."""
+    return channel.__dict__.get("client" if kind == "BRPOP" else "subclient")
+
+
+class Poller(kombu_redis.MultiChannelPoller):
+    """kombu's poller of the channels' sockets, reading a descriptor only through the socket
+    registered for it, and that only while it is its connection's socket (module docstring)."""
+
+    def _current(self, fileno: int, channel: Any, kind: str) -> bool:
+        client = _client_of(channel, kind)
+        if client is None or client.connection is None:
+            return False
+        sock = self._chan_to_sock.get((channel, client, kind))
+        return sock is not None and sock is client.connection._sock and sock.fileno() == fileno
+
+    def _drop_stale(self) -> None:
+        for fileno, (channel, kind) in list(self._fd_to_chan.items()):
+            if fileno not in self._paused_brpop and not self._current(fileno, channel, kind):
+                del self._fd_to_chan[fileno]
+
+    def _client_registered(self, channel: Any, client: Any, cmd: str) -> bool:
+        registered = super()._client_registered(channel, client, cmd)  # type: ignore[no-untyped-call]
+        sock = self._chan_to_sock.get((channel, client, cmd))
+        return (
+            bool(registered)
+            and sock is client.connection._sock
+            and self._fd_to_chan.get(sock.fileno()) == (channel, cmd)
+        )
+
+    def _register(self, channel: Any, client: Any, type: str) -> None:
+        for fileno, owner in list(self._fd_to_chan.items()):
+            if owner == (channel, type):
+                del self._fd_to_chan[fileno]
+        super()._register(channel, client, type)  # type: ignore[no-untyped-call]
+
+    def on_poll_start(self) -> None:
+        self._drop_stale()
+        super().on_poll_start()  # type: ignore[no-untyped-call]
+
+    def on_readable(self, fileno: int) -> Any:
+        owner = self._fd_to_chan.get(fileno)
+        stale = owner is not None and not self._current(fileno, *owner)
+        if stale and fileno not in self._paused_brpop:
+            del self._fd_to_chan[fileno]
+            return None
+        return super().on_readable(fileno)  # type: ignore[no-untyped-call]
+
 
 class Transport(kombu_redis.Transport):
     Channel = Channel
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
+        self.cycle = Poller()  # type: ignore[no-untyped-call,assignment]
 
 
 class SentinelChannel(kombu_redis.SentinelChannel):
@@ -52,9 +135,16 @@ class SentinelChannel(kombu_redis.SentinelChannel):
         _open_params(self)
         return super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
 
+    def _receive(self) -> bool:
+        return _receive_ready(self) and bool(super()._receive())  # type: ignore[no-untyped-call]
+
 
 class SentinelTransport(kombu_redis.SentinelTransport):
     Channel = SentinelChannel
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
+        self.cycle = Poller()  # type: ignore[no-untyped-call,assignment]
 
 
 def transport_for(url: str) -> str | None:
