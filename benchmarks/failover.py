@@ -73,6 +73,10 @@ def main() -> int:
     restarted = [o for o in outcomes if o.restarted_workers]
     print(f"workers restarted: {sum(len(o.restarted_workers) for o in restarted)} "
           f"(they follow the new primary without a restart when 0)")  # fmt: skip
+    idle = sum(1 for o in outcomes for judged in o.tasks_after.values() if judged <= 0)
+    silent = sum(len(o.unanswering) for o in outcomes)
+    print(f"worker hosts that judged none of the uploads after a failover: {idle}; "
+          f"that did not answer remote control: {silent}")  # fmt: skip
     return 1 if lost else 0
 
 
