@@ -61,10 +61,8 @@ def test_a_task_socket_mapped_to_the_pubsub_reader_is_still_read_as_a_task_socke
     for _ in range(TRIES):
         if got:
             break
-        try:
+        with suppress(TimeoutError):
             connection.drain_events(timeout=1)
-        except TimeoutError:
-            pass
     assert got == [{"n": 1}]
     brpop = cycle._chan_to_sock[(channel, channel.client, "BRPOP")]
     assert cycle._fd_to_chan[brpop.fileno()] == (channel, "BRPOP")
@@ -73,6 +71,6 @@ def test_a_task_socket_mapped_to_the_pubsub_reader_is_still_read_as_a_task_socke
 def test_the_pubsub_reader_returns_at_once_when_its_socket_has_nothing(
     consuming: tuple[Connection, Any, Queue, list[Any]],
 ) -> None:
-    connection, channel, _, got = consuming
+    _, channel, _, got = consuming
     assert channel._receive() is False
     assert got == []
