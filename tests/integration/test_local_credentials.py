@@ -35,7 +35,6 @@ pytestmark = pytest.mark.integration
 
 BUCKET = "tilejudge-credentials"
 SECRET_BODY = b"queued upload bytes nobody else may read"
-WORKER_READY_S = 60.0
 
 
 def s3_client(url: str, keys: S3Credentials | None) -> S3Client:
@@ -232,11 +231,7 @@ def test_up_gives_the_credentials_to_its_children_and_never_prints_them(tmp_path
     home = tmp_path / "home"
     with running_stack(home, workers=1) as stack:
         worker_log = home / "logs" / "worker.log"
-        deadline = time.monotonic() + WORKER_READY_S
-        while " ready." not in stack.log("worker"):
-            assert time.monotonic() < deadline, (
-                f"the worker never connected:\n{stack.log('worker')}"
-            )
+        while " ready." not in stack.log("worker"):  # a hang is the test timeout's to catch
             time.sleep(0.3)
         password = (home / "redis-password").read_text().strip()
         keys = stack.s3_credentials
