@@ -58,13 +58,20 @@ def _receive_ready(channel: Any) -> bool:
         return True  # the read raises it, and kombu handles a lost connection
 
 
-class Channel(kombu_redis.Channel):
+class _Fixed:
+    """Both fixes for a kombu Redis channel: an ack on a closed connection is a connection
+    error, and the pub/sub reader reads only what is there."""
+
     def _connparams(self, asynchronous: bool = False) -> Any:
         _open_params(self)
-        return super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
+        return super()._connparams(asynchronous=asynchronous)  # type: ignore[misc]
 
     def _receive(self) -> bool:
-        return _receive_ready(self) and bool(super()._receive())  # type: ignore[no-untyped-call]
+        return _receive_ready(self) and bool(super()._receive())  # type: ignore[misc]
+
+
+class Channel(_Fixed, kombu_redis.Channel):
+    pass
 
 
 def _client_of(channel: Any, kind: str) -> Any:
@@ -117,34 +124,28 @@ class Poller(kombu_redis.MultiChannelPoller):
         return super().on_readable(fileno)  # type: ignore[no-untyped-call]
 
 
-class Transport(kombu_redis.Transport):
-    Channel = Channel
+class _Polled:
+    """A kombu Redis transport whose channels share the fixed poller."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
-        self.cycle = Poller()  # type: ignore[no-untyped-call,assignment]
+        super().__init__(*args, **kwargs)
+        self.cycle = Poller()  # type: ignore[no-untyped-call]
 
 
-class SentinelChannel(kombu_redis.SentinelChannel):
-    """The same fix for the sentinel transport, whose channels reach the primary the sentinels
-    name at each new connection, and check that an idle one still does (`infra.sentinel`)."""
+class Transport(_Polled, kombu_redis.Transport):  # type: ignore[misc]
+    Channel = Channel
+
+
+class SentinelChannel(_Fixed, kombu_redis.SentinelChannel):
+    """The same fixes for the sentinel transport, whose channels reach the primary the
+    sentinels name at each new connection, and check that an idle one still does
+    (`infra.sentinel`)."""
 
     connection_class = PrimaryCheckedConnection
 
-    def _connparams(self, asynchronous: bool = False) -> Any:
-        _open_params(self)
-        return super()._connparams(asynchronous=asynchronous)  # type: ignore[no-untyped-call]
 
-    def _receive(self) -> bool:
-        return _receive_ready(self) and bool(super()._receive())  # type: ignore[no-untyped-call]
-
-
-class SentinelTransport(kombu_redis.SentinelTransport):
+class SentinelTransport(_Polled, kombu_redis.SentinelTransport):  # type: ignore[misc]
     Channel = SentinelChannel
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[no-untyped-call]
-        self.cycle = Poller()  # type: ignore[no-untyped-call,assignment]
 
 
 def transport_for(url: str) -> str | None:
