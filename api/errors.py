@@ -17,6 +17,7 @@ from core.errors import (
     NotAllowed,
     NotAuthenticated,
     NotFound,
+    ReportPending,
     StoreUnavailable,
     Throttled,
     Unavailable,
@@ -68,6 +69,8 @@ CORE_ERRORS: dict[type[Exception], tuple[int, str, str | None]] = {
     Conflict: (409, "conflict", None),
     Invalid: (422, "invalid", None),
     Throttled: (429, "rate_limited", None),
+    # Not a refusal: a heavy upload's report is being made by a worker (`core.reports`).
+    ReportPending: (202, "report_pending", None),
     Unavailable: (503, "unavailable", None),
     # Also while a database failover is under way (no primary yet): the upload is not
     # acknowledged, and sending the same bytes again is safe (a copy that did get in is found).
@@ -152,7 +155,7 @@ def _core_handler(status: int, code: str, shown: str | None) -> Callable[..., Aw
             headers["WWW-Authenticate"] = "Bearer"
         elif status == 503:
             headers["Retry-After"] = RETRY_AFTER_S
-        elif isinstance(exc, Throttled):
+        elif isinstance(exc, (Throttled, ReportPending)):
             headers["Retry-After"] = str(exc.retry_after)
         detail = shown or (exc.args[0] if exc.args else str(exc))
         return _json(status, code, str(detail), headers)

@@ -30,7 +30,7 @@ from core.contests import token_hash
 from core.errors import NotAuthenticated
 from core.ports import SessionStore, TeamStore
 from core.records import Contest, Submission, Team
-from infra.compose import ApiParts
+from infra.api_parts import ApiParts
 
 ADMIN_COOKIE = "tilejudge_admin"
 SESSION_MAX_AGE_S = 12 * 3600

@@ -12,6 +12,7 @@ import itertools
 import json
 import os
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,7 +30,7 @@ from cli.options import (
 )
 
 if TYPE_CHECKING:
-    from infra.api_client import Client
+    from infra.api_client import Answer, Client
 
 COLUMNS = (
     "submission", "team", "team_id", "state", "score", "legal", "illegal", "received_at",
@@ -158,7 +159,7 @@ def _report(api: Client, args: argparse.Namespace) -> int:
             raise CliError(f"{args.file} is not what submission {args.submission_id} uploaded")
         contest = receipt["contest"]
     folded = {"lines": "runs"} if args.runs else None
-    answer = api.request("GET", f"{path}/report", params=folded)
+    answer = _made_report(api, f"{path}/report", folded)
     if args.json:
         sys.stdout.buffer.write(answer.body.rstrip(b"\n") + b"\n")
         return 0
@@ -168,3 +169,24 @@ def _report(api: Client, args: argparse.Namespace) -> int:
     side = cli_game(game_of(api, str(contest)))
     side.print_report(args.submission_id, data, answer.json(), sys.stdout)
     return 0
+
+
+REPORT_WAIT_S = 120.0  # the longest `tilejudge report` waits for a worker to make a report
+
+
+def _made_report(api: Client, path: str, params: Mapping[str, str] | None) -> Answer:
+    """The report's answer. A heavy upload's report is made by a worker when first asked for
+    (202 with Retry-After): asked again after that wait, for up to REPORT_WAIT_S in all."""
+    waited = 0.0
+    while True:
+        answer = api.request("GET", path, params=params)
+        if answer.status != 202:
+            return answer
+        header = answer.headers.get("retry-after", "")
+        wait = float(header) if header.strip().isdigit() else 2.0
+        if waited + wait > REPORT_WAIT_S:
+            raise CliError(f"the report is still being made after {waited:.0f} s: ask again later")
+        if not waited:
+            print("the report is being made by a worker; waiting for it", file=sys.stderr)
+        time.sleep(wait)
+        waited += wait

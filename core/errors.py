@@ -55,6 +55,15 @@ class Throttled(CoreError):
         self.retry_after = retry_after
 
 
+class ReportPending(CoreError):
+    """A report being made by a worker, asked for by this read (`core.reports`): not an error
+    of the caller's, answered 202 with `retry_after`, the seconds after which to ask again."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
 class Unavailable(CoreError, RuntimeError):
     """A service the pipeline needs could not be reached or refused the request: retry later.
     Nothing was half done."""

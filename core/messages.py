@@ -15,6 +15,7 @@ BULK_QUEUE = "bulk"  # rejudge work
 JUDGE_GROUP_TASK = "tilejudge.judge_group"  # args: submission ids; bytes, KEPT_MARK or None
 REJUDGE_PRODUCE_TASK = "tilejudge.rejudge_produce"  # args: run id
 REJUDGE_BATCH_TASK = "tilejudge.rejudge_batch"  # args: run id, submission ids
+MAKE_REPORT_TASK = "tilejudge.make_report"  # args: a submission id (a heavy upload's report)
 FORGET_UPLOADS_COMMAND = "tilejudge_forget_uploads"  # a broadcast: digests the hosts' caches drop
 PRELOAD_COMMAND = "tilejudge_preload"  # a broadcast: word list ids every worker host loads
 

@@ -43,16 +43,26 @@ def most_report_bytes(upload_bytes: int) -> int:
     """A bound on the JSON of any report of an upload this size, whatever its lines say: a
     verdict is at most about 120 bytes of JSON for a line of at least two bytes, a detail or
     a word quotes at most its line (escaped, six bytes a byte at worst), and the head and the
-    totals are a few KB (`tests/unit/api/test_lazy_reports.py` measures the worst kinds)."""
-    return 256 * upload_bytes + 64 * 1024
+    totals are a few KB. The worst kinds of line come to about 57 bytes of JSON a byte, and
+    `tests/unit/api/test_lazy_reports.py` holds them to half the bound. It is `max_report_bytes`'
+    rate, so every upload within the upload limit is `deferrable` under the default cap."""
+    return 128 * upload_bytes + 64 * 1024
 
 
 def deferrable(upload_bytes: int, limit: int) -> bool:
     """Whether an upload's report is left to be made when it is first read (`core.reports`)
-    rather than stored by the worker that judges it: a light upload (`tuning.HEAVY_BYTES`,
-    judged again in milliseconds), whose report cannot reach the cap `limit` whatever it
-    says, so that not building it skips no ReportTooLarge the worker would have raised."""
-    return upload_bytes <= tuning.HEAVY_BYTES and most_report_bytes(upload_bytes) <= limit
+    rather than stored by the worker that judges it: one whose report cannot reach the cap
+    `limit` whatever it says, so that not building it skips no ReportTooLarge the worker would
+    have raised. Most reports are never read, and a heavy upload's costs its worker much of
+    what judging it does (`docs/performance.md`)."""
+    return most_report_bytes(upload_bytes) <= limit
+
+
+def made_by_reader(upload_bytes: int) -> bool:
+    """Whether a deferred report is made by the process that first reads it (a light upload,
+    `tuning.HEAVY_BYTES`: judged again in milliseconds) rather than asked of a worker (a heavy
+    one, seconds of judging that an API process must not spend)."""
+    return upload_bytes <= tuning.HEAVY_BYTES
 
 
 def pack(report_json: bytes) -> bytes:

@@ -5,10 +5,9 @@ importing a module connects nothing."""
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import redis
 from redis.backoff import NoBackoff
@@ -22,21 +21,18 @@ from core.intake import Intake
 from core.judging import NoUploadCache, WorkerDeps
 from core.log_signing import LogSigner, SequencerThread
 from core.ports import (
-    ApiStore,
     BlobStore,
-    ClicsReads,
     PublishBatch,
     Publisher,
     QueueProbe,
     RejudgeRuns,
     SubmissionStore,
-    TeamNews,
-    TransparencyLogs,
 )
 from core.quota import StorageQuota
-from core.reports import Reports
+from core.reports import AskedReports, Reports
 from core.sweeping import SweeperThread
 from infra import broker_copies
+from infra.api_parts import ApiParts
 from infra.blobstore import S3BlobStore
 from infra.bulk_hosts import BulkHosts
 from infra.celery_config import celery_config
@@ -46,16 +42,18 @@ from infra.publisher import CeleryPublisher
 from infra.queues import broker_epoch, light_backlog, live_backlog, queue_depths
 from infra.quota import RedisDailyBytes
 from infra.ratelimit import Limiter, RateLimiter, report_reads, sign_in_failures
-from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe, ReplicationReads
+from infra.replication import DatabaseProbe, RedisProbe, ReplicationProbe
+from infra.report_asks import RedisReportAsks
 from infra.rulesets import RulesetCache
 from infra.sentinel import HEALTH_CHECK_S, SENTINEL_TIMEOUT_S, PrimaryCheckedConnection
 from infra.settings import Settings, SettingsError, SweeperMode, sentinel_address
 from infra.sql.base import Database
 from infra.sql.clics import ClicsReader
-from infra.sql.dashboard import DashboardReader, DashboardReads
+from infra.sql.dashboard import DashboardReader
 from infra.sql.database import open_database
 from infra.sql.engine import make_engine
 from infra.sql.rejudges import SqlRejudgeRuns
+from infra.sql.result_reads import SqlResultReads
 from infra.sql.rulesets import SqlRulesets
 from infra.sql.store import SqlStore
 from infra.sql.submission_store import SqlSubmissions
@@ -176,42 +174,6 @@ def make_celery(settings: Settings, publisher_only: bool = False) -> Celery:
     return app
 
 
-@dataclass
-class ApiParts:
-    """What an API process serves with; `api.services.Services` adds the per-process caches."""
-
-    settings: Settings
-    store: ApiStore
-    rejudges: RejudgeRuns
-    dashboard: DashboardReads
-    blobs: BlobStore
-    intake: Intake
-    limiter: Limiter  # uploads per team
-    report_reads: Limiter  # per caller
-    login_failures: Limiter  # failed sign-ins per client address
-    admin_token: str
-    reports: Reports  # stored, or made when first read (`core.reports`)
-    submissions: SubmissionStore  # the sweeper's
-    logs: TransparencyLogs  # the sequencer's
-    backlog: QueueProbe = field(default=lambda: None)
-    # Asks the broker to forget its copies of a deleted team's uploads (by submission id).
-    forget_copies: Callable[[Sequence[str]], None] = field(default=lambda _: None)
-    # Signs the contests' transparency logs (None: a process that serves them unsigned).
-    log_signer: LogSigner | None = None
-    # The Contest API's reads (None: a process that does not serve it).
-    clics: ClicsReads | None = None
-    # Which database and Redis node is primary, for the dashboard, /metrics and /readyz.
-    replication: ReplicationReads | None = None
-    # The Celery app the dashboard hears the workers' heartbeats through (None: no Redis).
-    worker_events: Celery | None = None
-    # News of team tokens to every API process (None: no Redis, so this process alone).
-    team_news: TeamNews | None = None
-    # The broker's queue depths for the dashboard (`infra.queues.queue_depths`).
-    queue_depths: Callable[[], dict[str, Any]] = field(default=partial(queue_depths, None))
-    # Closes the clients built for these parts that hold connections (Redis's).
-    close_clients: Callable[[], None] = field(default=lambda: None)
-
-
 def api_parts(
     settings: Settings,
     *,
@@ -229,6 +191,13 @@ def api_parts(
     blobs = blobs or make_blobs(settings, read_timeout=5.0)  # a short one (`make_blobs`)
     client = make_redis(settings) if with_redis else None
     publisher = publisher or CeleryPublisher(make_celery(settings, publisher_only=True), client)
+    # Heavy reports asked of the workers; a test's publisher sends no such request, so its
+    # process makes every report itself.
+    asks = (
+        RedisReportAsks(client, publisher.make_report)
+        if client is not None and isinstance(publisher, CeleryPublisher)
+        else None
+    )
     nothing_waits: QueueProbe = lambda: None  # noqa: E731  (no broker to ask)
     # Intake writes through the routes' `store`: what stands in for it (a test's) does for both.
     commits = GroupCommit(
@@ -265,6 +234,7 @@ def api_parts(
             # Loaded on a first read; at most two word lists held by an API process.
             RulesetCache(SqlRulesets(database), blobs, settings.home / "lexicon-cache", 2),
             report_blobs.max_report_bytes(settings.max_upload_bytes),
+            asks,
         ),
         submissions=submissions,
         logs=SqlTransparencyLogs(database),
@@ -393,6 +363,13 @@ class WorkerHost:
         return worker_deps(
             self.settings, rulesets=self.rulesets, publish_batch=self.publisher.publish_batch
         )
+
+    def asked_reports(self, deps: WorkerDeps) -> AskedReports:
+        """What makes the heavy reports the API asks for, on a pool process's connections."""
+        store = cast(SqlSubmissions, deps.store)
+        reports = Reports(store, deps.blobs, deps.rulesets, deps.max_report_bytes)
+        reads = SqlResultReads(store.database)
+        return AskedReports(reports, reads.current_result, RedisReportAsks(self.redis))
 
 
 def worker_host(settings: Settings, app: Celery) -> WorkerHost:

@@ -11,8 +11,10 @@ from core.errors import PublishFailed
 from core.messages import (
     BULK_QUEUE,
     FORGET_UPLOADS_COMMAND,
+    HEAVY_PRIORITIES,
     JUDGE_GROUP_TASK,
     LIVE_QUEUE,
+    MAKE_REPORT_TASK,
     PRELOAD_COMMAND,
     REJUDGE_BATCH_TASK,
     REJUDGE_PRODUCE_TASK,
@@ -78,6 +80,21 @@ class CeleryPublisher:
                 args=[submission_ids, inline],
                 kwargs={"heavy": heavy},
                 priority=heavy,
+                queue=LIVE_QUEUE,
+                retry=False,
+            )
+        except Exception as exc:  # kombu raises many connection error types
+            raise PublishFailed(str(exc)) from exc
+
+    def make_report(self, submission_id: str) -> None:
+        """A heavy upload's report, asked for by a read (`infra.report_asks`): to the live queue
+        at a team's first heavy upload's priority, made in a heavy slot as such an upload is
+        judged."""
+        try:
+            self._app.send_task(  # type: ignore[attr-defined]
+                MAKE_REPORT_TASK,
+                args=[submission_id],
+                priority=HEAVY_PRIORITIES[0],
                 queue=LIVE_QUEUE,
                 retry=False,
             )

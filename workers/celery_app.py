@@ -16,6 +16,7 @@ import contextlib
 import gc
 import os
 from collections.abc import Callable
+from functools import partial
 from typing import Any, TypeVar
 
 import structlog
@@ -29,6 +30,7 @@ from core.messages import (
     BULK_QUEUE,
     JUDGE_GROUP_TASK,
     LIVE_QUEUE,
+    MAKE_REPORT_TASK,
     PRELOAD_COMMAND,
     REJUDGE_BATCH_TASK,
     REJUDGE_PRODUCE_TASK,
@@ -36,6 +38,7 @@ from core.messages import (
     unpack_group,
 )
 from core.rejudging import judge_batch, produce
+from core.reports import AskedReports
 from infra import broker_copies, bulk_hosts, compose
 from infra.logging import configure_logging
 from infra.rulesets import RulesetCache, worth_preloading
@@ -60,6 +63,7 @@ class _Host:
     parts: compose.WorkerHost | None = None
     deps: WorkerDeps | None = None
     live: LiveWatch | None = None
+    reports: AskedReports | None = None
 
 
 def host() -> compose.WorkerHost:
@@ -72,6 +76,12 @@ def deps() -> WorkerDeps:
     if _Host.deps is None:
         _Host.deps = host().deps()
     return _Host.deps
+
+
+def asked_reports() -> AskedReports:
+    if _Host.reports is None:
+        _Host.reports = host().asked_reports(deps())
+    return _Host.reports
 
 
 def live_watch() -> LiveWatch:
@@ -219,6 +229,27 @@ def judge_group_task(
     except PublishFailed as exc:
         raise _retry(self, exc, countdown=1) from exc
     return dict.fromkeys(submission_ids, "handed_back")
+
+
+@app.task(name=MAKE_REPORT_TASK, bind=True)
+def make_report_task(self: Any, submission_id: str) -> str:
+    """A heavy upload's report, asked for by its first read (`core.reports.AskedReports`):
+    made in one of the host's heavy slots, niced, as a heavy upload is judged, and handed back
+    at its priority when none frees up before a light upload is queued. An outage meanwhile
+    fails the task, and the request lapses: the next read asks again."""
+    slots = BulkSlots(host().settings.home / "heavy-slots", _heavy_slots())
+    with (
+        live_watch().watching() as live_queued,
+        slots.held(live_queued, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot,
+    ):
+        if slot is not None:
+            made: str = run_niced(partial(asked_reports().make, submission_id))
+            return made
+    try:
+        host().publisher.make_report(submission_id)
+    except PublishFailed as exc:
+        raise _retry(self, exc, countdown=1) from exc
+    return "handed_back"
 
 
 def _judge(

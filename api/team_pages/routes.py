@@ -33,7 +33,7 @@ from api.team_pages.log_check import log_check, receipt_check
 from api.team_sessions import TEAM_COOKIE, TEAM_COOKIE_PATH, TeamSession
 from core import report_blobs
 from core.contests import token_hash
-from core.errors import NotFound, Throttled
+from core.errors import NotFound, ReportPending, Throttled
 from core.records import Contest, Submission, Team
 
 router = APIRouter(include_in_schema=False)
@@ -240,7 +240,12 @@ def _drawn(svc: Services, found: SignedIn, sub: Submission, result: Any) -> str:
     except Throttled as exc:
         return f'<p class="error">{e(exc)}: try again in {exc.retry_after} s.</p>'
     limit = report_blobs.max_report_bytes(svc.settings.max_upload_bytes)
-    pieces = report_blobs.runs(report_blobs.unpacked(svc.reports.stream(sub, result), limit))
+    try:
+        stored = svc.reports.stream(sub, result)
+    except ReportPending as exc:
+        wait = exc.retry_after
+        return f'<p class="empty">This report is being made: reload this page in {wait} s.</p>'
+    pieces = report_blobs.runs(report_blobs.unpacked(stored, limit))
     body, size = [], 0
     for piece in pieces:
         size += len(piece)

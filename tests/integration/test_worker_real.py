@@ -25,17 +25,20 @@ import pytest
 import redis
 from celery import Celery
 
-from core import clock, report_blobs
+from core import clock, report_blobs, tuning
+from core.errors import BlobNotFound, PublishFailed, ReportPending
 from core.intake import UPLOAD_CONTENT_TYPE
+from core.messages import HEAVY_PRIORITIES
 from core.records import Contest, Submission, Team
 from core.registry import register_lexicon
 from core.reports import Reports
 from core.states import SubmissionState
 from devstack.testing.word_lists import cached_list
-from infra import broker_copies
+from infra import broker_copies, report_asks
 from infra.blobstore import S3BlobStore
 from infra.compose import make_celery
 from infra.publisher import CeleryPublisher
+from infra.report_asks import RedisReportAsks
 from infra.rulesets import RulesetCache
 from infra.settings import Settings
 from infra.sql.store import SqlStore
@@ -316,3 +319,67 @@ def assert_judged_as_offline(
         )
         assert len(report["lines"]) == data.count(b"\n")
     return store.events_after(0, 10_000)
+
+
+def test_a_real_worker_makes_the_heavy_report_a_read_asked_for(
+    store: SqlStore,
+    blobs: S3BlobStore,
+    celery_app: Celery,
+    worker: Worker,
+    words: list[str],
+    redis_url: str,
+) -> None:
+    lexicon = Lexicon.from_words(words)
+    team = prepare_contest(store, blobs, lexicon)
+    publisher = CeleryPublisher(celery_app)
+    heavy = b"0 0 2 0 cat\n" + b"a\n" * (tuning.HEAVY_BYTES // 2)
+    sub = store_upload(store, blobs, team, heavy)
+    publisher.publish_group([(sub.id, None)], priority=HEAVY_PRIORITIES[0])
+    settled = wait_until_settled(store, [sub.id], worker)[sub.id]
+    result = store.current_result(sub.id)
+    assert result is not None
+    with pytest.raises(BlobNotFound):
+        blobs.stream(result.report_key)  # left to be asked for
+    cache = RulesetCache(store, blobs, Path(tempfile.mkdtemp(prefix="tilejudge-rulesets-")))
+    client = redis.Redis.from_url(redis_url)
+    asks = RedisReportAsks(client, publisher.make_report)
+    reports = Reports(store, blobs, cache, report_blobs.max_report_bytes(2 << 20), asks)
+
+    with pytest.raises(ReportPending):
+        reports.stream(settled, result)
+    while True:  # the worker makes it (a hang is the test timeout's to catch)
+        worker.check_alive()
+        try:
+            made = reports.stream(settled, result)
+            break
+        except ReportPending:
+            time.sleep(0.1)
+
+    report = json.loads(report_blobs.unpack(b"".join(made)))
+    expected = judge(heavy, lexicon, default_layout())
+    assert report == {"submission": sub.id, "contest": "it", **expected.to_json()}
+    assert client.get(f"{report_asks.KEY}{sub.id}") is None  # the request is done with
+    client.close()
+
+
+def test_a_report_is_asked_once_while_pending_and_a_refusal_is_shown(redis_url: str) -> None:
+    client = redis.Redis.from_url(redis_url)
+    sent: list[str] = []
+    asks = RedisReportAsks(client, sent.append)
+
+    assert asks.ask("s1") is None and asks.ask("s1") is None
+    assert sent == ["s1"]
+    asks.refused("s1", "its upload is gone")
+    assert asks.ask("s1") == "its upload is gone"
+    asks.done("s1")
+    assert asks.ask("s1") is None and sent == ["s1", "s1"]
+
+    def broken(submission_id: str) -> None:
+        raise PublishFailed("the broker is down")
+
+    failing = RedisReportAsks(client, broken)
+    with pytest.raises(PublishFailed):
+        failing.ask("s2")
+    assert client.get(f"{report_asks.KEY}s2") is None  # the next read asks again
+    assert asks.ask("s2") is None and sent == ["s1", "s1", "s2"]
+    client.close()

@@ -14,9 +14,10 @@ import pytest
 from sqlalchemy import update
 
 from core import report_blobs, tuning
-from core.errors import UnknownRuleset
+from core.errors import ReportPending, UnknownRuleset
 from core.fakes import InMemoryBlobStore
 from core.judging import Outcome, judge_group
+from core.reports import AskedReports, Reports
 from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, open_pipeline, worker_deps
 from devstack.testing.word_lists import cached_list
 from infra.sql.schema import results
@@ -184,23 +185,130 @@ def test_a_result_whose_upload_is_gone_gets_a_409_naming_no_key(
     assert sub.blob_key not in response.text
 
 
-def test_a_heavy_uploads_report_is_stored_by_the_worker_and_never_judged_by_the_api(
-    pipe: Pipeline,
-) -> None:
-    team = pipe.add_team("heavy")
-    heavy = b"0 0 2 0 cat\n" + b"a\n" * (tuning.HEAVY_BYTES // 2)
-    submission_id = pipe.accepted(team, heavy)["id"]
+class Asks:
+    """`core.reports.ReportAsks` as a list: the requests sent, and a refusal to give back."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+        self.pending: set[str] = set()
+        self.refusals: dict[str, str] = {}
+
+    def ask(self, submission_id: str) -> str | None:
+        if submission_id in self.refusals:
+            return self.refusals[submission_id]
+        if submission_id not in self.pending:
+            self.pending.add(submission_id)
+            self.sent.append(submission_id)
+        return None
+
+    def refused(self, submission_id: str, reason: str) -> None:
+        self.pending.discard(submission_id)
+        self.refusals[submission_id] = reason
+
+    def done(self, submission_id: str) -> None:
+        self.pending.discard(submission_id)
+
+
+HEAVY_UPLOAD = b"0 0 2 0 cat\n" + b"a\n" * (tuning.HEAVY_BYTES // 2)
+
+
+def _judged_heavy(pipe: Pipeline) -> tuple[str, str]:
+    """A heavy upload judged, its report left to be asked for: its id and report key."""
+    submission_id = pipe.accepted(pipe.add_team("heavy"), HEAVY_UPLOAD)["id"]
     assert judge_group(worker_deps(pipe.services), [submission_id]) == {
         submission_id: Outcome.JUDGED
     }
     key = pipe.store.current_result(submission_id).report_key  # type: ignore[union-attr]
+    assert key not in pipe.blobs.objects
+    return submission_id, key
+
+
+def _worker_side(pipe: Pipeline, asks: Asks) -> AskedReports:
+    """What a worker runs for an asked report, on the pipeline's store and bucket."""
+    api = pipe.services.reports
+    reports = Reports(api.store, api.blobs, api.rulesets, api.max_report_bytes)
+    return AskedReports(reports, pipe.store.current_result, asks)
+
+
+def test_a_heavy_uploads_report_is_asked_of_a_worker_once_and_served_when_it_is_made(
+    pipe: Pipeline,
+) -> None:
+    asks = Asks()
+    pipe.services.reports.asks = asks
+    submission_id, key = _judged_heavy(pipe)
+    url = f"/v1/submissions/{submission_id}/report"
+
+    first = pipe.client.get(url, headers=ADMIN)
+    again = pipe.client.get(url, headers=ADMIN)
+
+    assert first.status_code == again.status_code == 202
+    assert first.headers["retry-after"] == "2"
+    assert first.json()["error"] == "report_pending"
+    assert asks.sent == [submission_id]  # one request while it is pending
+    assert key not in pipe.blobs.objects  # the API judged nothing
+
+    assert _worker_side(pipe, asks).make(submission_id) == "made"
+    served = pipe.client.get(url, headers=ADMIN | {"Accept-Encoding": "identity"})
+
+    assert served.status_code == 200
+    expected = judge(HEAVY_UPLOAD, TINY, default_layout())
+    assert served.json() == {"submission": submission_id, "contest": "open", **expected.to_json()}
+    assert not asks.pending and asks.sent == [submission_id]
+
+
+def test_a_heavy_report_a_worker_cannot_make_is_a_409_with_its_reason(pipe: Pipeline) -> None:
+    asks = Asks()
+    pipe.services.reports.asks = asks
+    submission_id, key = _judged_heavy(pipe)
+    sub = pipe.store.get_submission(submission_id)
+    assert sub is not None
+    del pipe.blobs.objects[sub.blob_key]
+    url = f"/v1/submissions/{submission_id}/report"
+    assert pipe.client.get(url, headers=ADMIN).status_code == 202
+
+    assert _worker_side(pipe, asks).make(submission_id) == "refused"
+    answer = pipe.client.get(url, headers=ADMIN)
+
+    assert answer.status_code == 409
+    assert "upload is gone or damaged" in answer.json()["detail"]
+    assert key not in pipe.blobs.objects
+
+
+def test_a_report_asked_for_a_submission_since_deleted_is_dropped(pipe: Pipeline) -> None:
+    asks = Asks()
+    pipe.services.reports.asks = asks
+    submission_id, key = _judged_heavy(pipe)
+    assert (
+        pipe.client.get(f"/v1/submissions/{submission_id}/report", headers=ADMIN).status_code == 202
+    )
+    team = pipe.store.get_submission(submission_id).team_id  # type: ignore[union-attr]
+    assert pipe.client.delete(f"/v1/teams/{team}", headers=ADMIN).status_code == 200
+
+    assert _worker_side(pipe, asks).make(submission_id) == "gone"
+    assert not asks.pending and key not in pipe.blobs.objects
+
+
+def test_without_a_broker_a_heavy_report_is_made_by_its_reader(pipe: Pipeline) -> None:
+    assert pipe.services.reports.asks is None  # the in-process stack has no workers to ask
+    submission_id, key = _judged_heavy(pipe)
+
+    answer = pipe.client.get(f"/v1/submissions/{submission_id}/report", headers=ADMIN)
+
+    assert answer.status_code == 200
     assert key in pipe.blobs.objects
 
-    del pipe.blobs.objects[key]
-    response = pipe.client.get(f"/v1/submissions/{submission_id}/report", headers=ADMIN)
 
-    assert response.status_code == 404
-    assert key not in pipe.blobs.objects
+def test_the_team_page_says_a_heavy_report_is_being_made(pipe: Pipeline) -> None:
+    pipe.services.reports.asks = Asks()
+    submission_id, _ = _judged_heavy(pipe)
+    sub = pipe.store.get_submission(submission_id)
+    result = pipe.store.current_result(submission_id)
+    assert sub is not None and result is not None
+
+    with pytest.raises(ReportPending) as pending:
+        pipe.services.reports.stream(sub, result)
+
+    assert pending.value.retry_after == 2
 
 
 @pytest.mark.parametrize(

@@ -18,6 +18,7 @@ from api.team_sessions import TEAM_COOKIE, TEAM_SESSION_MAX_AGE_S
 from core import clock
 from devstack.testing.pipeline import ADMIN, ADMIN_TOKEN, Pipeline, TeamLogin, drain
 from infra.ratelimit import LocalLimiter
+from tests.unit.api.test_lazy_reports import HEAVY_UPLOAD, Asks
 from tests.unit.api.test_transparency import sequence
 
 EVIL = {"Origin": "https://evil.example"}
@@ -323,3 +324,18 @@ def test_a_signed_in_team_is_not_paced_with_strangers_a_forged_cookie_is(
         assert mine.status_code == 200, mine.text
     uploaded = page_upload(pipe, b"-1 0 1 0 cat\n", {**cookie(value), **OURS})
     assert uploaded.status_code == 202, uploaded.text
+
+
+def test_a_heavy_report_being_made_is_said_so_on_its_page(pipe: Pipeline, team: TeamLogin) -> None:
+    pipe.services.reports.asks = Asks()
+    session_of(pipe, team)
+    sid = page_upload(pipe, HEAVY_UPLOAD, OURS).json()["id"]
+    pipe.settle(sid)
+    drain(pipe.services)
+
+    page = pipe.client.get(f"/team/submissions/{sid}")
+    as_json = pipe.client.get(f"/team/submissions/{sid}/report.json")
+
+    assert page.status_code == 200
+    assert "This report is being made: reload this page in 2 s." in page.text
+    assert as_json.status_code == 202 and as_json.headers["retry-after"] == "2"

@@ -10,9 +10,11 @@ from typing import Any
 
 import pytest
 
+from cli import results
 from cli.games import cli_game
 from cli.options import CliError
 from core.report_blobs import runs
+from infra.api_client import Answer
 from judge import Lexicon
 from judge.wordytaire import default_layout
 from judge.wordytaire import judge as judge_moves
@@ -69,3 +71,44 @@ def test_a_run_without_its_last_line_is_refused_as_not_a_report() -> None:
     del report["lines"][1]["through"]
     with pytest.raises(CliError, match="not a judge's report"):
         printed(report)
+
+
+class Answers:
+    """A client whose answers are given in turn; the paths asked."""
+
+    def __init__(self, *answers: Answer) -> None:
+        self.answers, self.asked = list(answers), list[str]()
+
+    def request(self, method: str, path: str, **options: Any) -> Answer:
+        self.asked.append(path)
+        return self.answers.pop(0)
+
+
+PENDING = Answer(202, "Accepted", {"retry-after": "2"}, b'{"error":"report_pending"}')
+
+
+def test_a_report_being_made_is_asked_for_again_after_each_retry_after(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(results.time, "sleep", waits.append)
+    made = Answer(200, "OK", {}, b'{"total": 1}')
+    api = Answers(PENDING, PENDING, made)
+
+    answer = results._made_report(api, "/v1/submissions/s1/report", None)  # type: ignore[arg-type]
+
+    assert answer is made and waits == [2.0, 2.0]
+    assert api.asked == ["/v1/submissions/s1/report"] * 3
+
+
+def test_a_report_still_being_made_after_the_longest_wait_is_a_clear_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    waits: list[float] = []
+    monkeypatch.setattr(results.time, "sleep", waits.append)
+    api = Answers(*[PENDING] * 100)
+
+    with pytest.raises(CliError, match="still being made after 120 s"):
+        results._made_report(api, "/v1/submissions/s1/report", None)  # type: ignore[arg-type]
+
+    assert sum(waits) == results.REPORT_WAIT_S
