@@ -90,7 +90,12 @@ def largest_report(
     )
     url = f"{stack.url}/v1/submissions/{sid}/report"
     headers = {"Authorization": f"Bearer {token}", "Accept-Encoding": "identity"}
-    print(f"its report, made by a worker when first asked for: {made_in(http, url, headers):.1f} s")
+    with Peak(lambda: _children(workers)) as report_peak:
+        made = made_in(http, url, headers)
+    print(
+        f"its report, made by a worker when first asked for: {made:.1f} s; worker processes' "
+        f"peak RSS meanwhile {report_peak.largest / MIB:.0f} MiB"
+    )
     sizes: list[int] = []
 
     def read() -> None:

@@ -55,7 +55,8 @@ def move_lists(enable: Lexicon) -> list[bytes]:
                  illegal_share=rng.choice((0.0, 0.1, 0.5)))
         for n in range(10)
     ]  # fmt: skip
-    return [*made, ODD, made[1] + ODD, b"", b"\n"]
+    heavy = made[1] + b"a\n" * (tuning.HEAVY_BYTES // 2)  # made by a worker, when asked
+    return [*made, ODD, made[1] + ODD, b"", b"\n", heavy]
 
 
 def _eager_then_lazy(pipe: Pipeline, ids: list[str]) -> None:
