@@ -53,8 +53,8 @@ def deferrable(upload_bytes: int, limit: int) -> bool:
     """Whether an upload's report is left to be made when it is first read (`core.reports`)
     rather than stored by the worker that judges it: one whose report cannot reach the cap
     `limit` whatever it says, so that not building it skips no ReportTooLarge the worker would
-    have raised. Most reports are never read, and a heavy upload's costs its worker much of
-    what judging it does (`docs/performance.md`)."""
+    have raised. Most reports are never read, and a near-limit upload's costs about half as
+    much again as judging it (`docs/performance.md`)."""
     return most_report_bytes(upload_bytes) <= limit
 
 
