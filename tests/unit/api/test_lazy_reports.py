@@ -16,6 +16,7 @@ from sqlalchemy import update
 from core import report_blobs, tuning
 from core.errors import ReportPending, UnknownRuleset
 from core.fakes import InMemoryBlobStore
+from core.games import game
 from core.judging import Outcome, judge_group
 from core.reports import AskedReports, Reports
 from devstack.testing.pipeline import ADMIN, TINY_WORDS, Pipeline, open_pipeline, worker_deps
@@ -328,6 +329,20 @@ def test_the_bound_on_a_deferred_report_holds_for_the_worst_lines(line: bytes) -
     size = len(b"".join(pieces))
 
     assert size * 2 < report_blobs.most_report_bytes(len(upload))
+
+
+def test_the_bound_on_a_deferred_report_holds_for_game_logs_and_their_corruptions() -> None:
+    full = Lexicon.from_bytes(cached_list("crosstiles.txt").read_bytes())
+    board, played, rng = default_board(), game("crosstiles"), random.Random(9)
+    logs = [generate_game(4, "bound", full, board, exchanges=True, passes=True, rng_seed=1)]
+    logs += [corrupt(logs[0], kind, rng) for kind in sorted(CORRUPTIONS)]
+    logs += [b"\x01" * 300 + b"\n", b"a\n" * 2000, b'"\\' * 1000]
+    for log in logs:
+        judged = played.judge(log, full, played.default_rules(), "k" * 64)
+
+        size = len(b"".join(judged.report({"submission": "s" * 32, "contest": "c" * 64})))
+
+        assert size * 2 < report_blobs.most_report_bytes(len(log))
 
 
 class DeletesTheTeamOnPut(InMemoryBlobStore):
