@@ -176,11 +176,12 @@ REPORT_WAIT_S = 120.0  # the longest `tilejudge report` waits for a worker to ma
 
 def _made_report(api: Client, path: str, params: Mapping[str, str] | None) -> Answer:
     """The report's answer. A heavy upload's report is made by a worker when first asked for
-    (202 with Retry-After): asked again after that wait, for up to REPORT_WAIT_S in all."""
+    (202 with Retry-After): asked again after that wait, for up to REPORT_WAIT_S in all; a
+    read over the per-minute limit meanwhile (429) waits as its Retry-After says too."""
     waited = 0.0
     while True:
-        answer = api.request("GET", path, params=params)
-        if answer.status != 202:
+        answer = api.request("GET", path, params=params, accept=(429,) if waited else ())
+        if answer.status not in (202, 429):
             return answer
         header = answer.headers.get("retry-after", "")
         wait = float(header) if header.strip().isdigit() else 2.0

@@ -93,12 +93,13 @@ def test_a_report_being_made_is_asked_for_again_after_each_retry_after(
     waits: list[float] = []
     monkeypatch.setattr(results.time, "sleep", waits.append)
     made = Answer(200, "OK", {}, b'{"total": 1}')
-    api = Answers(PENDING, PENDING, made)
+    limited = Answer(429, "Too Many Requests", {"retry-after": "7"}, b'{"error":"rate_limited"}')
+    api = Answers(PENDING, PENDING, limited, made)
 
     answer = results._made_report(api, "/v1/submissions/s1/report", None)  # type: ignore[arg-type]
 
-    assert answer is made and waits == [2.0, 2.0]
-    assert api.asked == ["/v1/submissions/s1/report"] * 3
+    assert answer is made and waits == [2.0, 2.0, 7.0]
+    assert api.asked == ["/v1/submissions/s1/report"] * 4
 
 
 def test_a_report_still_being_made_after_the_longest_wait_is_a_clear_error(
