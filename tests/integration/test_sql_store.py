@@ -1242,13 +1242,12 @@ def test_a_group_of_uploads_is_stored_in_one_transaction_skipping_bytes_seen_bef
 
 
 def wait_until_queued(store: SqlStore, submission_ids: list[str]) -> None:
-    """Marks are committed by the group commit's thread: wait (10 s at most) to see them."""
-    deadline = time.monotonic() + 10
+    """Marks are committed by the group commit's thread: wait to see them (a hang is the test
+    timeout's to catch)."""
     while True:
         states = {sid: getattr(store.get_submission(sid), "state", None) for sid in submission_ids}
         if all(state == SubmissionState.QUEUED for state in states.values()):
             return
-        assert time.monotonic() < deadline, f"not all marked queued: {states}"
         time.sleep(0.01)
 
 
@@ -1296,7 +1295,7 @@ def test_uploads_arriving_while_another_writer_holds_sqlite_join_the_waiting_gro
             rest = [commits.submit(upload) for upload in uploads[1:]]
             time.sleep(0.2)
             assert not first.done()
-        answers = [done.result(timeout=10) for done in (first, *rest)]
+        answers = [done.result() for done in (first, *rest)]
     finally:
         commits.close()
 
@@ -1316,7 +1315,7 @@ def test_intakes_group_commit_awaited_on_the_event_loop_commits_even_for_a_waite
         waiting = asyncio.ensure_future(commits.stored(gone))
         await asyncio.sleep(0)
         waiting.cancel()  # the request's task cancelled while its group commits
-        return await asyncio.wait_for(commits.stored(kept), timeout=10)
+        return await commits.stored(kept) is not None
 
     try:
         assert asyncio.run(upload_then_disconnect())

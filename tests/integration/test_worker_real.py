@@ -49,7 +49,6 @@ from judge.wordytaire.generator import WordIndex, generate
 pytestmark = pytest.mark.integration
 
 ROOT = Path(__file__).resolve().parents[2]
-JUDGED_WITHIN = 30.0  # seconds, worker start-up included
 
 
 @pytest.fixture(scope="module")
@@ -153,10 +152,9 @@ def store_upload(store: SqlStore, blobs: S3BlobStore, team: Team, data: bytes) -
     )  # fmt: skip
 
 
-def wait_until_settled(
-    store: SqlStore, ids: list[str], worker: Worker, within: float = JUDGED_WITHIN
-) -> dict[str, Submission]:
-    deadline = time.monotonic() + within
+def wait_until_settled(store: SqlStore, ids: list[str], worker: Worker) -> dict[str, Submission]:
+    """Each of `ids` judged or failed; a worker that exits fails the test at once, and a hang is
+    the test timeout's to catch."""
     while True:
         now = {sid: store.get_submission(sid) for sid in ids}
         settled = {
@@ -167,7 +165,6 @@ def wait_until_settled(
         if len(settled) == len(ids):
             return settled
         worker.check_alive()
-        assert time.monotonic() < deadline, f"not judged in time: {now}"
         time.sleep(0.1)
 
 
@@ -277,10 +274,8 @@ def test_a_real_worker_host_overwrites_a_deleted_teams_uploads_in_its_cache_when
 
         publisher.forget_uploads([hashlib.sha256(doomed).hexdigest()])
 
-        deadline = time.monotonic() + JUDGED_WITHIN
         while doomed in kept():
             worker.check_alive()
-            assert time.monotonic() < deadline, log_path.read_text(errors="replace")[-3000:]
             time.sleep(0.1)
         assert spared in kept()
 

@@ -59,9 +59,8 @@ def served(pipe: Pipeline) -> Iterator[int]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
+    while not server.started:  # a hang is the test timeout's to catch
+        assert thread.is_alive(), "uvicorn stopped before it started"
         time.sleep(0.01)
     try:
         yield port
@@ -80,8 +79,9 @@ def upload_head(team: TeamLogin, headers: dict[str, str]) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def status_of(sock: socket.socket, timeout: float) -> int:
-    sock.settimeout(timeout)
+def status_of(sock: socket.socket) -> int:
+    """The status of the answer that must come (a hang is the test timeout's to catch)."""
+    sock.settimeout(None)
     head = sock.recv(4096)
     return int(head.split(b" ", 2)[1])
 
@@ -95,9 +95,8 @@ def test_a_declared_length_over_the_limit_is_refused_before_the_body_is_read(
     with served(pipe) as port, socket.create_connection(("127.0.0.1", port)) as sock:
         sock.sendall(upload_head(team, head) + b"x" * 1024)  # 1 KiB of the 10 GiB promised
 
-        # Answered while the client has sent 1 KiB of the 10 GiB: refused before the body is
-        # read (the timeout only bounds the wait for an answer that must come).
-        assert status_of(sock, timeout=30) == 413
+        # Answered while the client has sent 1 KiB of the 10 GiB: refused before the body is read.
+        assert status_of(sock) == 413
     assert pipe.uploads() == {}
 
 
@@ -115,14 +114,14 @@ def test_a_chunked_stream_past_the_limit_is_cut_off_with_memory_bounded(
             sock.settimeout(2)  # a server that stopped reading makes sendall block: stop there
             while sent < offered and status is None:
                 if select.select([sock], [], [], 0)[0]:
-                    status = status_of(sock, timeout=5)
+                    status = status_of(sock)
                     break
                 try:
                     sock.sendall(b"%x\r\n%s\r\n" % (len(chunk), chunk))
                 except (TimeoutError, ConnectionError):
                     break
                 sent += len(chunk)
-            status = status or status_of(sock, timeout=5)
+            status = status or status_of(sock)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
@@ -179,7 +178,7 @@ def test_slow_uploads_time_out_with_408(
     with served(pipe) as port:
         slow = stalled_uploads(port, team)
         try:
-            statuses = [status_of(sock, timeout=30) for sock in slow]
+            statuses = [status_of(sock) for sock in slow]
         finally:
             for sock in slow:
                 sock.close()
@@ -464,7 +463,7 @@ def test_closing_a_socket_mid_upload_stores_nothing(pipe: Pipeline, team: TeamLo
         with closing(socket.create_connection(("127.0.0.1", port))) as sock:
             sock.sendall(head + MOVES)
         time.sleep(0.5)
-        healthy = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=5)
+        healthy = httpx.get(f"http://127.0.0.1:{port}/healthz", timeout=60)
 
     assert healthy.status_code == 200
     assert pipe.uploads() == {}
