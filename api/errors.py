@@ -11,6 +11,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.formparsers import MultiPartException
 
 from core.errors import (
+    AskAgain,
     BlobStoreUnavailable,
     Conflict,
     Invalid,
@@ -155,7 +156,7 @@ def _core_handler(status: int, code: str, shown: str | None) -> Callable[..., Aw
             headers["WWW-Authenticate"] = "Bearer"
         elif status == 503:
             headers["Retry-After"] = RETRY_AFTER_S
-        elif isinstance(exc, (Throttled, ReportPending)):
+        elif isinstance(exc, AskAgain):
             headers["Retry-After"] = str(exc.retry_after)
         detail = shown or (exc.args[0] if exc.args else str(exc))
         return _json(status, code, str(detail), headers)

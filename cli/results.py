@@ -178,13 +178,14 @@ def _made_report(api: Client, path: str, params: Mapping[str, str] | None) -> An
     """The report's answer. A heavy upload's report is made by a worker when first asked for
     (202 with Retry-After): asked again after that wait, for up to REPORT_WAIT_S in all; a
     read over the per-minute limit meanwhile (429) waits as its Retry-After says too."""
+    from infra.api_client import retry_seconds  # (httpx only once a command calls the API)
+
     waited = 0.0
     while True:
         answer = api.request("GET", path, params=params, accept=(429,) if waited else ())
         if answer.status not in (202, 429):
             return answer
-        header = answer.headers.get("retry-after", "")
-        wait = float(header) if header.strip().isdigit() else 2.0
+        wait = retry_seconds(answer.headers.get("retry-after")) or 2.0
         if waited + wait > REPORT_WAIT_S:
             raise CliError(f"the report is still being made after {waited:.0f} s: ask again later")
         if not waited:

@@ -47,21 +47,21 @@ class RejudgeRefused(Conflict):
     """A rejudge request that cannot be carried out as asked (the message says why)."""
 
 
-class Throttled(CoreError):
-    """Too many requests from one caller; `retry_after` says when to try again (seconds)."""
+class AskAgain(CoreError):
+    """An answer that says when to ask again: `retry_after`, in seconds (`Retry-After`)."""
 
     def __init__(self, message: str, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
 
 
-class ReportPending(CoreError):
+class Throttled(AskAgain):
+    """Too many requests from one caller."""
+
+
+class ReportPending(AskAgain):
     """A report being made by a worker, asked for by this read (`core.reports`): not an error
-    of the caller's, answered 202 with `retry_after`, the seconds after which to ask again."""
-
-    def __init__(self, message: str, retry_after: int) -> None:
-        super().__init__(message)
-        self.retry_after = retry_after
+    of the caller's, answered 202."""
 
 
 class Unavailable(CoreError, RuntimeError):

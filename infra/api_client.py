@@ -210,7 +210,7 @@ class Client:
                 outcome=str(answer.status),
                 status=answer.status,
                 retryable=answer.status in RETRYABLE_STATUS,
-                retry_after=_seconds(answer.headers.get("retry-after")),
+                retry_after=retry_seconds(answer.headers.get("retry-after")),
             )
         return answer
 
@@ -310,7 +310,7 @@ def connect(
     return Client(HttpxTransport(session), token)
 
 
-def _seconds(header: str | None) -> float | None:
+def retry_seconds(header: str | None) -> float | None:
     return float(header) if header is not None and header.strip().isdigit() else None
 
 

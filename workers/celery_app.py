@@ -217,18 +217,12 @@ def judge_group_task(
     carried = inline or [None] * len(submission_ids)
     if not heavy:
         return _judge(self, submission_ids, carried)
-    slots = BulkSlots(host().settings.home / "heavy-slots", _heavy_slots())
-    with (
-        live_watch().watching() as live_queued,
-        slots.held(live_queued, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot,
-    ):
-        if slot is not None:
-            return _judge(self, submission_ids, carried, judging=run_niced)
-    try:
-        host().publisher.hand_back(submission_ids, carried, heavy)
-    except PublishFailed as exc:
-        raise _retry(self, exc, countdown=1) from exc
-    return dict.fromkeys(submission_ids, "handed_back")
+    judged = _in_heavy_slot(
+        self,
+        partial(_judge, self, submission_ids, carried, judging=run_niced),
+        partial(host().publisher.hand_back, submission_ids, carried, heavy),
+    )
+    return dict.fromkeys(submission_ids, "handed_back") if judged is None else judged
 
 
 @app.task(name=MAKE_REPORT_TASK, bind=True)
@@ -237,19 +231,30 @@ def make_report_task(self: Any, submission_id: str) -> str:
     made in one of the host's heavy slots, niced, as a heavy upload is judged, and handed back
     at its priority when none frees up before a light upload is queued. An outage meanwhile
     fails the task, and the request lapses: the next read asks again."""
+    made = _in_heavy_slot(
+        self,
+        partial(run_niced, partial(asked_reports().make, submission_id)),
+        partial(host().publisher.make_report, submission_id),
+    )
+    return "handed_back" if made is None else made
+
+
+def _in_heavy_slot(task: Any, work: Callable[[], T], hand_back: Callable[[], None]) -> T | None:
+    """`work` while this process holds one of the host's TILEJUDGE_WORKERS heavy slots, so the
+    standby processes stay free for light uploads; None if none frees up before a light upload
+    is queued (or BULK_SLOT_WAIT_S passes), once `hand_back` sent the work back to the queue."""
     slots = BulkSlots(host().settings.home / "heavy-slots", _heavy_slots())
     with (
         live_watch().watching() as live_queued,
         slots.held(live_queued, give_up_after=tuning.BULK_SLOT_WAIT_S) as slot,
     ):
         if slot is not None:
-            made: str = run_niced(partial(asked_reports().make, submission_id))
-            return made
+            return work()
     try:
-        host().publisher.make_report(submission_id)
+        hand_back()
     except PublishFailed as exc:
-        raise _retry(self, exc, countdown=1) from exc
-    return "handed_back"
+        raise _retry(task, exc, countdown=1) from exc
+    return None
 
 
 def _judge(
